@@ -1,0 +1,1 @@
+"""The public functions, one module per chapter of the Array API standard."""

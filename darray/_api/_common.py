@@ -1,0 +1,62 @@
+"""Argument handling shared by the public functions: devices, communicators, layouts."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from .._backend import BACKENDS, namespace_named
+from .._comm import Communicator, default_communicator
+from .._config import config
+from .._layout import Layout
+
+__all__ = ["resolve_device", "resolve_comm", "make_layout", "normalize_shape"]
+
+
+def resolve_device(device) -> tuple[ModuleType, object]:
+    """The local backend namespace and the device argument to pass it.
+
+    ``device`` is None (the default backend, ``darray.config.backend``), a
+    backend name (``"numpy"``, ``"torch"``, ``"cupy"``, ``"array_api_strict"``),
+    ``"cpu"``, or a device object of a backend (``torch.device``,
+    ``cupy.cuda.Device``, ...).
+    """
+    if device is None or device == "cpu":
+        return namespace_named(config.backend), None
+    if isinstance(device, str) and device in BACKENDS:
+        return namespace_named(device), None
+    module = type(device).__module__.split(".")[0]
+    if module in BACKENDS:
+        return namespace_named(module), device
+    if isinstance(device, str) and device.startswith(("cuda", "mps")):
+        return namespace_named("torch"), device
+    raise ValueError(f"device: unknown device; got {device!r}, expected None, 'cpu', a backend name "
+                     f"{sorted(BACKENDS)} or a backend's device object")
+
+
+def resolve_comm(comm) -> Communicator:
+    return default_communicator() if comm is None else comm
+
+
+def make_layout(func: str, shape, comm: Communicator, split="auto", grid=None, sizes=None, halo=0,
+                boundary="none") -> Layout:
+    """Validate a layout request for a new array of ``shape`` on ``comm``."""
+    return Layout.create(func, shape, comm.size, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
+                         min_size=config.min_distributed_size)
+
+
+def normalize_shape(func: str, shape) -> tuple[int, ...]:
+    """A shape as a tuple of non-negative ints (an int means a 1-d shape)."""
+    import numbers
+
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        out = tuple(int(n) for n in shape)
+        bad = any(not isinstance(n, numbers.Integral) or isinstance(n, bool) for n in shape)
+    except TypeError:
+        raise TypeError(f"{func}: shape must be an int or a tuple of ints; got {shape!r}") from None
+    if bad:
+        raise TypeError(f"{func}: shape must be an int or a tuple of ints; got {shape!r}")
+    if any(n < 0 for n in out):
+        raise ValueError(f"{func}: negative dimensions are not allowed; got {out}, expected sizes >= 0")
+    return out

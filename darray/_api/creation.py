@@ -1,0 +1,432 @@
+"""Creation functions (Array API chapter "Creation Functions") plus ``from_local``.
+
+Every function takes the layout keywords ``split``, ``grid``, ``sizes``,
+``halo``, ``boundary`` and ``comm`` (see :class:`darray.Layout`), and builds
+each rank's block directly from global index arithmetic: nothing global-sized
+is ever allocated on a rank.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._backend import namespace_of, to_numpy
+from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
+from .._core.dtypes import check_dtype
+from .._core.elementwise import astype
+from .._errors import message
+from .._layout import Layout
+from ._common import make_layout, normalize_shape, resolve_comm, resolve_device
+
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_local", "full", "full_like", "linspace",
+           "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
+
+
+def _dtype(xp, dtype, default: str = "float64"):
+    return to_backend_dtype(xp, np.dtype(default) if dtype is None else dtype)
+
+
+def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary, comm) -> DArray:
+    shape = normalize_shape(func, shape)
+    comm = resolve_comm(comm)
+    xp, dev = resolve_device(device)
+    layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+    padded = layout.padded_shape(comm.rank)
+    if fill is None:
+        block = xp.empty(padded, dtype=_dtype(xp, dtype), device=dev)
+    elif fill == 0:
+        block = xp.zeros(padded, dtype=_dtype(xp, dtype), device=dev)
+    else:
+        block = xp.full(padded, fill, dtype=_dtype(xp, dtype), device=dev)
+    return DArray._wrap(block, layout, comm, xp)
+
+
+_LAYOUT_DOC = """
+    split, grid, sizes, halo, boundary : layout of the result (see :class:`darray.Layout`).
+    comm : communicator (default: all processes)."""
+
+
+def zeros(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+          comm=None) -> DArray:
+    """A new array of ``shape`` filled with zeros.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> float(da.sum(da.zeros((4, 3))))
+    0.0
+    """
+    return _filled("zeros", 0, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
+
+
+def ones(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+         comm=None) -> DArray:
+    """A new array of ``shape`` filled with ones.
+
+    >>> import darray as da
+    >>> float(da.sum(da.ones((4, 3))))
+    12.0
+    """
+    return _filled("ones", 1, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
+
+
+def empty(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+          comm=None) -> DArray:
+    """A new array of ``shape`` with uninitialised owned cells (ghost cells are zero)."""
+    if halo:
+        return _filled("empty", 0, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
+    return _filled("empty", None, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
+
+
+def full(shape, fill_value, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0,
+         boundary="none", comm=None) -> DArray:
+    """A new array of ``shape`` filled with ``fill_value``.
+
+    The default dtype follows the fill value: bool, int64, float64 or complex128.
+
+    >>> import darray as da
+    >>> da.full((2,), 7).dtype
+    dtype('int64')
+    """
+    if isinstance(fill_value, DArray):
+        fill_value = fill_value._scalar(lambda v: v, "full")
+    if not isinstance(fill_value, (bool, numbers.Number, np.generic)):
+        raise TypeError(message("full", "fill_value must be a scalar", type(fill_value).__name__,
+                                "bool, int, float or complex"))
+    if dtype is None:
+        dtype = np.asarray(fill_value).dtype
+    return _filled("full", fill_value if fill_value != 0 or isinstance(fill_value, bool) else 0, shape, dtype,
+                   device, split, grid, sizes, halo, boundary, comm)
+
+
+def _like(func, x: DArray, fill, dtype, device, split, grid, sizes, halo, boundary):
+    if not isinstance(x, DArray):
+        raise TypeError(message(func, "expected a DArray", type(x).__name__))
+    if split is None and grid is None and sizes is None and halo is None and boundary is None:
+        layout = x._layout
+    else:
+        layout = target_layout(x, func, "auto" if split is None else split, grid, sizes, halo, boundary)
+    xp, dev = (x._xp, x.device) if device is None else resolve_device(device)
+    dtype = x._block.dtype if dtype is None else to_backend_dtype(xp, dtype)
+    padded = layout.padded_shape(x._comm.rank)
+    if fill is None:
+        block = xp.empty(padded, dtype=dtype, device=dev)
+    else:
+        block = xp.full(padded, fill, dtype=dtype, device=dev)
+    return DArray._wrap(block, layout, x._comm, xp)
+
+
+def zeros_like(x, /, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
+               boundary=None) -> DArray:
+    """Zeros with the shape and (unless given) the layout, dtype and device of ``x``."""
+    return _like("zeros_like", x, 0, dtype, device, split, grid, sizes, halo, boundary)
+
+
+def ones_like(x, /, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
+              boundary=None) -> DArray:
+    """Ones with the shape and (unless given) the layout, dtype and device of ``x``."""
+    return _like("ones_like", x, 1, dtype, device, split, grid, sizes, halo, boundary)
+
+
+def empty_like(x, /, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
+               boundary=None) -> DArray:
+    """Uninitialised array with the shape and (unless given) the layout, dtype and device of ``x``."""
+    return _like("empty_like", x, None, dtype, device, split, grid, sizes, halo, boundary)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
+              boundary=None) -> DArray:
+    """``fill_value`` everywhere, with the shape and (unless given) the layout, dtype and device of ``x``."""
+    return _like("full_like", x, fill_value, dtype, device, split, grid, sizes, halo, boundary)
+
+
+# ---------------------------------------------------------------- from data
+def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=None, sizes=None, halo=0,
+            boundary="none", comm=None) -> DArray:
+    """A DArray from global data that every rank passes identically; each rank keeps its block.
+
+    ``obj`` may be a DArray (re-laid out only if layout keywords are given),
+    a NumPy/CuPy/torch array, a nested sequence or a scalar. With
+    ``copy=None`` a block is a view of ``obj`` when possible.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> x = da.asarray([[1, 2, 3], [4, 5, 6]], split=0)
+    >>> x.shape, int(da.sum(x))
+    ((2, 3), 21)
+    """
+    if isinstance(obj, DArray):
+        out = obj
+        if split != "auto" or grid is not None or sizes is not None or halo or boundary != "none":
+            out = redistribute_to(obj, target_layout(obj, "asarray", split, grid, sizes, halo, boundary))
+        if dtype is not None and to_numpy_dtype(dtype) != out.dtype:
+            out = astype(out, dtype)
+        elif copy and out is obj:
+            out = astype(obj, obj.dtype, copy=True)
+        return out
+    comm = resolve_comm(comm)
+    if device is None and hasattr(obj, "__array_namespace__") and not isinstance(obj, np.ndarray):
+        xp, dev = namespace_of(obj), None
+        data = obj
+    else:
+        xp, dev = resolve_device(device)
+        data = obj
+    if not hasattr(data, "__array_namespace__") or isinstance(data, np.ndarray):
+        array = np.asarray(data) if dtype is None else np.asarray(data, dtype=to_numpy_dtype(dtype))
+        if array.dtype.kind not in "biufc":
+            raise TypeError(message("asarray", "unsupported data", array.dtype,
+                                    "booleans or numbers (bool, int, float or complex)"))
+        data = array
+    elif dtype is not None:
+        data = xp.astype(data, to_backend_dtype(xp, dtype))
+    check_dtype("asarray", data.dtype)
+    layout = make_layout("asarray", tuple(data.shape), comm, split, grid, sizes, halo, boundary)
+    part = data[layout.block_slices(comm.rank)] if data.ndim else data
+    if isinstance(part, np.ndarray) and xp is not namespace_of(part):
+        part = xp.asarray(part, device=dev)
+    elif isinstance(part, np.ndarray) and dev is not None:
+        part = xp.asarray(part, device=dev)
+    if layout.has_halo:
+        block = xp.zeros(layout.padded_shape(comm.rank), dtype=part.dtype, device=dev)
+        block[layout.interior(comm.rank)] = part
+    else:  # copy=None keeps a view of obj when it is contiguous, like numpy.asarray
+        contiguous = getattr(getattr(part, "flags", None), "c_contiguous", True)
+        block = xp.asarray(part, copy=True) if copy or not contiguous else part
+    return DArray._new(block, layout, comm, xp)
+
+
+def from_local(block, /, *, split=0, grid=None, shape=None, halo=0, boundary="none", comm=None) -> DArray:
+    """A DArray from each rank's own block (no copy); block shapes are exchanged with one allgather.
+
+    Every rank passes its block of the same dtype and ndim; the blocks must
+    tile the global array along the split axes (sizes may be uneven, blocks
+    may be empty). Pass ``shape`` to check the global shape.
+
+    Examples
+    --------
+    >>> import numpy, darray as da
+    >>> x = da.from_local(numpy.ones(5), split=0)   # each rank contributes 5 elements
+    >>> x.shape[0] % 5
+    0
+    """
+    comm = resolve_comm(comm)
+    xp = namespace_of(block)
+    dtype = to_numpy_dtype(block.dtype)
+    ndim = block.ndim
+    # one fixed-size allgather of (ndim, dtype, shape...) so ranks can validate before moving data
+    info = np.full(34, -1, dtype=np.int64)
+    info[0], info[1] = ndim, dtype.num
+    info[2:2 + min(ndim, 32)] = tuple(block.shape)[:32]
+    table = to_numpy(comm.allgather(info))
+    if len(set(table[:, 0])) != 1 or len(set(table[:, 1])) != 1:
+        raise ValueError(message("from_local", "blocks differ in ndim or dtype across ranks",
+                                 [tuple(r[:2]) for r in table], "the same (ndim, dtype) on every rank"))
+    if ndim > 32:
+        raise ValueError(message("from_local", "too many dimensions", ndim, "at most 32"))
+    shapes = [tuple(int(v) for v in row[2:2 + ndim]) for row in table]
+    probe = Layout.create("from_local", shapes[0] if shapes else (), comm.size, split=split, grid=grid, halo=0)
+    global_shape, sizes = _tile(shapes, probe)
+    if shape is not None and tuple(shape) != global_shape:
+        raise ValueError(message("from_local", "blocks do not tile the given shape", global_shape, tuple(shape)))
+    layout = Layout.create("from_local", global_shape, comm.size, split=probe.split, grid=probe.dims,
+                           sizes={a: s for a, s in enumerate(sizes) if probe.axis_dim[a] is not None},
+                           halo=halo, boundary=boundary)
+    if layout.has_halo:
+        padded = xp.zeros(layout.padded_shape(comm.rank), dtype=block.dtype, device=namespace_device(block))
+        padded[layout.interior(comm.rank)] = block
+        block = padded
+    return DArray._new(block, layout, comm, xp)
+
+
+def namespace_device(block):
+    import array_api_compat
+
+    return array_api_compat.device(block)
+
+
+def _tile(shapes, probe: Layout):
+    """Global shape and per-axis block sizes from every rank's block shape, or ValueError."""
+    ndim = probe.ndim
+    global_shape, sizes = [], []
+    for axis in range(ndim):
+        g = probe.axis_dim[axis]
+        if g is None:
+            lengths = {s[axis] for s in shapes}
+            if len(lengths) != 1:
+                raise ValueError(message("from_local", f"blocks differ along unsplit axis {axis}",
+                                         [s[axis] for s in shapes], "equal lengths"))
+            global_shape.append(lengths.pop())
+            sizes.append(None)
+            continue
+        per_block = {}
+        for rank, s in enumerate(shapes):
+            i = probe.coords(rank)[g]
+            per_block.setdefault(i, set()).add(s[axis])
+        if any(len(v) != 1 for v in per_block.values()):
+            raise ValueError(message("from_local", f"blocks in one grid slab differ along axis {axis}",
+                                     [s[axis] for s in shapes], "equal lengths within a slab"))
+        axis_sizes = tuple(per_block[i].pop() for i in range(probe.dims[g]))
+        global_shape.append(sum(axis_sizes))
+        sizes.append(axis_sizes)
+    return tuple(global_shape), sizes
+
+
+# ---------------------------------------------------------------- ranges
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0,
+           boundary="none", comm=None) -> DArray:
+    """Evenly spaced values in ``[start, stop)``; each rank computes its own block.
+
+    >>> import darray as da
+    >>> int(da.sum(da.arange(10)))
+    45
+    """
+    if stop is None:
+        start, stop = 0, start
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, bool):
+            raise TypeError(message("arange", f"{name} must be a real number", v))
+    if step == 0:
+        raise ValueError(message("arange", "step must not be zero", step))
+    integral = all(isinstance(v, (numbers.Integral, np.integer)) for v in (start, stop, step))
+    n = len(range(int(start), int(stop), int(step))) if integral else max(0, math.ceil((stop - start) / step))
+    if dtype is None:
+        dtype = np.int64 if integral else np.float64
+    comm = resolve_comm(comm)
+    xp, dev = resolve_device(device)
+    layout = make_layout("arange", (n,), comm, split, grid, sizes, halo, boundary)
+    lo, hi = layout.block_slices(comm.rank)[0].start, layout.block_slices(comm.rank)[0].stop
+    if integral:
+        local = xp.arange(start + lo * step, start + hi * step, step, dtype=_dtype(xp, dtype), device=dev)
+        if local.shape[0] != hi - lo:  # pragma: no cover - integer arithmetic is exact
+            raise AssertionError("arange: block length mismatch")
+    else:
+        delta = (start + step) - start  # NumPy fills start + i * delta
+        index = xp.arange(lo, hi, dtype=xp.float64, device=dev)
+        local = xp.astype(index * delta + start, _dtype(xp, dtype))
+    return _place(local, layout, comm, xp)
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, split="auto", grid=None, sizes=None,
+             halo=0, boundary="none", comm=None) -> DArray:
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (NumPy's formula, blockwise).
+
+    >>> import darray as da
+    >>> float(da.max(da.linspace(0, 1, 11)))
+    1.0
+    """
+    if not isinstance(num, numbers.Integral) or num < 0:
+        raise ValueError(message("linspace", "num must be a non-negative integer", num))
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    if dtype is None:
+        dtype = np.complex128 if is_complex else np.float64
+    comm = resolve_comm(comm)
+    xp, dev = resolve_device(device)
+    layout = make_layout("linspace", (num,), comm, split, grid, sizes, halo, boundary)
+    lo, hi = layout.block_slices(comm.rank)[0].start, layout.block_slices(comm.rank)[0].stop
+    div = (num - 1) if endpoint else num
+    work = np.complex128 if is_complex else np.float64
+    index = np.arange(lo, hi, dtype=np.float64)
+    delta = stop - start
+    if div > 0:
+        step = delta / div
+        values = index * step + start if step != 0 else index / div * delta + start
+    else:
+        values = index * delta + start
+    values = values.astype(work, copy=False)
+    if endpoint and num > 1 and hi == num:
+        values[-1] = stop
+    local = xp.asarray(values.astype(to_numpy_dtype(dtype)), device=dev)
+    return _place(local, layout, comm, xp)
+
+
+def _place(local, layout: Layout, comm, xp) -> DArray:
+    if layout.has_halo:
+        block = xp.zeros(layout.padded_shape(comm.rank), dtype=local.dtype, device=namespace_device(local))
+        block[layout.interior(comm.rank)] = local
+        local = block
+    return DArray._wrap(local, layout, comm, xp)
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0,
+        boundary="none", comm=None) -> DArray:
+    """Ones on the ``k``-th diagonal, zeros elsewhere.
+
+    >>> import darray as da
+    >>> float(da.sum(da.eye(4, k=1)))
+    3.0
+    """
+    n_cols = n_rows if n_cols is None else n_cols
+    shape = normalize_shape("eye", (n_rows, n_cols))
+    comm = resolve_comm(comm)
+    xp, dev = resolve_device(device)
+    layout = make_layout("eye", shape, comm, split, grid, sizes, halo, boundary)
+    rows, cols = layout.block_slices(comm.rank)
+    r = xp.arange(rows.start, rows.stop, device=dev)
+    c = xp.arange(cols.start, cols.stop, device=dev)
+    local = xp.astype(xp.reshape(r, (-1, 1)) + k == xp.reshape(c, (1, -1)), _dtype(xp, dtype))
+    return _place(local, layout, comm, xp)
+
+
+def _triangle(func: str, x: DArray, k: int, lower: bool) -> DArray:
+    if not isinstance(x, DArray):
+        raise TypeError(message(func, "expected a DArray", type(x).__name__))
+    if x.ndim < 2:
+        raise ValueError(message(func, "needs at least 2 dimensions", x.shape, "a stack of matrices"))
+    xp = x._xp
+    cells = x._layout.block_slices(x._comm.rank)
+    r = xp.reshape(xp.arange(cells[-2].start, cells[-2].stop, device=x.device), (-1, 1))
+    c = xp.reshape(xp.arange(cells[-1].start, cells[-1].stop, device=x.device), (1, -1))
+    keep = (c - r <= k) if lower else (c - r >= k)
+    local = xp.where(keep, x.local, xp.zeros((), dtype=x._block.dtype, device=x.device))
+    return _place(local, x._layout, x._comm, xp)
+
+
+def tril(x, /, *, k: int = 0) -> DArray:
+    """Lower triangle of the last two axes (zeros above the ``k``-th diagonal); no communication."""
+    return _triangle("tril", x, k, lower=True)
+
+
+def triu(x, /, *, k: int = 0) -> DArray:
+    """Upper triangle of the last two axes (zeros below the ``k``-th diagonal); no communication."""
+    return _triangle("triu", x, k, lower=False)
+
+
+def meshgrid(*arrays, indexing: str = "xy", split="auto", grid=None, comm=None) -> list[DArray]:
+    """Coordinate arrays from 1-d coordinate vectors (NumPy semantics).
+
+    The inputs are 1-d vectors (O(n) each, gathered if distributed); the
+    outputs (O(n^d)) are distributed and built blockwise.
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError(message("meshgrid", "unknown indexing", indexing, "'xy' or 'ij'"))
+    vectors = []
+    for a in arrays:
+        if getattr(a, "ndim", 1) != 1:
+            raise ValueError(message("meshgrid", "inputs must be 1-d", getattr(a, "shape", None)))
+        vectors.append(a.gather() if isinstance(a, DArray) else a)
+    if not vectors:
+        return []
+    dtypes = {str(to_numpy_dtype(v.dtype)) if hasattr(v, "dtype") else "" for v in vectors}
+    if hasattr(vectors[0], "dtype") and len(dtypes) != 1:
+        raise ValueError(message("meshgrid", "inputs must share one dtype", sorted(dtypes)))
+    shape = [len(v) if not hasattr(v, "shape") else v.shape[0] for v in vectors]
+    if indexing == "xy" and len(shape) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    first = arrays[0]
+    comm = first._comm if isinstance(first, DArray) else resolve_comm(comm)
+    xp = first._xp if isinstance(first, DArray) else namespace_of(np.asarray(vectors[0]))
+    layout = make_layout("meshgrid", tuple(shape), comm, split, grid)
+    cells = layout.block_slices(comm.rank)
+    out = []
+    for i, v in enumerate(vectors):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(shape) >= 2 else i
+        part = xp.asarray(v)[cells[axis]]
+        view = [1] * len(shape)
+        view[axis] = part.shape[0]
+        local = xp.broadcast_to(xp.reshape(part, tuple(view)), layout.block_shape(comm.rank))
+        out.append(DArray._wrap(xp.asarray(local, copy=True), layout, comm, xp))
+    return out

@@ -1,0 +1,61 @@
+"""Data type functions and objects (Array API chapter "Data Types"); dtypes are NumPy dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._core import DArray, DTYPES, astype, to_numpy_dtype
+from .._errors import message
+
+__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type", *sorted(DTYPES)]
+
+globals().update(DTYPES)
+
+
+def _dtype_of(x):
+    return x.dtype if isinstance(x, DArray) else to_numpy_dtype(x)
+
+
+def can_cast(from_, to, /) -> bool:
+    """Whether ``from_`` (a dtype or DArray) casts to ``to`` under the promotion rules."""
+    return bool(np.can_cast(_dtype_of(from_), to_numpy_dtype(to), casting="safe"))
+
+
+def finfo(type, /):
+    """Machine limits of a floating-point dtype (``numpy.finfo``)."""
+    dtype = _dtype_of(type)
+    if dtype.kind not in "fc":
+        raise ValueError(message("finfo", "not a floating-point dtype", dtype, "float32/64 or complex64/128"))
+    return np.finfo(dtype)
+
+
+def iinfo(type, /):
+    """Machine limits of an integer dtype (``numpy.iinfo``)."""
+    dtype = _dtype_of(type)
+    if dtype.kind not in "iu":
+        raise ValueError(message("iinfo", "not an integer dtype", dtype, "an int or uint dtype"))
+    return np.iinfo(dtype)
+
+
+def isdtype(dtype, kind) -> bool:
+    """Whether ``dtype`` is of ``kind`` (a dtype, a kind name like ``"real floating"``, or a tuple)."""
+    if isinstance(kind, tuple):
+        kind = tuple(k if isinstance(k, str) else to_numpy_dtype(k) for k in kind)
+    elif not isinstance(kind, str):
+        kind = to_numpy_dtype(kind)
+    return bool(np.isdtype(to_numpy_dtype(dtype), kind))
+
+
+def result_type(*arrays_and_dtypes):
+    """The promoted dtype of DArrays, dtypes and Python scalars."""
+    if not arrays_and_dtypes:
+        raise ValueError(message("result_type", "needs at least one array or dtype", 0))
+    args = []
+    for a in arrays_and_dtypes:
+        if isinstance(a, (bool, int, float, complex)):
+            args.append(a)
+        else:
+            args.append(_dtype_of(a))
+    if all(isinstance(a, (bool, int, float, complex)) for a in args):
+        raise ValueError(message("result_type", "needs at least one array or dtype", arrays_and_dtypes))
+    return np.result_type(*args)

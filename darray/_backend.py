@@ -1,0 +1,89 @@
+"""The local-block namespace: NumPy, CuPy, torch or any Array-API library.
+
+Local blocks are plain arrays of one library; darray talks to them through
+array-api-compat so the same code runs on all of them. Optional libraries are
+imported lazily, only when an array of theirs shows up or is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+__all__ = ["BACKENDS", "available_backends", "namespace_of", "namespace_named", "to_numpy", "is_numpy_namespace", "is_host_array",
+           "name_of"]
+
+#: Backend name -> module that array-api-compat wraps (or that is compliant itself).
+BACKENDS = {
+    "numpy": "array_api_compat.numpy",
+    "cupy": "array_api_compat.cupy",
+    "torch": "array_api_compat.torch",
+    "array_api_strict": "array_api_strict",
+}
+_PROBE = {"numpy": "numpy", "cupy": "cupy", "torch": "torch", "array_api_strict": "array_api_strict"}
+
+_by_type: dict[type, ModuleType] = {np.ndarray: importlib.import_module("array_api_compat.numpy")}
+NUMPY = _by_type[np.ndarray]
+
+
+def available_backends() -> dict[str, bool]:
+    """Which local backends can be imported here (without importing them)."""
+    return {name: importlib.util.find_spec(mod) is not None for name, mod in _PROBE.items()}
+
+
+def namespace_of(array: Any) -> ModuleType:
+    """The (array-api-compat wrapped) namespace of a local array; cached per type."""
+    xp = _by_type.get(type(array))
+    if xp is None:
+        xp = array_api_compat.array_namespace(array)
+        _by_type[type(array)] = xp
+    return xp
+
+
+def namespace_named(name: str) -> ModuleType:
+    """The namespace of backend ``name`` (``"numpy"``, ``"cupy"``, ``"torch"``, ``"array_api_strict"``)."""
+    try:
+        module = BACKENDS[name]
+    except KeyError:
+        raise ValueError(f"backend: unknown local backend; got {name!r}, expected one of {sorted(BACKENDS)}") from None
+    return importlib.import_module(module)
+
+
+def name_of(xp: ModuleType) -> str:
+    """Short name of a namespace: ``"numpy"``, ``"torch"``, ..."""
+    name = xp.__name__
+    return name.rsplit(".", 1)[-1] if name.startswith("array_api_compat.") else name
+
+
+def is_numpy_namespace(xp: ModuleType) -> bool:
+    return xp is NUMPY
+
+
+def is_host_array(array: Any) -> bool:
+    """True when ``array`` lives in host memory (so :func:`to_numpy` returns a view)."""
+    if isinstance(array, np.ndarray):
+        return True
+    if array_api_compat.is_cupy_array(array):
+        return False
+    if array_api_compat.is_torch_array(array):
+        return array.device.type == "cpu"
+    return not hasattr(array, "__cuda_array_interface__")
+
+
+def to_numpy(array: Any) -> np.ndarray:
+    """A NumPy view (CPU) or copy (device memory) of a local array."""
+    if isinstance(array, np.ndarray):
+        return array
+    if array_api_compat.is_cupy_array(array):
+        return array.get()
+    if array_api_compat.is_torch_array(array):
+        return array.detach().cpu().numpy()
+    try:
+        return np.from_dlpack(array)
+    except (TypeError, RuntimeError, BufferError, AttributeError):
+        return np.asarray(array)

@@ -1,0 +1,82 @@
+"""The Communicator protocol: only what darray's algorithms need.
+
+A communicator speaks in local buffers (arrays of any backend) and never sees
+a DArray. ``exchange`` is the one point-to-point primitive: it moves regions
+(tuples of unit-step slices) of one local array to regions of another, on any
+set of peers, non-blocking. Halo exchanges and redistributions are both
+built from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "split_self"]
+
+#: A region of a local array: one unit-step slice per axis.
+Region = tuple[slice, ...]
+
+#: Reduction operators every transport supports in ``allreduce``.
+REDUCE_OPS = ("sum", "prod", "min", "max", "land", "lor")
+
+
+@runtime_checkable
+class Request(Protocol):
+    """A started communication; ``wait()`` completes it."""
+
+    def wait(self) -> None: ...
+
+
+class DoneRequest:
+    """A request that completed when it was started."""
+
+    __slots__ = ()
+
+    def wait(self) -> None:
+        return None
+
+
+@runtime_checkable
+class Communicator(Protocol):
+    """What a transport provides. Collective methods must be called by every rank."""
+
+    name: str
+    rank: int
+    size: int
+
+    def sub(self, dims: Sequence[int], keep: Sequence[bool]) -> Communicator:
+        """Ranks that share the coordinates of the grid dims not kept (MPI ``Cart_sub``)."""
+
+    def allreduce(self, array: Any, op: str) -> Any:
+        """Elementwise reduction of equal-shaped arrays; every rank gets the result."""
+
+    def allgather(self, array: Any) -> Any:
+        """Stack every rank's equal-shaped array along a new leading axis."""
+
+    def bcast(self, array: Any, root: int) -> Any:
+        """``root``'s array on every rank (others pass an array of the same shape and dtype)."""
+
+    def exchange(self, send: Any, sends: Sequence[tuple[int, Region]], recv: Any,
+                 recvs: Sequence[tuple[int, Region]]) -> Request:
+        """Start moving ``send[region]`` to each peer and receiving into ``recv[region]`` from each peer.
+
+        The k-th send to peer q matches the k-th receive from this rank on q.
+        """
+
+    def barrier(self) -> None: ...
+
+    def abort(self, code: int = 1) -> None:
+        """End the whole job (every rank) now."""
+
+
+def split_self(rank: int, sends, recvs):
+    """Separate the messages a rank sends to itself (copied locally) from the rest."""
+    own_sends = [r for p, r in sends if p == rank]
+    own_recvs = [r for p, r in recvs if p == rank]
+    if len(own_sends) != len(own_recvs):
+        raise ValueError(f"exchange: unmatched self messages; got {len(own_sends)} sends and "
+                         f"{len(own_recvs)} receives, expected equal counts")
+    others_s = [(p, r) for p, r in sends if p != rank]
+    others_r = [(p, r) for p, r in recvs if p != rank]
+    return list(zip(own_sends, own_recvs)), others_s, others_r

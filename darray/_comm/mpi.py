@@ -1,0 +1,209 @@
+"""MPI transport through mpi4py's buffer-based (uppercase) calls.
+
+Regions move with MPI subarray datatypes straight out of and into the local
+blocks: no packing copies in Python. Host arrays of any CPU backend are
+viewed through DLPack; device arrays go straight to a CUDA-aware MPI and are
+staged through host memory otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._backend import is_host_array, to_numpy
+from .base import REDUCE_OPS, DoneRequest, Region, split_self
+
+__all__ = ["MPICommunicator", "install_abort_hook"]
+
+
+def _mpi():
+    from mpi4py import MPI
+
+    return MPI
+
+
+def _cuda_aware(MPI) -> bool:
+    query = getattr(MPI, "Query_cuda_support", None)
+    try:
+        return bool(query()) if query is not None else False
+    except Exception:  # pragma: no cover - depends on the MPI build
+        return False
+
+
+class _Staged:
+    """A host view of a local array, written back on ``finish`` when it is a copy."""
+
+    __slots__ = ("array", "host", "copied")
+
+    def __init__(self, array, device_ok: bool):
+        self.array = array
+        if isinstance(array, np.ndarray) or (device_ok and hasattr(array, "__cuda_array_interface__")):
+            self.host, self.copied = array, False
+        else:
+            self.host = to_numpy(array)
+            # CPU arrays of every backend are viewed through DLPack; device arrays are copied
+            self.copied = not is_host_array(array)
+
+    def finish(self):
+        if self.copied:
+            import array_api_compat
+
+            xp = array_api_compat.array_namespace(self.array)
+            self.array[...] = xp.asarray(self.host, device=array_api_compat.device(self.array))
+
+
+class _Request:
+    __slots__ = ("requests", "staged", "MPI")
+
+    def __init__(self, MPI, requests, staged):
+        self.MPI, self.requests, self.staged = MPI, requests, staged
+
+    def wait(self) -> None:
+        if self.requests:
+            self.MPI.Request.Waitall(self.requests)
+            self.requests = []
+        if self.staged is not None:
+            self.staged.finish()
+            self.staged = None
+
+
+class MPICommunicator:
+    """A communicator over an ``mpi4py.MPI.Comm`` (by default a duplicate of COMM_WORLD)."""
+
+    name = "mpi"
+
+    def __init__(self, comm=None):
+        MPI = _mpi()
+        self.MPI = MPI
+        self.comm = MPI.COMM_WORLD.Dup() if comm is None else comm
+        self.rank = self.comm.Get_rank()
+        self.size = self.comm.Get_size()
+        self.cuda_aware = _cuda_aware(MPI)
+        self._ops = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX, "land": MPI.LAND,
+                     "lor": MPI.LOR}
+        self._subs: dict = {}
+        self._types: dict = {}
+        self._tag = 0
+
+    # ------------------------------------------------------------ topology
+    def sub(self, dims: Sequence[int], keep: Sequence[bool]) -> MPICommunicator:
+        key = (tuple(dims), tuple(bool(k) for k in keep))
+        sub = self._subs.get(key)
+        if sub is None:
+            from .._layout import coords_of
+
+            coords = coords_of(self.rank, dims)
+            color = 0
+            for c, d, k in zip(coords, dims, keep):
+                if not k:
+                    color = color * d + c
+            sub = MPICommunicator(self.comm.Split(color, self.rank)) if not all(keep) else self
+            self._subs[key] = sub
+        return sub
+
+    # ------------------------------------------------------------ collectives
+    def _host(self, array):
+        return _Staged(array, self.cuda_aware)
+
+    def _back(self, like, host):
+        if isinstance(like, np.ndarray):
+            return host
+        import array_api_compat
+
+        xp = array_api_compat.array_namespace(like)
+        return xp.asarray(host, device=array_api_compat.device(like))
+
+    def allreduce(self, array: Any, op: str) -> Any:
+        if op not in REDUCE_OPS:
+            raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
+        if self.size == 1:
+            return array
+        send = np.ascontiguousarray(self._host(array).host)
+        out = np.empty_like(send)
+        self.comm.Allreduce(send, out, self._ops[op])
+        return self._back(array, out)
+
+    def allgather(self, array: Any) -> Any:
+        send = np.ascontiguousarray(self._host(array).host)
+        out = np.empty((self.size, *send.shape), dtype=send.dtype)
+        self.comm.Allgather(send, out)
+        return self._back(array, out)
+
+    def bcast(self, array: Any, root: int) -> Any:
+        buf = np.array(self._host(array).host, copy=True, order="C")
+        self.comm.Bcast(buf, root=root)
+        return self._back(array, buf)
+
+    def barrier(self) -> None:
+        self.comm.Barrier()
+
+    def abort(self, code: int = 1) -> None:
+        self.comm.Abort(code)
+
+    # ------------------------------------------------------------ point to point
+    def _subarray(self, buf: np.ndarray, region: Region):
+        key = (buf.shape, buf.dtype.str, tuple((s.start, s.stop) for s in region))
+        dtype = self._types.get(key)
+        if dtype is None:
+            from mpi4py.util.dtlib import from_numpy_dtype
+
+            base = from_numpy_dtype(buf.dtype)
+            if buf.ndim == 0:
+                dtype = base.Dup()
+            else:
+                dtype = base.Create_subarray(buf.shape, [s.stop - s.start for s in region],
+                                             [s.start for s in region])
+            dtype.Commit()
+            if len(self._types) > 4096:
+                self._types.clear()
+            self._types[key] = dtype
+        return dtype
+
+    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]]):
+        pairs, sends, recvs = split_self(self.rank, sends, recvs)
+        for src, dst in pairs:
+            recv[dst] = send[src]
+        self._tag = (self._tag + 1) % 32000
+        if not sends and not recvs:
+            return DoneRequest()
+        staged_send = self._host(send)
+        staged_recv = self._host(recv)
+        sbuf, rbuf = staged_send.host, staged_recv.host
+        if not sbuf.flags.c_contiguous:  # a strided view (e.g. a user's array): one copy
+            sbuf = np.ascontiguousarray(sbuf)
+        if not rbuf.flags.c_contiguous:
+            raise ValueError("exchange: the receive buffer must be C-contiguous")
+        reqs = []
+        for peer, region in recvs:
+            if all(s.stop > s.start for s in region):
+                reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=self._tag))
+        for peer, region in sends:
+            if all(s.stop > s.start for s in region):
+                reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=self._tag))
+        return _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None)
+
+    def __repr__(self):
+        return f"MPICommunicator(rank={self.rank}, size={self.size})"
+
+
+def install_abort_hook(comm: MPICommunicator) -> None:
+    """Make an uncaught exception on any rank end the whole job, not hang the others.
+
+    Opt out with ``DARRAY_ABORT_ON_ERROR=0``.
+    """
+    if os.environ.get("DARRAY_ABORT_ON_ERROR", "1") == "0" or comm.size == 1:
+        return
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        sys.stderr.write(f"darray: uncaught exception on rank {comm.rank} of {comm.size}; aborting the job\n")
+        previous(kind, value, tb)
+        sys.stderr.flush()
+        comm.comm.Abort(1)
+
+    sys.excepthook = hook

@@ -1,0 +1,9 @@
+"""DArray, its engines (elementwise, reductions) and communication plans."""
+
+from .array import DArray
+from .dtypes import DTYPES, to_backend_dtype, to_numpy_dtype
+from .elementwise import align_target, apply, astype, local_operand, wrap_like
+from .redistribute import gather, redistribute_to, target_layout
+
+__all__ = ["DArray", "DTYPES", "align_target", "apply", "astype", "gather", "local_operand", "redistribute_to",
+           "target_layout", "to_backend_dtype", "to_numpy_dtype", "wrap_like"]

@@ -1,0 +1,73 @@
+"""darray's dtypes are NumPy dtype objects; local blocks use their backend's own."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DTYPES", "CATEGORIES", "to_numpy_dtype", "to_backend_dtype", "kind_of", "check_category", "check_dtype"]
+
+#: The dtypes the Array API standard names, by name.
+DTYPES = {name: np.dtype(name) for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128")}
+
+#: Array API dtype categories as sets of NumPy kind characters.
+CATEGORIES = {
+    "bool": frozenset("b"),
+    "integer": frozenset("iu"),
+    "integer or boolean": frozenset("iub"),
+    "real numeric": frozenset("iuf"),
+    "numeric": frozenset("iufc"),
+    "floating-point": frozenset("fc"),
+    "real floating-point": frozenset("f"),
+    "complex floating-point": frozenset("c"),
+    "any": frozenset("biufc"),
+}
+
+_from_backend: dict[Any, np.dtype] = {}
+
+
+def to_numpy_dtype(dtype: Any) -> np.dtype:
+    """The NumPy dtype equal to a backend dtype (``torch.float32`` -> ``float32``)."""
+    if isinstance(dtype, np.dtype):
+        return dtype
+    found = _from_backend.get(dtype)
+    if found is None:
+        try:
+            found = np.dtype(dtype)
+        except TypeError:
+            name = str(dtype).rsplit(".", 1)[-1]
+            if name not in DTYPES:
+                raise TypeError(f"dtype: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
+            found = DTYPES[name]
+        _from_backend[dtype] = found
+    return found
+
+
+def to_backend_dtype(xp: ModuleType, dtype: Any) -> Any:
+    """The backend ``xp``'s dtype object for a NumPy dtype (or anything NumPy understands)."""
+    if dtype is None:
+        return None
+    name = to_numpy_dtype(dtype).name
+    return getattr(xp, name)
+
+
+def check_dtype(func: str, dtype: Any) -> np.dtype:
+    """The NumPy dtype of ``dtype`` if the Array API standard has it, else ``TypeError``."""
+    found = to_numpy_dtype(dtype)
+    if found.name not in DTYPES:
+        raise TypeError(f"{func}: unsupported dtype; got {found}, expected one of {sorted(DTYPES)}")
+    return found
+
+
+def kind_of(dtype: Any) -> str:
+    return to_numpy_dtype(dtype).kind
+
+
+def check_category(func: str, dtype: Any, category: str) -> None:
+    """Raise ``TypeError`` if ``dtype`` is not in the Array API ``category``."""
+    if to_numpy_dtype(dtype).kind not in CATEGORIES[category]:
+        raise TypeError(f"{func}: unsupported dtype; got {to_numpy_dtype(dtype)}, expected a {category} dtype")

@@ -1,0 +1,205 @@
+"""The one elementwise engine behind every function of the table and every operator.
+
+Operands are aligned to one layout (the first full-shaped distributed operand;
+others are redistributed to it, replicated operands are sliced locally), then
+the backend function runs on local blocks. Identical layouts without halos
+take a fast path of one backend call plus O(1) Python.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from .._errors import message
+from .._layout import Layout
+from .array import DArray
+from .dtypes import CATEGORIES, to_backend_dtype, to_numpy_dtype
+from .table import Elementwise
+
+__all__ = ["apply", "apply_inplace", "astype", "align", "local_operand", "wrap_like"]
+
+_SCALARS = (bool, int, float, complex)
+_funcs: dict[tuple[int, str], Any] = {}
+
+# Reference counts of an operand that nothing but the running expression holds:
+# the caller's stack, the ``args`` tuple, the loop variable, getrefcount's argument.
+_TEMPORARY_REFS = 4
+
+
+def _func(xp, name: str):
+    key = (id(xp), name)
+    f = _funcs.get(key)
+    if f is None:
+        f = getattr(xp, name)
+        _funcs[key] = f
+    return f
+
+
+def _kind(block) -> str:
+    dtype = block.dtype
+    return dtype.kind if isinstance(dtype, np.dtype) else to_numpy_dtype(dtype).kind
+
+
+def _check(row: Elementwise, kinds) -> None:
+    allowed = CATEGORIES[row.category]
+    for k in kinds:
+        if k not in allowed:
+            raise TypeError(message(row.name, "unsupported dtype", np.dtype(k if k != "b" else "?").name
+                                    if k in "biufc" else k, f"a {row.category} dtype"))
+
+
+def apply(row: Elementwise, args: tuple) -> DArray:
+    """``row.name`` applied to ``args`` (DArrays, Python scalars or array-likes)."""
+    if len(args) != row.nargs:
+        raise TypeError(message(row.name, "wrong number of arguments", len(args), str(row.nargs)))
+    first = args[0]
+    if row.nargs == 1:
+        if type(first) is DArray and not first._layout.has_halo:
+            _check(row, _kind(first._block))
+            out = _func(first._xp, row.name)(first._block)
+            return DArray._wrap(out, first._layout, first._comm, first._xp)
+    elif type(first) is DArray and type(args[1]) is DArray:
+        a, b = first, args[1]
+        layout = a._layout
+        if (layout is b._layout or layout == b._layout) and not layout.has_halo and a._xp is b._xp:
+            ka, kb = _kind(a._block), _kind(b._block)
+            _check(row, (ka, kb))
+            f = _func(a._xp, row.name)
+            if isinstance(f, np.ufunc):
+                reuse = _reusable(a, ka, kb) or _reusable(b, kb, ka)
+                if reuse is not None:
+                    return DArray._wrap(f(a._block, b._block, out=reuse), layout, a._comm, a._xp)
+            return DArray._wrap(f(a._block, b._block), layout, a._comm, a._xp)
+    return _general(row, args)
+
+
+def _reusable(x: DArray, kind: str, other_kind: str):
+    """The block of ``x`` if ``x`` is an unreferenced temporary whose block can hold the result.
+
+    NumPy reuses such temporaries in ``a * b + c`` for plain ndarrays; doing the
+    same keeps darray as fast as NumPy on expressions.
+    """
+    if sys.getrefcount(x) > _TEMPORARY_REFS or kind != other_kind or kind not in "fc":
+        return None
+    block = x._block
+    # the block must be owned by x alone (not a user's array wrapped by from_local, not a view)
+    if block.base is not None or sys.getrefcount(block) > 2 + (x._local is block):
+        return None
+    return block
+
+
+def _general(row: Elementwise, args: tuple) -> DArray:
+    darrays = [x for x in args if isinstance(x, DArray)]
+    if not darrays:
+        raise TypeError(message(row.name, "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
+    target, layout = align_target(row.name, args)
+    locals_ = [local_operand(row.name, x, layout, target) for x in args]
+    _check(row, [_kind(x) for x in locals_ if not isinstance(x, _SCALARS)])
+    out = _func(target._xp, row.name)(*locals_)
+    return wrap_like(out, layout, target)
+
+
+def align_target(func: str, args) -> tuple[DArray, Layout]:
+    """The operand whose layout the result takes, and the result's layout."""
+    darrays = [x for x in args if isinstance(x, DArray)]
+    comm = darrays[0]._comm
+    for x in darrays[1:]:
+        if x._comm is not comm:
+            raise ValueError(message(func, "arrays live on different communicators", None,
+                                     "arrays created on the same communicator"))
+    shapes = [x.shape if isinstance(x, DArray) else np.shape(x) for x in args if not isinstance(x, _SCALARS)]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(message(func, "shapes cannot be broadcast together", tuple(shapes),
+                                 "shapes equal or 1 along every axis")) from None
+    full = [x for x in darrays if x.shape == shape]
+    if full:
+        distributed = [x for x in full if not x._layout.is_replicated]
+        target = (distributed or full)[0]
+        return target, target._layout
+    target = max(darrays, key=lambda x: (not x._layout.is_replicated, x.size))
+    return target, _expand(target._layout, shape)
+
+
+def _expand(layout: Layout, shape) -> Layout:
+    """A layout for the broadcast ``shape`` cut like ``layout`` (whose shape broadcasts to it)."""
+    lead = len(shape) - layout.ndim
+    split, sizes = [], []
+    for s in layout.split:
+        ok = s is not None and layout.shape[s] == shape[s + lead]
+        split.append(s + lead if ok else None)
+    for a, n in enumerate(shape):
+        sizes.append(layout.sizes[a - lead] if a in split else (n,))
+    return Layout(shape, layout.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
+
+
+def local_operand(func: str, x, layout: Layout, target: DArray):
+    """This rank's part of operand ``x`` aligned with ``layout`` (communicating if x is cut otherwise)."""
+    if isinstance(x, _SCALARS):
+        return x
+    want = layout.broadcast_layout(x.shape)
+    if isinstance(x, DArray):
+        if x._layout.blocks_key != want.blocks_key:
+            from .redistribute import redistribute_to
+
+            x = redistribute_to(x, want)
+        if x._xp is not target._xp:
+            return target._xp.asarray(x.local)
+        return x.local
+    array = np.asarray(x) if not hasattr(x, "__array_namespace__") else x
+    if hasattr(array, "dtype"):
+        to_numpy_dtype(array.dtype)  # refuse object and string arrays
+    local = array[want.block_slices(target._comm.rank)]
+    return target._xp.asarray(local, device=target.device)
+
+
+def wrap_like(out, layout: Layout, like: DArray) -> DArray:
+    """Wrap a local result computed on the owned cells of ``layout`` (padding it if it has a halo)."""
+    xp = like._xp
+    if layout.has_halo:
+        padded = xp.zeros(layout.padded_shape(like._comm.rank), dtype=out.dtype, device=like.device)
+        padded[layout.interior(like._comm.rank)] = out
+        out = padded
+    return DArray._wrap(out, layout, like._comm, xp)
+
+
+def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
+    """``x op= other``: the result is written into x's block; x's dtype and shape do not change."""
+    if not isinstance(other, (DArray, *_SCALARS)) and not hasattr(other, "shape"):
+        return NotImplemented
+    target, layout = align_target(row.name, (x, other))
+    if layout.shape != x.shape:
+        raise ValueError(message(f"__i{row.operator[2:-2]}__", "in-place result would change the shape",
+                                 layout.shape, f"{x.shape}"))
+    rhs = local_operand(row.name, other, x._layout, x)
+    local = x.local
+    _check(row, [_kind(local)] + ([] if isinstance(rhs, _SCALARS) else [_kind(rhs)]))
+    f = _func(x._xp, row.name)
+    if isinstance(f, np.ufunc):
+        f(local, rhs, out=local, casting="same_kind")
+    else:
+        result = f(local, rhs)
+        if to_numpy_dtype(result.dtype) != x.dtype:
+            raise TypeError(message(f"__i{row.operator[2:-2]}__", "in-place result would change the dtype",
+                                    to_numpy_dtype(result.dtype), f"{x.dtype}"))
+        local[...] = result
+    x._halo_fresh = False
+    return x
+
+
+def astype(x: DArray, dtype, /, *, copy: bool = True, device=None) -> DArray:
+    """``x`` converted to ``dtype`` (same layout)."""
+    target = to_numpy_dtype(dtype)
+    if not copy and x.dtype == target and device is None:
+        return x
+    xp = x._xp
+    block = xp.astype(x._block, to_backend_dtype(xp, target), copy=True)
+    if device is not None:
+        block = xp.asarray(block, device=device)
+    return DArray._wrap(block, x._layout, x._comm, xp)
+
+

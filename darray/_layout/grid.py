@@ -1,0 +1,87 @@
+"""Cartesian process grids: rank <-> coordinates and choosing grid dims for a shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from math import prod
+
+__all__ = ["coords_of", "rank_of", "plan_grid", "factorizations"]
+
+
+def coords_of(rank: int, dims: Sequence[int]) -> tuple[int, ...]:
+    """Coordinates of ``rank`` in a row-major grid (MPI's Cartesian order).
+
+    >>> coords_of(5, (2, 3))
+    (1, 2)
+    """
+    coords = []
+    for d in reversed(dims):
+        rank, c = divmod(rank, d)
+        coords.append(c)
+    return tuple(reversed(coords))
+
+
+def rank_of(coords: Sequence[int], dims: Sequence[int]) -> int:
+    """Inverse of :func:`coords_of`.
+
+    >>> rank_of((1, 2), (2, 3))
+    5
+    """
+    rank = 0
+    for c, d in zip(coords, dims):
+        rank = rank * d + c
+    return rank
+
+
+@lru_cache(maxsize=256)
+def factorizations(n: int, k: int) -> tuple[tuple[int, ...], ...]:
+    """Every ordered way to write ``n`` as a product of ``k`` positive integers.
+
+    >>> factorizations(4, 2)
+    ((1, 4), (2, 2), (4, 1))
+    """
+    if k == 1:
+        return ((n,),)
+    out = []
+    for f in range(1, n + 1):
+        if n % f == 0:
+            out.extend((f, *rest) for rest in factorizations(n // f, k - 1))
+    return tuple(out)
+
+
+def _cost(shape: Sequence[int], parts: Sequence[int], halo: Sequence[int]) -> tuple:
+    # 1. load balance: the largest block; 2. bytes a block exchanges with its
+    # neighbours (halo surface); 3. fewer split axes; 4. prefer leading axes
+    # (C order: a block cut along axis 0 is contiguous).
+    largest = prod(-(-n // p) for n, p in zip(shape, parts))
+    block = [-(-n // p) for n, p in zip(shape, parts)]
+    surface = 0
+    for axis, p in enumerate(parts):
+        if p > 1:
+            face = prod(b for i, b in enumerate(block) if i != axis)
+            surface += 2 * max(halo[axis], 1) * face
+    nsplit = sum(p > 1 for p in parts)
+    return (largest, surface, nsplit, tuple(-p for p in parts))
+
+
+def plan_grid(shape: Sequence[int], nprocs: int, halo: Sequence[int] | None = None) -> tuple[int, ...]:
+    """Number of blocks along every axis of ``shape`` for ``nprocs`` processes.
+
+    Minimises, in order: the largest block, the halo surface a block exchanges,
+    the number of split axes; ties go to leading axes.
+
+    Examples
+    --------
+    >>> plan_grid((1000, 1000), 4)
+    (4, 1)
+    >>> plan_grid((1024, 1024), 16, halo=(1, 1))
+    (4, 4)
+    >>> plan_grid((3, 1000), 4)
+    (1, 4)
+    """
+    shape = tuple(shape)
+    if not shape:
+        return ()
+    halo = tuple(halo) if halo is not None else (0,) * len(shape)
+    return min(factorizations(nprocs, len(shape)), key=lambda parts: _cost(shape, parts, halo))

@@ -1,0 +1,248 @@
+"""The block-and-halo layout of one global array over a Cartesian grid of ranks.
+
+Pure metadata: no communication, no arrays. Every rank holds the same
+:class:`Layout` and can answer, for any rank, which global cells it owns and
+where they sit inside its halo-padded block.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from math import prod
+
+from .._errors import message
+from .blocks import balanced_sizes, check_sizes, offsets
+from .grid import coords_of, rank_of
+from .specs import normalize_axis, normalize_boundary, normalize_halo, normalize_split
+
+__all__ = ["Layout"]
+
+
+class Layout:
+    """How a global array of ``shape`` is cut into blocks over a grid of ranks.
+
+    Parameters
+    ----------
+    shape : global shape.
+    dims : grid dims, their product is the number of ranks.
+    split : one entry per grid dim: the array axis it cuts, or None (the
+        array is replicated along that grid dim). Grid dims of size 1 never
+        cut an axis (their entry is normalised to None).
+    sizes : per array axis, the block sizes along it (one per block of the
+        grid dim that cuts it, or ``(shape[axis],)`` for an uncut axis).
+    halo : ghost width per axis.
+    boundary : boundary kind per axis.
+
+    Use :meth:`Layout.create` to build one from user specs.
+
+    Examples
+    --------
+    >>> lay = Layout.create("example", (10, 4), nprocs=3, split=0)
+    >>> lay.sizes
+    ((4, 3, 3), (4,))
+    >>> lay.block_slices(2)
+    (slice(7, 10, None), slice(0, 4, None))
+    """
+
+    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "_key", "_hash", "__dict__")
+
+    def __init__(self, shape, dims, split, sizes, halo, boundary):
+        self.shape = tuple(shape)
+        self.dims = tuple(dims)
+        self.split = tuple(None if d == 1 else s for s, d in zip(split, self.dims))
+        self.sizes = tuple(sizes)
+        self.halo = tuple(halo)
+        self.boundary = tuple(boundary)
+        self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
+        self._hash = hash(self._key)
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, func: str, shape: Sequence[int], nprocs: int, split="auto", grid=None, sizes=None,
+               halo=0, boundary="none", min_size: int = 0) -> Layout:
+        """Build and validate a layout from user specs (see :func:`darray.asarray`)."""
+        shape = tuple(int(n) for n in shape)
+        ndim = len(shape)
+        halo_t = normalize_halo(func, halo, ndim)
+        boundary_t = normalize_boundary(func, boundary, ndim)
+        dims, split_t = normalize_split(func, split, grid, shape, nprocs, halo_t, min_size)
+        axis_dim = _axis_dims(dims, split_t, ndim)
+        explicit = _explicit_sizes(func, sizes, axis_dim, ndim)
+        per_axis = []
+        for axis, n in enumerate(shape):
+            g = axis_dim[axis]
+            parts = dims[g] if g is not None else 1
+            if axis in explicit:
+                per_axis.append(check_sizes(func, n, parts, explicit[axis]))
+            else:
+                per_axis.append(balanced_sizes(n, parts))
+        layout = cls(shape, dims, split_t, per_axis, halo_t, boundary_t)
+        layout.check_halo(func)
+        return layout
+
+    def replace(self, **changes) -> Layout:
+        """A copy with some fields changed (no validation beyond halo widths)."""
+        fields = dict(shape=self.shape, dims=self.dims, split=self.split, sizes=self.sizes, halo=self.halo,
+                      boundary=self.boundary)
+        fields.update(changes)
+        return Layout(**fields)
+
+    def with_halo(self, func: str, halo=0, boundary=None) -> Layout:
+        """The same blocks with other ghost widths / boundaries (validated)."""
+        halo_t = normalize_halo(func, halo, self.ndim)
+        boundary_t = self.boundary if boundary is None else normalize_boundary(func, boundary, self.ndim)
+        layout = self.replace(halo=halo_t, boundary=boundary_t)
+        layout.check_halo(func)
+        return layout
+
+    def check_halo(self, func: str) -> None:
+        """Refuse ghost widths wider than a neighbour's block."""
+        for axis, width in enumerate(self.halo):
+            if width and min(self.sizes[axis]) < width:
+                raise ValueError(message(func, f"halo wider than a block along axis {axis}", width,
+                                         f"at most the smallest block, {min(self.sizes[axis])}"))
+
+    # ------------------------------------------------------------ identity
+    def __eq__(self, other):
+        return self is other or (isinstance(other, Layout) and self._key == other._key)
+
+    def __hash__(self):
+        return self._hash
+
+    def __repr__(self):
+        return (f"Layout(shape={self.shape}, dims={self.dims}, split={self.split}, sizes={self.sizes}, "
+                f"halo={self.halo}, boundary={self.boundary})")
+
+    @cached_property
+    def blocks_key(self) -> tuple:
+        """What decides which cells each rank owns (halo and boundary excluded)."""
+        return (self.shape, self.dims, self.split, self.sizes)
+
+    # ------------------------------------------------------------ grid facts
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nprocs(self) -> int:
+        return prod(self.dims)
+
+    @cached_property
+    def axis_dim(self) -> tuple:
+        """For every array axis, the grid dim that cuts it, or None."""
+        return _axis_dims(self.dims, self.split, self.ndim)
+
+    @cached_property
+    def offsets(self) -> tuple[tuple[int, ...], ...]:
+        """Per axis, the start of every block and the end of the last."""
+        return tuple(offsets(s) for s in self.sizes)
+
+    @property
+    def is_replicated(self) -> bool:
+        """True when every rank holds the whole array."""
+        return all(s is None for s in self.split)
+
+    @property
+    def has_halo(self) -> bool:
+        return any(self.halo)
+
+    def coords(self, rank: int) -> tuple[int, ...]:
+        return coords_of(rank, self.dims)
+
+    def rank(self, coords: Sequence[int]) -> int:
+        return rank_of(coords, self.dims)
+
+    def block_index(self, rank: int) -> tuple[int, ...]:
+        """Index of ``rank``'s block along every array axis."""
+        c = self.coords(rank)
+        return tuple(0 if g is None else c[g] for g in self.axis_dim)
+
+    # ------------------------------------------------------------ per-rank blocks
+    def block_start(self, rank: int) -> tuple[int, ...]:
+        return tuple(self.offsets[a][i] for a, i in enumerate(self.block_index(rank)))
+
+    def block_shape(self, rank: int) -> tuple[int, ...]:
+        return tuple(self.sizes[a][i] for a, i in enumerate(self.block_index(rank)))
+
+    def block_slices(self, rank: int) -> tuple[slice, ...]:
+        """The global cells owned by ``rank``."""
+        return tuple(slice(self.offsets[a][i], self.offsets[a][i + 1]) for a, i in enumerate(self.block_index(rank)))
+
+    def padded_shape(self, rank: int) -> tuple[int, ...]:
+        """Shape of ``rank``'s storage: its block plus ghost cells on both sides."""
+        return tuple(n + 2 * h for n, h in zip(self.block_shape(rank), self.halo))
+
+    def interior(self, rank: int) -> tuple[slice, ...]:
+        """Where the owned cells sit inside the padded storage."""
+        return tuple(slice(h, h + n) for n, h in zip(self.block_shape(rank), self.halo))
+
+    def owners(self, axis: int) -> tuple[int, ...]:
+        """Number of blocks along ``axis`` (1 when the axis is not cut)."""
+        return len(self.sizes[axis])
+
+    # ------------------------------------------------------------ derived layouts
+    def reduced(self, axes: Sequence[int], keepdims: bool) -> Layout:
+        """Layout of a reduction over ``axes``: those axes become replicated (or vanish)."""
+        axes = set(axes)
+        keep = [a for a in range(self.ndim) if a not in axes]
+        if keepdims:
+            new_axis = {a: a for a in range(self.ndim)}
+            shape = tuple(1 if a in axes else n for a, n in enumerate(self.shape))
+            sizes = tuple((1,) if a in axes else s for a, s in enumerate(self.sizes))
+            halo = tuple(0 if a in axes else h for a, h in enumerate(self.halo))
+            boundary = self.boundary
+        else:
+            new_axis = {a: i for i, a in enumerate(keep)}
+            shape = tuple(self.shape[a] for a in keep)
+            sizes = tuple(self.sizes[a] for a in keep)
+            halo = tuple(self.halo[a] for a in keep)
+            boundary = tuple(self.boundary[a] for a in keep)
+        split = tuple(None if s is None or s in axes else new_axis[s] for s in self.split)
+        return Layout(shape, self.dims, split, sizes, halo, boundary)
+
+    def broadcast_layout(self, shape: Sequence[int]) -> Layout:
+        """Layout for an operand of ``shape`` broadcast against this layout's shape.
+
+        Operand axes that match a cut axis are cut the same way; broadcast
+        (length-1 or missing) axes are replicated. No halo.
+        """
+        shape = tuple(shape)
+        lead = self.ndim - len(shape)
+        split, sizes = [], []
+        for s in self.split:
+            i = None if s is None else s - lead
+            ok = i is not None and i >= 0 and shape[i] == self.shape[s] and shape[i] != 1
+            split.append(i if ok else None)
+        for i, n in enumerate(shape):
+            a = i + lead
+            sizes.append(self.sizes[a] if i in split else (n,))
+        return Layout(shape, self.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
+
+    def replicated(self) -> Layout:
+        """Every rank holds the whole array (same grid)."""
+        return Layout(self.shape, self.dims, (None,) * len(self.dims), tuple((n,) for n in self.shape),
+                      (0,) * self.ndim, ("none",) * self.ndim)
+
+
+def _axis_dims(dims, split, ndim) -> tuple:
+    out = [None] * ndim
+    for g, axis in enumerate(split):
+        if axis is not None and dims[g] > 1:
+            out[axis] = g
+    return tuple(out)
+
+
+def _explicit_sizes(func, sizes, axis_dim, ndim) -> dict:
+    if sizes is None:
+        return {}
+    if isinstance(sizes, Mapping):
+        return {normalize_axis(func, a, ndim): s for a, s in sizes.items()}
+    cut = [a for a, g in enumerate(axis_dim) if g is not None]
+    if isinstance(sizes, Sequence) and all(isinstance(s, numbers.Integral) for s in sizes):
+        if len(cut) != 1:
+            raise ValueError(message(func, "a flat list of block sizes needs exactly one split axis", tuple(sizes),
+                                     "a dict {axis: sizes} for a multi-dimensional grid"))
+        return {cut[0]: sizes}
+    raise TypeError(message(func, "sizes must be a list of block sizes or a dict {axis: sizes}", sizes))
