@@ -21,6 +21,7 @@ from ._api.data_types import (astype, bool, can_cast, complex64, complex128, fin
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names
 from ._api.layouts import redistribute
+from ._api.overlap import map_overlap
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
 from ._config import config
@@ -41,7 +42,7 @@ __all__ = sorted([
     "Communicator", "DArray", "Layout", "__array_api_version__", "__version__", "all", "any", "arange", "asarray",
     "astype", "bool", "can_cast", "complex128", "complex64", "config", "default_communicator", "e", "empty",
     "empty_like", "eye", "finfo", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",
-    "int32", "int64", "int8", "isdtype", "linspace", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
+    "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names,
 ])

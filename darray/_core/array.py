@@ -207,6 +207,15 @@ class DArray:
 
         return redistribute_to(self, target_layout(self, "redistribute", split, grid, sizes, halo, boundary))
 
+    def exchange_halos(self, wait: bool = True, force: bool = False):
+        """Fill the ghost cells from the neighbours (see :func:`darray._core.halo.exchange_halos`).
+
+        Returns ``self`` (``wait=True``) or a handle whose ``wait()`` completes the exchange.
+        """
+        from .halo import exchange_halos
+
+        return exchange_halos(self, wait=wait, force=force)
+
     # ------------------------------------------------------------ methods NumPy users reach for
     def _reduce(self, name, *args, **kwargs):
         from . import reductions

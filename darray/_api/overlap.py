@@ -1,0 +1,88 @@
+"""``map_overlap``: run a function on every block together with its neighbours' edges (Dask's semantics)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._core import DArray, redistribute_to
+from .._core.elementwise import align_target, wrap_like
+from .._errors import message
+from .._layout import normalize_boundary, normalize_halo
+
+__all__ = ["map_overlap", "with_halo"]
+
+
+def with_halo(x: DArray, depth, boundary) -> DArray:
+    """``x`` with (at least) ghost width ``depth`` and ``boundary``, halos exchanged.
+
+    Reuses ``x`` itself when its layout already has them (then a second call
+    on unchanged data does not exchange again).
+    """
+    halo = normalize_halo("map_overlap", depth, x.ndim)
+    bnd = normalize_boundary("map_overlap", boundary, x.ndim)
+    layout = x._layout
+    if layout.halo != halo or layout.boundary != bnd:
+        layout = layout.with_halo("map_overlap", halo, bnd)
+        x = redistribute_to(x, layout)
+    return x.exchange_halos()
+
+
+def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = True, **kwargs) -> DArray:
+    """Apply ``func`` to every block extended by ``depth`` cells of its neighbours.
+
+    ``func(*blocks, **kwargs)`` receives each array's block with its ghost
+    cells (past the global edges: filled per ``boundary``, or absent for
+    ``"none"``, as in :func:`dask.array.map_overlap`) and returns an array of
+    the same shape; with ``trim=True`` the ghost part is cut off again. With
+    ``trim=False`` ``func`` must return the owned part only. The result has
+    the layout of the first array, without halo.
+
+    Examples
+    --------
+    >>> import numpy, darray as da
+    >>> x = da.arange(10.0)
+    >>> smooth = da.map_overlap(lambda b: (b[:-2] + b[1:-1] + b[2:]) / 3 if b.shape[0] > 2 else b[1:-1],
+    ...                         x, depth=1, boundary="nearest", trim=False)
+    >>> smooth.gather()[:3].tolist()
+    [0.3333333333333333, 1.0, 2.0]
+    """
+    if not arrays or not all(isinstance(a, DArray) for a in arrays):
+        raise TypeError(message("map_overlap", "expects DArray arguments", tuple(type(a).__name__ for a in arrays)))
+    first = arrays[0]
+    target, layout = align_target("map_overlap", arrays)
+    if layout.shape != first.shape or any(a.shape != first.shape for a in arrays):
+        raise ValueError(message("map_overlap", "arrays must have one shape", tuple(a.shape for a in arrays)))
+    rank = first._comm.rank
+    plain = first._layout.replace(halo=(0,) * first.ndim, boundary=("none",) * first.ndim)
+    blocks, cuts = [], None
+    for a in arrays:
+        if a._layout.blocks_key != plain.blocks_key:
+            a = redistribute_to(a, plain.replace(halo=a._layout.halo, boundary=a._layout.boundary))
+        a = with_halo(a, depth, boundary)
+        cuts = _visible(a._layout, rank)
+        blocks.append(a._block[cuts])
+    out = func(*blocks, **kwargs)
+    if trim:  # the owned cells sit at [h - cut.start, h - cut.start + n) of what func saw
+        halo = normalize_halo("map_overlap", depth, first.ndim)
+        out = out[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
+    expected = plain.block_shape(rank)
+    if tuple(out.shape) != expected:
+        raise ValueError(message("map_overlap", "func returned a block of the wrong shape", tuple(out.shape),
+                                 f"{expected} on rank {rank} (after trim={trim})"))
+    return wrap_like(out, plain, first)
+
+
+def _visible(layout, rank) -> tuple[slice, ...]:
+    """The part of the padded block ``func`` sees: no ghost cells past a global edge with boundary 'none'."""
+    index = layout.block_index(rank)
+    shape = layout.block_shape(rank)
+    cuts = []
+    for axis, (h, kind) in enumerate(zip(layout.halo, layout.boundary)):
+        lo, hi = 0, shape[axis] + 2 * h
+        if kind == "none":
+            if index[axis] == 0:
+                lo = h
+            if index[axis] == len(layout.sizes[axis]) - 1:
+                hi = shape[axis] + h
+        cuts.append(slice(lo, hi))
+    return tuple(cuts)

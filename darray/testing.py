@@ -1,0 +1,62 @@
+"""Testing helpers: compare a DArray with a NumPy oracle on every rank, agreeing on the verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._backend import to_numpy
+from ._core import DArray
+
+__all__ = ["assert_equal", "agree"]
+
+
+def agree(comm, ok: bool) -> list[int]:
+    """Ranks of ``comm`` where ``ok`` is False (the same list on every rank)."""
+    flags = to_numpy(comm.allgather(np.asarray([0 if ok else 1], dtype=np.int64)))[:, 0]
+    return [int(r) for r in np.flatnonzero(flags)]
+
+
+def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float = 0.0, check_dtype: bool = True,
+                 err_msg: str = "") -> None:
+    """Assert that the global array ``x`` equals ``expected`` (a NumPy array of the global shape).
+
+    Every rank compares its own block with the matching slice of
+    ``expected`` (nothing is gathered); the verdict is agreed across ranks so
+    a mismatch on one rank fails every rank instead of leaving others waiting.
+    Integers and booleans compare exactly; floating point with ``rtol``
+    (default ``1e-12`` for float64, ``1e-5`` for float32), NaNs equal.
+
+    Examples
+    --------
+    >>> import numpy, darray as da
+    >>> assert_equal(da.arange(5) * 2, numpy.arange(5) * 2)
+    """
+    if not isinstance(x, DArray):
+        raise TypeError(f"assert_equal: expected a DArray; got {type(x).__name__}")
+    expected = np.asarray(expected)
+    problem = ""
+    if x.shape != expected.shape:
+        problem = f"shape {x.shape} != expected {expected.shape}"
+    elif check_dtype and x.dtype != expected.dtype:
+        problem = f"dtype {x.dtype} != expected {expected.dtype}"
+    if not problem:
+        rank = x.comm.rank
+        local = to_numpy(x.local)
+        want = expected[x.layout.block_slices(rank)] if expected.ndim else expected
+        if local.shape != want.shape:
+            problem = f"rank {rank}: block shape {local.shape} != expected {want.shape}"
+        elif local.dtype.kind in "fc" or want.dtype.kind in "fc":
+            tol = rtol if rtol is not None else (1e-5 if local.dtype in (np.float32, np.complex64) else 1e-12)
+            if not np.allclose(local, want, rtol=tol, atol=atol, equal_nan=True):
+                bad = ~np.isclose(local, want, rtol=tol, atol=atol, equal_nan=True)
+                problem = (f"rank {rank}: {int(bad.sum())} of {local.size} elements differ "
+                           f"(first got {local[bad][:5]}, expected {want[bad][:5]})")
+        elif not np.array_equal(local, want):
+            bad = local != want
+            problem = (f"rank {rank}: {int(np.sum(bad))} of {local.size} elements differ "
+                       f"(first got {local[bad][:5]}, expected {want[bad][:5]})")
+    failed = agree(x.comm, not problem)
+    if failed:
+        detail = problem or "this rank's block matches"
+        raise AssertionError(f"{err_msg + ': ' if err_msg else ''}DArray differs from the expected array on "
+                             f"ranks {failed} of {x.comm.size} ({detail}); layout {x.layout}")
