@@ -275,7 +275,7 @@ def _binary_methods(row):
     name = row.operator[2:-2]
 
     def forward(self, other):
-        return _apply(row, (self, other))
+        return _apply(row, (self, other), _temporaries(self, other))
 
     def reflected(self, other):
         return _apply(row, (other, self))
@@ -301,3 +301,4 @@ for _row in BINARY_OPERATORS.values():
 DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (like NumPy's)
 
 from .elementwise import apply as _apply, apply_inplace as _apply_inplace  # noqa: E402  (cycle by design)
+from .elementwise import temporaries as _temporaries  # noqa: E402

@@ -17,24 +17,29 @@ from .._errors import message
 from .._layout import Layout
 from .array import DArray
 from .dtypes import CATEGORIES, to_backend_dtype, to_numpy_dtype
-from .table import Elementwise
+from .._backend import NUMPY as _NUMPY
+from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "astype", "align", "local_operand", "wrap_like"]
+__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like"]
 
 _SCALARS = (bool, int, float, complex)
+_ALLOWED = {row.name: CATEGORIES[row.category] for row in ELEMENTWISE}
 _funcs: dict[tuple[int, str], Any] = {}
 
-# Reference counts of an operand that nothing but the running expression holds:
-# the caller's stack, the ``args`` tuple, the loop variable, getrefcount's argument.
-_TEMPORARY_REFS = 4
+# Largest reference count, seen inside ``_reusable``, of an operand that nothing
+# but the running expression holds. Calibrated at import (``_calibrate``) because
+# it depends on the interpreter; 0 disables the reuse.
+_TEMPORARY_REFS = 0
+_probe: list | None = None
 
 
 def _func(xp, name: str):
-    key = (id(xp), name)
-    f = _funcs.get(key)
+    table = _funcs.get(xp)
+    if table is None:
+        table = _funcs[xp] = {}
+    f = table.get(name)
     if f is None:
-        f = getattr(xp, name)
-        _funcs[key] = f
+        f = table[name] = getattr(xp, name)
     return f
 
 
@@ -51,44 +56,68 @@ def _check(row: Elementwise, kinds) -> None:
                                     if k in "biufc" else k, f"a {row.category} dtype"))
 
 
-def apply(row: Elementwise, args: tuple) -> DArray:
-    """``row.name`` applied to ``args`` (DArrays, Python scalars or array-likes)."""
+def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
+    """``row.name`` applied to ``args`` (DArrays, Python scalars or array-likes).
+
+    ``temps`` flags operands that are unreferenced temporaries (bit 0: first,
+    bit 1: second; see :func:`temporaries`): their buffers may take the result.
+    """
     if len(args) != row.nargs:
         raise TypeError(message(row.name, "wrong number of arguments", len(args), str(row.nargs)))
     first = args[0]
-    if row.nargs == 1:
-        if type(first) is DArray and not first._layout.has_halo:
-            _check(row, _kind(first._block))
-            out = _func(first._xp, row.name)(first._block)
-            return DArray._wrap(out, first._layout, first._comm, first._xp)
-    elif type(first) is DArray and type(args[1]) is DArray:
-        a, b = first, args[1]
-        layout = a._layout
-        if (layout is b._layout or layout == b._layout) and not layout.has_halo and a._xp is b._xp:
-            ka, kb = _kind(a._block), _kind(b._block)
-            _check(row, (ka, kb))
-            f = _func(a._xp, row.name)
-            if isinstance(f, np.ufunc):
-                reuse = _reusable(a, ka, kb) or _reusable(b, kb, ka)
-                if reuse is not None:
-                    return DArray._wrap(f(a._block, b._block, out=reuse), layout, a._comm, a._xp)
-            return DArray._wrap(f(a._block, b._block), layout, a._comm, a._xp)
+    if type(first) is DArray:
+        layout = first._layout
+        if row.nargs == 1:
+            if not layout.has_halo:
+                block = first._block
+                if _kind(block) not in _ALLOWED[row.name]:
+                    _check(row, _kind(block))
+                return DArray._wrap(_func(first._xp, row.name)(block), layout, first._comm, first._xp)
+        else:
+            b = args[1]
+            if type(b) is DArray and (layout is b._layout or layout == b._layout) and not layout.has_halo \
+                    and first._xp is b._xp:
+                ba, bb = first._block, b._block
+                ka, kb = _kind(ba), _kind(bb)
+                allowed = _ALLOWED[row.name]
+                if ka not in allowed or kb not in allowed:
+                    _check(row, (ka, kb))
+                f = _func(first._xp, row.name)
+                if temps and type(f) is np.ufunc and ka == kb and ka in "fc" and ba.dtype == bb.dtype:
+                    reuse = _reusable(first) if temps & 1 else None
+                    if reuse is None and temps & 2:
+                        reuse = _reusable(b)
+                    if reuse is not None:
+                        return DArray._wrap(f(ba, bb, out=reuse), layout, first._comm, first._xp)
+                return DArray._wrap(f(ba, bb), layout, first._comm, first._xp)
     return _general(row, args)
 
 
-def _reusable(x: DArray, kind: str, other_kind: str):
-    """The block of ``x`` if ``x`` is an unreferenced temporary whose block can hold the result.
+def _reusable(x: DArray):
+    """The block of temporary ``x`` if it is a plain buffer that only ``x`` holds.
 
-    NumPy reuses such temporaries in ``a * b + c`` for plain ndarrays; doing the
-    same keeps darray as fast as NumPy on expressions.
+    Expected references: ``x._block``, ``apply``'s local, this local, getrefcount's
+    argument, and ``x._local`` when it is the block itself.
     """
-    if sys.getrefcount(x) > _TEMPORARY_REFS or kind != other_kind or kind not in "fc":
-        return None
     block = x._block
-    # the block must be owned by x alone (not a user's array wrapped by from_local, not a view)
-    if block.base is not None or sys.getrefcount(block) > 2 + (x._local is block):
+    if block.base is not None or sys.getrefcount(block) > 4 + (x._local is block):
         return None
     return block
+
+
+def temporaries(a, b) -> int:
+    """Which of two operator operands are unreferenced temporaries (bit 0: a, bit 1: b).
+
+    NumPy reuses such temporaries in ``a * b + c`` for plain ndarrays; doing
+    the same keeps darray as fast as NumPy on expressions. Only called from the
+    operator methods, whose frame layout fixes the reference counts; a named
+    array (a variable, an argument, a list item) always has one reference more.
+    """
+    limit = _TEMPORARY_REFS
+    if _probe is not None:
+        _probe.append((sys.getrefcount(a), sys.getrefcount(b)))
+        return 0
+    return (sys.getrefcount(a) <= limit) | ((sys.getrefcount(b) <= limit) << 1)
 
 
 def _general(row: Elementwise, args: tuple) -> DArray:
@@ -203,3 +232,41 @@ def astype(x: DArray, dtype, /, *, copy: bool = True, device=None) -> DArray:
     return DArray._wrap(block, x._layout, x._comm, xp)
 
 
+
+
+def _calibrate() -> int:
+    """The reference count of a temporary operand as :func:`temporaries` sees it on this interpreter.
+
+    Returns 0 (reuse off) unless temporaries are strictly below named operands
+    on both sides of an operator.
+    """
+    global _probe
+    from .._comm import SelfCommunicator
+
+    layout = Layout((2,), (1,), (None,), ((2,),), (0,), ("none",))
+    comm = SelfCommunicator()
+
+    def make():
+        return DArray._wrap(np.ones(2), layout, comm, _NUMPY)
+
+    named_a, named_b = make(), make()
+    _probe = []
+    try:
+        named_a + named_b
+        make() + make()
+        named_a - named_b
+        make() - make()
+        (na, nb), (ta, tb), (na2, nb2), (ta2, tb2) = _probe
+    finally:
+        _probe = None
+    temporary = _builtin_max(ta, tb, ta2, tb2)
+    return temporary if temporary < _builtin_min(na, nb, na2, nb2) else 0
+
+
+def calibrate_reuse() -> None:
+    """Set the temporary-reuse threshold (called once when darray._core is imported)."""
+    global _TEMPORARY_REFS
+    _TEMPORARY_REFS = _calibrate()
+
+
+_builtin_min, _builtin_max = min, max

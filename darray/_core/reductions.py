@@ -24,14 +24,17 @@ import numpy as np
 from .._errors import message
 from .._layout import normalize_axis
 from .array import DArray
-from .dtypes import check_category, to_backend_dtype, to_numpy_dtype
+from .dtypes import CATEGORIES, check_category, to_backend_dtype, to_numpy_dtype
 
 __all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes"]
+
+_ALL_AXES = tuple(tuple(range(n)) for n in range(33))
+
 
 def normalize_axes(func: str, axis, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, int or tuple) as a sorted tuple of distinct non-negative axes."""
     if axis is None:
-        return tuple(range(ndim))
+        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
     if isinstance(axis, Sequence) and not isinstance(axis, str):
         axes = tuple(normalize_axis(func, a, ndim) for a in axis)
         if len(set(axes)) != len(axes):
@@ -44,8 +47,12 @@ def normalize_axes(func: str, axis, ndim: int) -> tuple[int, ...]:
 
 def _cut(x: DArray, axes) -> tuple[bool, ...]:
     """Per grid dim: does it cut one of ``axes`` (so partials must be combined along it)?"""
-    layout = x._layout
-    return tuple(s is not None and s in axes for s in layout.split)
+    derived = x._layout._derived
+    key = ("cut", axes)
+    found = derived.get(key)
+    if found is None:
+        found = derived[key] = tuple(s is not None and s in axes for s in x._layout.split)
+    return found
 
 
 def _finish(x: DArray, local, axes, keepdims: bool) -> DArray:
@@ -61,25 +68,39 @@ def _allreduce_over(x: DArray, cut, local, op: str):
     return x._comm.sub(x._layout.dims, cut).allreduce(local, op)
 
 
+_CATEGORY = {"sum": "numeric", "prod": "numeric", "min": "real numeric", "max": "real numeric", "all": "any",
+             "any": "any"}
+
+
+def _as_array(xp, out):
+    """Backends return NumPy scalars for full reductions; darray blocks are always arrays."""
+    if isinstance(out, np.ndarray):
+        return out
+    return np.asarray(out) if isinstance(out, np.generic) else xp.asarray(out)
+
+
 def _simple(func: str, op: str, neutral):
+    allowed = CATEGORIES[_CATEGORY[func]]
+
     def reduce(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
+        if type(x) is not DArray:
+            raise TypeError(message(func, "expected a DArray", type(x).__name__))
         axes = normalize_axes(func, axis, x.ndim)
         xp = x._xp
-        if func in ("sum", "prod"):
-            check_category(func, x.dtype, "numeric")
-        elif func in ("min", "max"):
-            check_category(func, x.dtype, "real numeric")
-            empty = [a for a in axes if x.shape[a] == 0]
-            if empty:
-                raise ValueError(message(func, "zero-size reduction has no identity", x.shape,
-                                         f"a non-empty axis {empty[0]}"))
+        block = x.local
+        dt = block.dtype
+        if (dt.kind if isinstance(dt, np.dtype) else to_numpy_dtype(dt).kind) not in allowed:
+            check_category(func, x.dtype, _CATEGORY[func])
+        if neutral is not None:
+            for a in axes:
+                if x.shape[a] == 0:
+                    raise ValueError(message(func, "zero-size reduction has no identity", x.shape,
+                                             f"a non-empty axis {a}"))
         kwargs = {} if dtype is None else {"dtype": to_backend_dtype(xp, dtype)}
         cut = _cut(x, axes)
-        block = x.local
-        if not builtins.any(cut):
+        if True not in cut:
             out = getattr(xp, func)(block, axis=axes, keepdims=keepdims, **kwargs)
-            layout = x._layout.reduced(axes, keepdims)
-            return DArray._wrap(xp.asarray(out), layout, x._comm, xp)
+            return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
         if neutral is not None and builtins.any(block.shape[a] == 0 for a in axes):
             shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
             partial = xp.full(shape, neutral(x.dtype), dtype=block.dtype, device=x.device)
@@ -127,7 +148,7 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     cut = _cut(x, axes)
     if not builtins.any(cut):
         out = xp.mean(x.local, axis=axes, keepdims=keepdims)
-        return DArray._wrap(xp.asarray(out), x._layout.reduced(axes, keepdims), x._comm, xp)
+        return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -191,7 +212,7 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     xp = x._xp
     if not builtins.any(_cut(x, axes)):
         out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
-        return DArray._wrap(xp.asarray(out), x._layout.reduced(axes, keepdims), x._comm, xp)
+        return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     n, m, m2 = _moments(x, axes)
     sub = x._comm.sub(x._layout.dims, _cut(x, axes))
     counts = sub.allgather(np.asarray([n], dtype=np.int64))[:, 0]

@@ -46,7 +46,8 @@ class Layout:
     (slice(7, 10, None), slice(0, 4, None))
     """
 
-    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "_key", "_hash", "__dict__")
+    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "has_halo", "_key", "_hash", "_derived",
+                 "__dict__")
 
     def __init__(self, shape, dims, split, sizes, halo, boundary):
         self.shape = tuple(shape)
@@ -55,8 +56,10 @@ class Layout:
         self.sizes = tuple(sizes)
         self.halo = tuple(halo)
         self.boundary = tuple(boundary)
+        self.has_halo = any(self.halo)
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
+        self._derived: dict = {}  # cache of layouts derived from this one (reductions, broadcasts)
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -144,10 +147,6 @@ class Layout:
         """True when every rank holds the whole array."""
         return all(s is None for s in self.split)
 
-    @property
-    def has_halo(self) -> bool:
-        return any(self.halo)
-
     def coords(self, rank: int) -> tuple[int, ...]:
         return coords_of(rank, self.dims)
 
@@ -185,7 +184,13 @@ class Layout:
     # ------------------------------------------------------------ derived layouts
     def reduced(self, axes: Sequence[int], keepdims: bool) -> Layout:
         """Layout of a reduction over ``axes``: those axes become replicated (or vanish)."""
-        axes = set(axes)
+        key = ("reduced", tuple(axes), keepdims)
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = self._reduced(set(axes), keepdims)
+        return found
+
+    def _reduced(self, axes: set, keepdims: bool) -> Layout:
         keep = [a for a in range(self.ndim) if a not in axes]
         if keepdims:
             new_axis = {a: a for a in range(self.ndim)}
@@ -208,7 +213,13 @@ class Layout:
         Operand axes that match a cut axis are cut the same way; broadcast
         (length-1 or missing) axes are replicated. No halo.
         """
-        shape = tuple(shape)
+        key = ("broadcast", tuple(shape))
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = self._broadcast_layout(tuple(shape))
+        return found
+
+    def _broadcast_layout(self, shape: tuple) -> Layout:
         lead = self.ndim - len(shape)
         split, sizes = [], []
         for s in self.split:
