@@ -129,6 +129,34 @@ class DArray:
         """This rank's storage: owned cells plus ghost cells (valid after a halo exchange)."""
         return self._block
 
+    def __getitem__(self, key) -> DArray:
+        from .indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        from .indexing import setitem
+
+        setitem(self, key, value)
+
+    @property
+    def T(self) -> DArray:
+        """Transpose of a 2-d array (no communication: the layout is permuted)."""
+        if self.ndim != 2:
+            raise ValueError(message("T", "only defined for 2-d arrays", self.shape, "a 2-d array (use .mT)"))
+        from .manipulation import permute_dims
+
+        return permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> DArray:
+        """Transpose of the last two axes (no communication)."""
+        if self.ndim < 2:
+            raise ValueError(message("mT", "needs at least 2 dimensions", self.shape))
+        from .manipulation import permute_dims
+
+        return permute_dims(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len: len() of a 0-d array")

@@ -72,10 +72,14 @@ class Layout:
         boundary_t = normalize_boundary(func, boundary, ndim)
         dims, split_t = normalize_split(func, split, grid, shape, nprocs, halo_t, min_size)
         axis_dim = _axis_dims(dims, split_t, ndim)
-        explicit = _explicit_sizes(func, sizes, axis_dim, ndim)
+        named = [None] * ndim  # grid dim named for each axis, even a dim of size 1
+        for g, axis in enumerate(split_t):
+            if axis is not None:
+                named[axis] = g
+        explicit = _explicit_sizes(func, sizes, tuple(named), ndim)
         per_axis = []
         for axis, n in enumerate(shape):
-            g = axis_dim[axis]
+            g = named[axis]
             parts = dims[g] if g is not None else 1
             if axis in explicit:
                 per_axis.append(check_sizes(func, n, parts, explicit[axis]))

@@ -1,0 +1,250 @@
+"""Basic indexing (integers, slices with any step, ``...``, ``None``) with global semantics.
+
+Slicing is local: every rank keeps the selected cells of its own block, so the
+result is cut like the input with (possibly uneven, possibly empty) blocks and
+nothing moves. A negative step reverses block order, which swaps whole blocks
+between mirrored ranks (:func:`flip_axis`). An integer on a cut axis is
+broadcast from its owner along that grid dim.
+"""
+
+from __future__ import annotations
+
+import numbers
+from functools import lru_cache
+from math import ceil
+
+import numpy as np
+
+from .._errors import message
+from .._layout import Layout
+from .array import DArray
+
+__all__ = ["normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout"]
+
+
+def is_basic_key(key) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, slice)
+               or (isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)))
+               or (isinstance(k, DArray) and k.ndim == 0 and k.dtype.kind in "iu")
+               for k in items)
+
+
+def normalize_key(func: str, key, shape: tuple[int, ...]) -> tuple:
+    """Per source axis ``("int", i)`` or ``("slice", start, stop, step, length)``, and ``("new",)`` entries."""
+    items = key if isinstance(key, tuple) else (key,)
+    items = tuple(int(k) if isinstance(k, DArray) else k for k in items)
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError(message(func, "an index can only have a single ellipsis", key))
+    used = sum(k is not None and k is not Ellipsis for k in items)
+    if used > len(shape):
+        raise IndexError(message(func, "too many indices", used, f"at most {len(shape)} for shape {shape}"))
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items = items[:i] + (slice(None),) * (len(shape) - used) + items[i + 1:]
+    else:
+        items = items + (slice(None),) * (len(shape) - used)
+    out, axis = [], 0
+    for k in items:
+        if k is None:
+            out.append(("new",))
+            continue
+        n = shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            out.append(("slice", start, stop, step, len(range(start, stop, step))))
+        else:
+            i = int(k)
+            if not -n <= i < n:
+                raise IndexError(message(func, f"index out of bounds for axis {axis} of size {n}", i,
+                                         f"an index in [{-n}, {n})"))
+            out.append(("int", i % n))
+        axis += 1
+    return tuple(out)
+
+
+def _count(lo: int, hi: int, start: int, step: int, m: int) -> tuple[int, int]:
+    """Selected positions k (``start + k*step``, step > 0) that fall into ``[lo, hi)``: ``(k_lo, k_hi)``."""
+    k_lo = max(0, ceil((lo - start) / step))
+    k_hi = min(m, max(0, ceil((hi - start) / step)))
+    return k_lo, max(k_lo, k_hi)
+
+
+@lru_cache(maxsize=512)
+def sliced_layout(layout: Layout, key: tuple) -> tuple[Layout, tuple, tuple]:
+    """Layout of ``x[key]`` before any flip, and which result axes need a flip (negative steps).
+
+    Also returns, per source axis, the increasing ``(start, step, length)`` selection.
+    """
+    shape, sizes, split_of = [], [], {}
+    flips, selections = [], []
+    axis = 0
+    for entry in key:
+        if entry[0] == "new":
+            shape.append(1)
+            sizes.append((1,))
+            continue
+        if entry[0] == "int":
+            selections.append(("int", entry[1]))
+            axis += 1
+            continue
+        _, start, stop, step, m = entry
+        if step < 0 and m:
+            start, step = start + (m - 1) * step, -step
+            flips.append(len(shape))
+        elif step < 0:
+            start, step = 0, 1
+        selections.append(("slice", start, step, m))
+        g = layout.axis_dim[axis]
+        if g is None:
+            sizes.append((m,))
+        else:
+            offs = layout.offsets[axis]
+            sizes.append(tuple(np.diff(_count(offs[i], offs[i + 1], start, step, m)).item()
+                               for i in range(len(offs) - 1)))
+            split_of[g] = len(shape)
+        shape.append(m)
+        axis += 1
+    split = tuple(split_of.get(g) for g in range(len(layout.dims)))
+    out = Layout(tuple(shape), layout.dims, split, tuple(sizes), (0,) * len(shape), ("none",) * len(shape))
+    return out, tuple(flips), tuple(selections)
+
+
+def _local_key(layout: Layout, rank: int, selections) -> tuple:
+    """Slices into this rank's owned cells selecting its part of the result."""
+    starts = layout.block_start(rank)
+    shape = layout.block_shape(rank)
+    out = []
+    for axis, sel in enumerate(selections):
+        lo, n = starts[axis], shape[axis]
+        if sel[0] == "int":
+            i = sel[1] - lo
+            out.append(slice(i, i + 1) if 0 <= i < n else slice(0, 0))
+            continue
+        _, start, step, m = sel
+        k_lo, k_hi = _count(lo, lo + n, start, step, m)
+        first = start + k_lo * step - lo
+        out.append(slice(first, first + (k_hi - k_lo - 1) * step + 1, step) if k_hi > k_lo else slice(0, 0))
+    return tuple(out)
+
+
+def getitem(x: DArray, key) -> DArray:
+    """``x[key]`` for basic keys."""
+    nkey = normalize_key("__getitem__", key, x.shape)
+    layout, flips, selections = sliced_layout(x._layout, nkey)
+    xp = x._xp
+    rank = x._comm.rank
+    part = x.local[_local_key(x._layout, rank, selections)]
+    # integers on cut axes: the owner broadcasts its row along those grid dims
+    int_axes = [a for a, sel in enumerate(selections) if sel[0] == "int"]
+    cut_ints = [a for a in int_axes if x._layout.axis_dim[a] is not None]
+    if cut_ints:
+        part = _broadcast_owner(x, part, selections, cut_ints)
+    shape = layout.block_shape(rank)  # integer-indexed axes dropped, new axes inserted
+    part = xp.reshape(part, shape) if tuple(part.shape) != shape else part
+    out = DArray._wrap(part, layout, x._comm, xp)
+    for axis in flips:
+        out = flip_axis(out, axis)
+    return out
+
+
+def _broadcast_owner(x: DArray, part, selections, cut_ints):
+    layout = x._layout
+    dims = layout.dims
+    keep = [False] * len(dims)
+    owner = {}
+    for a in cut_ints:
+        g = layout.axis_dim[a]
+        keep[g] = True
+        i = selections[a][1]
+        offs = layout.offsets[a]
+        owner[g] = next(b for b in range(len(offs) - 1) if offs[b] <= i < offs[b + 1])
+    sub = x._comm.sub(dims, keep)
+    root = 0
+    for g, d in enumerate(dims):
+        if keep[g]:
+            root = root * d + owner[g]
+    coords = layout.coords(x._comm.rank)
+    shape = list(part.shape)
+    for a in cut_ints:  # non-owners hold an empty slice there; the row has length 1
+        shape[a] = 1
+    if any(coords[g] != owner[g] for g in owner):
+        part = x._xp.empty(tuple(shape), dtype=x._block.dtype, device=x.device)
+    return sub.bcast(part, root)
+
+
+@lru_cache(maxsize=256)
+def _flipped(layout: Layout, axis: int) -> Layout:
+    sizes = list(layout.sizes)
+    sizes[axis] = tuple(reversed(sizes[axis]))
+    return layout.replace(sizes=tuple(sizes), halo=(0,) * layout.ndim, boundary=("none",) * layout.ndim)
+
+
+def flip_axis(x: DArray, axis: int) -> DArray:
+    """``x`` reversed along ``axis``: block i swaps with its mirror block and is reversed locally.
+
+    The result's block sizes along ``axis`` are the input's in reverse order
+    (one message per rank, no rebalancing).
+    """
+    layout = x._layout
+    xp = x._xp
+    local = xp.flip(x.local, axis=axis)
+    g = layout.axis_dim[axis]
+    new = _flipped(layout, axis)
+    if g is None:
+        return DArray._wrap(local, new, x._comm, xp)
+    coords = list(layout.coords(x._comm.rank))
+    coords[g] = layout.dims[g] - 1 - coords[g]
+    peer = layout.rank(coords)
+    rank = x._comm.rank
+    out = xp.empty(new.block_shape(rank), dtype=x._block.dtype, device=x.device)
+    local = xp.asarray(local, copy=True)
+    full_send = tuple(slice(0, n) for n in local.shape)
+    full_recv = tuple(slice(0, n) for n in out.shape)
+    x._comm.exchange(local, [(peer, full_send)], out, [(peer, full_recv)]).wait()
+    return DArray._wrap(out, new, x._comm, xp)
+
+
+def setitem(x: DArray, key, value) -> None:
+    """``x[key] = value`` for basic keys; ``value`` is broadcast to the selected region.
+
+    A DArray value is redistributed to the selection's blocks (only cells
+    that change owner move); a NumPy value or scalar is sliced locally.
+    """
+    from .elementwise import local_operand
+
+    nkey = normalize_key("__setitem__", key, x.shape)
+    layout, flips, selections = sliced_layout(x._layout, nkey)
+    rank = x._comm.rank
+    scalar = isinstance(value, (bool, int, float, complex))
+    if not scalar:
+        if isinstance(value, DArray):
+            if value._comm is not x._comm:
+                raise ValueError(message("__setitem__", "value lives on another communicator", None))
+        else:
+            value = np.asarray(value)
+            if value.dtype.kind not in "biufc":
+                raise TypeError(message("__setitem__", "unsupported value", value.dtype, "numbers or booleans"))
+        try:
+            ok = np.broadcast_shapes(value.shape, layout.shape) == layout.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(message("__setitem__", "value cannot be broadcast to the selection", value.shape,
+                                     f"a shape broadcastable to {layout.shape}"))
+        lead = layout.ndim - value.ndim
+        for axis in flips:  # the selection runs backwards there: so must the value
+            if axis >= lead and value.shape[axis - lead] != 1:
+                value = flip_axis(value, axis - lead) if isinstance(value, DArray) else np.flip(value, axis - lead)
+        value = local_operand("__setitem__", value, layout, x)
+    target = x.local[_local_key(x._layout, rank, selections)]
+    if 0 in tuple(target.shape):
+        x._halo_fresh = False
+        return
+    if scalar:
+        target[...] = value
+    else:
+        xp = x._xp
+        full = xp.broadcast_to(xp.asarray(value, dtype=x._block.dtype), layout.block_shape(rank))
+        target[...] = xp.reshape(full, tuple(target.shape))
+    x._halo_fresh = False
