@@ -21,6 +21,8 @@ from ._api.data_types import (astype, bool, can_cast, complex64, complex128, fin
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names
 from ._api.layouts import redistribute
+from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
+                                 repeat, reshape, roll, squeeze, stack, tile, unstack)
 from ._api.overlap import map_overlap
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
@@ -39,6 +41,8 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
+    "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     "Communicator", "DArray", "Layout", "__array_api_version__", "__version__", "all", "any", "arange", "asarray",
     "astype", "bool", "can_cast", "complex128", "complex64", "config", "default_communicator", "e", "empty",
     "empty_like", "eye", "finfo", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",

@@ -47,10 +47,6 @@ def _cupy():
     return cupy
 
 
-def _region_shape(region: Region) -> tuple[int, ...]:
-    return tuple(s.stop - s.start for s in region)
-
-
 def _nonempty(region: Region) -> bool:
     return all(s.stop > s.start for s in region)
 
@@ -241,7 +237,7 @@ class NCCLCommunicator:
         for src, dst in pairs:
             recv[dst] = send[src]
         packed = [(peer, self._contiguous(send[region])) for peer, region in sends if _nonempty(region)]
-        unpack = [(peer, region, self._cp.empty(_region_shape(region), dtype=recv.dtype))
+        unpack = [(peer, region, self._cp.empty(recv[region].shape, dtype=recv.dtype))
                   for peer, region in recvs if _nonempty(region)]
         if not packed and not unpack:
             return DoneRequest()

@@ -6,7 +6,7 @@ from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
 
-__all__ = ["permute_dims"]
+__all__ = ["permute_dims", "place", "balanced_like"]
 
 
 def permute_dims(x: DArray, axes) -> DArray:
@@ -22,3 +22,22 @@ def permute_dims(x: DArray, axes) -> DArray:
                  tuple(layout.boundary[a] for a in axes))
     new = new.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim) if new.has_halo else new
     return DArray._wrap(x._xp.permute_dims(x.local, axes), new, x._comm, x._xp)
+
+
+def place(x: DArray, out: DArray, region, offset) -> None:
+    """Copy the cells of ``x`` inside global ``region`` to ``region + offset`` of ``out`` (collective)."""
+    from .plans import placement_plan
+
+    plan = placement_plan(x._layout, out._layout, x._comm.rank, tuple(region), tuple(offset))
+    block = x._block if x._xp is out._xp else out._xp.asarray(x._block)
+    x._comm.exchange(block, plan.sends, out._block, plan.recvs).wait()
+    out._halo_fresh = False
+
+
+def balanced_like(layout: Layout, shape, nprocs: int) -> Layout:
+    """A layout for ``shape`` cut along the same axes as ``layout`` (balanced blocks, no halo)."""
+    from .._layout import balanced_sizes
+
+    sizes = tuple(balanced_sizes(n, len(layout.sizes[a])) if layout.axis_dim[a] is not None else (n,)
+                  for a, n in enumerate(shape))
+    return Layout(tuple(shape), layout.dims, layout.split, sizes, (0,) * len(shape), ("none",) * len(shape))

@@ -13,7 +13,7 @@ from itertools import product
 
 from .._layout import Layout, locate
 
-__all__ = ["Plan", "redistribution_plan", "gather_plan"]
+__all__ = ["Plan", "redistribution_plan", "placement_plan", "gather_plan"]
 
 Region = tuple[slice, ...]
 
@@ -21,7 +21,7 @@ Region = tuple[slice, ...]
 class Plan:
     """Messages of one rank: ``sends`` and ``recvs`` as ``(peer, region)`` lists."""
 
-    __slots__ = ("sends", "recvs", "nbytes_per_item")
+    __slots__ = ("sends", "recvs")
 
     def __init__(self, sends: list[tuple[int, Region]], recvs: list[tuple[int, Region]]):
         self.sends = sends
@@ -79,26 +79,41 @@ def _owner(src: Layout, block_index, reader: int) -> int:
 @lru_cache(maxsize=512)
 def redistribution_plan(src: Layout, dst: Layout, rank: int) -> Plan:
     """Messages that move ``rank``'s part of ``src`` into the ``dst`` layout (same shape, same ranks)."""
+    full = tuple((0, n) for n in src.shape)
+    return placement_plan(src, dst, rank, full, (0,) * src.ndim)
+
+
+@lru_cache(maxsize=512)
+def placement_plan(src: Layout, dst: Layout, rank: int, region: tuple, offset: tuple) -> Plan:
+    """Messages that copy the cells of ``src`` inside global ``region`` to ``region + offset`` of ``dst``.
+
+    ``region`` is a ``(lo, hi)`` pair per axis. Concatenation, roll and
+    redistribution are all placements.
+    """
     ndim = src.ndim
     recvs = []
-    want = _bounds(dst, rank)
-    if all(hi > lo for lo, hi in want):
-        ranges = [locate(src.offsets[a], *want[a]) for a in range(ndim)]
+    want = _intersect(_bounds(dst, rank), tuple((lo + o, hi + o) for (lo, hi), o in zip(region, offset)))
+    if want is not None:
+        need = tuple((lo - o, hi - o) for (lo, hi), o in zip(want, offset))  # in src coordinates
+        ranges = [locate(src.offsets[a], *need[a]) for a in range(ndim)]
         for block in product(*ranges):
             have = tuple((src.offsets[a][i], src.offsets[a][i + 1]) for a, i in enumerate(block))
-            cells = _intersect(have, want)
+            cells = _intersect(have, need)
             if cells is not None:
-                recvs.append((_owner(src, block, rank), _shift(cells, dst.block_start(rank), dst.halo)))
+                moved = tuple((lo + o, hi + o) for (lo, hi), o in zip(cells, offset))
+                recvs.append((_owner(src, block, rank), _shift(moved, dst.block_start(rank), dst.halo)))
     sends = []
-    mine = _bounds(src, rank)
+    mine = _intersect(_bounds(src, rank), region)
     my_block = src.block_index(rank)
-    if all(hi > lo for lo, hi in mine):
+    if mine is not None:
+        moved = tuple((lo + o, hi + o) for (lo, hi), o in zip(mine, offset))
         for reader in range(dst.nprocs):
             if _owner(src, my_block, reader) != rank:
                 continue
-            cells = _intersect(mine, _bounds(dst, reader))
+            cells = _intersect(moved, _bounds(dst, reader))
             if cells is not None:
-                sends.append((reader, _shift(cells, src.block_start(rank), src.halo)))
+                back = tuple((lo - o, hi - o) for (lo, hi), o in zip(cells, offset))
+                sends.append((reader, _shift(back, src.block_start(rank), src.halo)))
     return Plan(sends, recvs)
 
 
