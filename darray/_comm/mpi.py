@@ -111,31 +111,51 @@ class MPICommunicator:
         return _Staged(array, self.cuda_aware)
 
     def _back(self, like, host):
-        if isinstance(like, np.ndarray):
+        if isinstance(like, np.ndarray) or type(host) is type(like):
             return host
         import array_api_compat
 
         xp = array_api_compat.array_namespace(like)
         return xp.asarray(host, device=array_api_compat.device(like))
 
+    def _contiguous(self, array):
+        """A C-contiguous buffer MPI can read: a host view/copy, or the device array on CUDA-aware MPI."""
+        host = self._host(array).host
+        if isinstance(host, np.ndarray):
+            return host if host.flags.c_contiguous else np.array(host, order="C")  # keeps 0-d arrays 0-d
+        import cupy  # a device array handed straight to a CUDA-aware MPI
+
+        cupy.cuda.get_current_stream().synchronize()
+        return cupy.ascontiguousarray(host)
+
+    @staticmethod
+    def _empty(like, shape):
+        if isinstance(like, np.ndarray):
+            return np.empty(shape, dtype=like.dtype)
+        import cupy
+
+        return cupy.empty(shape, dtype=like.dtype)
+
     def allreduce(self, array: Any, op: str) -> Any:
         if op not in REDUCE_OPS:
             raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
         if self.size == 1:
             return array
-        send = np.ascontiguousarray(self._host(array).host)
-        out = np.empty_like(send)
+        send = self._contiguous(array)
+        out = self._empty(send, send.shape)
         self.comm.Allreduce(send, out, self._ops[op])
         return self._back(array, out)
 
     def allgather(self, array: Any) -> Any:
-        send = np.ascontiguousarray(self._host(array).host)
-        out = np.empty((self.size, *send.shape), dtype=send.dtype)
+        send = self._contiguous(array)
+        out = self._empty(send, (self.size, *send.shape))
         self.comm.Allgather(send, out)
         return self._back(array, out)
 
     def bcast(self, array: Any, root: int) -> Any:
-        buf = np.array(self._host(array).host, copy=True, order="C")
+        send = self._contiguous(array)
+        buf = self._empty(send, send.shape)
+        buf[...] = send
         self.comm.Bcast(buf, root=root)
         return self._back(array, buf)
 
