@@ -16,8 +16,10 @@ from math import e, inf, nan, pi
 
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_local, full, full_like, linspace,
                             meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._api.cumulative import cumulative_prod, cumulative_sum, diff
 from ._api.data_types import (astype, bool, can_cast, complex64, complex128, finfo, float32, float64, iinfo, int8,
                               int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
+from ._api.info import __array_namespace_info__
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names
 from ._api.layouts import redistribute
@@ -41,6 +43,8 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "__array_namespace_info__",
+    "cumulative_prod", "cumulative_sum", "diff",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
     "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     "Communicator", "DArray", "Layout", "__array_api_version__", "__version__", "all", "any", "arange", "asarray",
