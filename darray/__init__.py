@@ -32,6 +32,8 @@ from ._config import config
 from ._core import DArray
 from ._layout import Layout, plan_grid
 
+from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
+
 __array_api_version__ = "2024.12"
 newaxis = None
 

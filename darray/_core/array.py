@@ -181,6 +181,16 @@ class DArray:
         out = to_numpy(self.gather())
         return out.astype(dtype, copy=False) if dtype is not None else out
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .protocols import array_ufunc
+
+        return array_ufunc(self, ufunc, method, *inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from .protocols import array_function
+
+        return array_function(self, func, types, args, kwargs)
+
     def __array_namespace__(self, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(message("__array_namespace__", "unsupported API version", api_version, "'2024.12'"))

@@ -1,0 +1,185 @@
+"""The NumPy functions darray implements for DArrays (``np.mean(x)``, ``np.cumsum(x)``, ...).
+
+Registered into :mod:`darray._core.protocols`; everything not registered
+returns NotImplemented, so NumPy raises TypeError instead of gathering.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import darray as _da
+
+from .._core import DArray
+from .._core.protocols import HANDLED_FUNCTIONS, UFUNC_ACCUMULATE, UFUNC_REDUCE, implements
+
+__all__ = ["implements"]
+
+UFUNC_REDUCE.update({np.add: _da.sum, np.multiply: _da.prod, np.maximum: _da.max, np.minimum: _da.min,
+                     np.logical_and: _da.all, np.logical_or: _da.any})
+UFUNC_ACCUMULATE.update({np.add: _da.cumulative_sum, np.multiply: _da.cumulative_prod})
+
+# ---------------------------------------------------------------- the registry
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"numpy.{name}: out= is not supported for DArrays; got out={type(out).__name__}, "
+                        "expected None (assign the result instead)")
+
+
+def _reduction(name: str, has_dtype: bool):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        _no_out(name, out)
+        if kwargs.get("where", True) is not True or kwargs.get("initial") is not None:
+            raise TypeError(f"numpy.{name}: where=/initial= are not supported for DArrays")
+        extra = {"dtype": dtype} if has_dtype and dtype is not None else {}
+        return getattr(_da, name)(a, axis=axis, keepdims=keepdims, **extra)
+
+    return impl
+
+
+for _name in ("sum", "prod"):
+    implements(getattr(np, _name))(_reduction(_name, True))
+for _name, _np in (("max", np.max), ("min", np.min), ("all", np.all), ("any", np.any)):
+    implements(_np)(lambda a, axis=None, out=None, keepdims=False, _n=_name, **kw:
+                    (_no_out(_n, out), getattr(_da, _n)(a, axis=axis, keepdims=keepdims))[1])
+implements(np.amax)(HANDLED_FUNCTIONS[np.max])
+implements(np.amin)(HANDLED_FUNCTIONS[np.min])
+
+
+@implements(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    _no_out("mean", out)
+    result = _da.mean(a, axis=axis, keepdims=keepdims)
+    return result.astype(dtype) if dtype is not None else result
+
+
+@implements(np.var)
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
+    _no_out("var", out)
+    return _da.var(a, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+
+
+@implements(np.std)
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
+    _no_out("std", out)
+    return _da.std(a, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+
+
+@implements(np.ptp)
+def _ptp(a, axis=None, out=None, keepdims=False):
+    _no_out("ptp", out)
+    return _da.max(a, axis=axis, keepdims=keepdims) - _da.min(a, axis=axis, keepdims=keepdims)
+
+
+def _nan_reduction(name: str, fill):
+    def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        _no_out(f"nan{name}", out)
+        if a.dtype.kind not in "fc":
+            return getattr(_da, name)(a, axis=axis, keepdims=keepdims)
+        clean = _da.where(_da.isnan(a), fill(a), a)
+        if name in ("mean",):
+            count = _da.sum(~_da.isnan(a), axis=axis, keepdims=keepdims)
+            return _da.sum(clean, axis=axis, keepdims=keepdims) / count
+        return getattr(_da, name)(clean, axis=axis, keepdims=keepdims)
+
+    return impl
+
+
+implements(np.nansum)(_nan_reduction("sum", lambda a: 0.0))
+implements(np.nanprod)(_nan_reduction("prod", lambda a: 1.0))
+implements(np.nanmax)(_nan_reduction("max", lambda a: -np.inf))
+implements(np.nanmin)(_nan_reduction("min", lambda a: np.inf))
+implements(np.nanmean)(_nan_reduction("mean", lambda a: 0.0))
+
+
+@implements(np.cumsum)
+def _cumsum(a, axis=None, dtype=None, out=None):
+    _no_out("cumsum", out)
+    if axis is None:
+        a, axis = _da.reshape(a, (-1,)), 0
+    return _da.cumulative_sum(a, axis=axis, dtype=dtype)
+
+
+@implements(np.cumprod)
+def _cumprod(a, axis=None, dtype=None, out=None):
+    _no_out("cumprod", out)
+    if axis is None:
+        a, axis = _da.reshape(a, (-1,)), 0
+    return _da.cumulative_prod(a, axis=axis, dtype=dtype)
+
+
+@implements(np.copy)
+def _copy(a, order="K", subok=False):
+    return a.astype(a.dtype, copy=True)
+
+
+@implements(np.isclose)
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a_, b_ = (x if isinstance(x, DArray) else x for x in (a, b))
+    close = _da.abs(a_ - b_) <= atol + rtol * _da.abs(b_)
+    if equal_nan:
+        close = close | (_da.isnan(a_) & _da.isnan(b_))
+    return close
+
+
+@implements(np.allclose)
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(_da.all(_isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+@implements(np.array_equal)
+def _array_equal(a1, a2, equal_nan=False):
+    if a1.shape != a2.shape:
+        return False
+    same = a1 == a2
+    if equal_nan:
+        same = same | (_da.isnan(a1) & _da.isnan(a2))
+    return bool(_da.all(same))
+
+
+@implements(np.outer)
+def _outer(a, b, out=None):
+    _no_out("outer", out)
+    return _da.reshape(a, (-1, 1)) * _da.reshape(b, (1, -1))
+
+
+@implements(np.meshgrid)
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if sparse:
+        raise TypeError("numpy.meshgrid: sparse=True is not supported for DArrays; got sparse=True, expected False")
+    return _da.meshgrid(*xi, indexing=indexing)
+
+
+@implements(np.clip)
+def _clip(a, a_min=None, a_max=None, out=None, **kwargs):
+    _no_out("clip", out)
+    return _da.clip(a, kwargs.get("min", a_min), kwargs.get("max", a_max))
+
+
+@implements(np.where)
+def _where(condition, x=None, y=None):
+    if x is None or y is None:
+        return NotImplemented
+    return _da.where(condition, x, y)
+
+
+def _direct(names):
+    """NumPy functions whose signature darray's namesake accepts as NumPy users call it."""
+    for name in names:
+        if hasattr(np, name) and hasattr(_da, name):
+            implements(getattr(np, name))(getattr(_da, name))
+
+
+_direct(["reshape", "transpose", "concatenate", "stack", "flip", "roll", "squeeze", "expand_dims", "broadcast_to",
+         "broadcast_arrays", "moveaxis", "repeat", "tile", "zeros_like", "ones_like", "empty_like", "full_like",
+         "tril", "triu", "diff", "result_type", "can_cast", "astype", "permute_dims", "unstack", "matmul",
+         "tensordot", "vecdot", "argmax", "argmin", "nonzero", "count_nonzero", "searchsorted", "sort", "argsort",
+         "unique_values", "unique_counts", "unique_inverse", "unique_all", "take", "take_along_axis"])
+if hasattr(_da, "concat"):
+    implements(np.concatenate)(lambda arrays, axis=0, out=None, **kw: (_no_out("concatenate", out),
+                                                                        _da.concat(arrays, axis=axis))[1])
+implements(np.transpose)(lambda a, axes=None: _da.permute_dims(a, tuple(reversed(range(a.ndim))) if axes is None
+                                                                else axes))
+implements(np.ndim)(lambda a: a.ndim)
+implements(np.shape)(lambda a: a.shape)
+implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axis])

@@ -1,0 +1,108 @@
+"""The NumPy protocol hooks of DArray and their registries (filled by :mod:`darray._api.numpy_protocols`).
+
+``__array_ufunc__`` runs a ufunc's ``__call__`` on aligned local blocks (any
+ufunc, with ``out=``, ``where=``, ``dtype=``); ``reduce``/``accumulate`` go
+to registered distributed reductions and scans; ``outer`` broadcasts.
+``at`` and ``reduceat`` return NotImplemented, so NumPy raises its usual
+TypeError. ``__array_function__`` looks functions up in a registry
+(``implements(np.foo)``); anything unregistered returns NotImplemented:
+nothing is silently gathered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .._backend import is_numpy_namespace
+from .array import DArray
+from .elementwise import align_target, local_operand, wrap_like
+from .redistribute import redistribute_to
+
+__all__ = ["HANDLED_FUNCTIONS", "UFUNC_REDUCE", "UFUNC_ACCUMULATE", "implements", "array_ufunc", "array_function"]
+
+#: ufunc -> distributed reduction ``f(x, axis=, keepdims=[, dtype=])`` for ``ufunc.reduce``.
+UFUNC_REDUCE: dict[np.ufunc, Callable] = {}
+#: ufunc -> distributed scan ``f(x, axis=, dtype=)`` for ``ufunc.accumulate``.
+UFUNC_ACCUMULATE: dict[np.ufunc, Callable] = {}
+HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
+
+
+
+def implements(numpy_function: Callable):
+    """Register a darray implementation for ``numpy_function`` (used by ``__array_function__``)."""
+
+    def decorator(func):
+        HANDLED_FUNCTIONS[numpy_function] = func
+        return func
+
+    return decorator
+
+
+def array_ufunc(self: DArray, ufunc: np.ufunc, method: str, *inputs, **kwargs):
+    if method == "__call__":
+        return _call(ufunc, inputs, kwargs)
+    if method == "reduce" and ufunc in UFUNC_REDUCE and len(inputs) == 1 and isinstance(inputs[0], DArray):
+        if kwargs.get("out") is not None or kwargs.get("where", True) is not True or kwargs.get("initial") is not None:
+            return NotImplemented
+        extra = {"dtype": kwargs["dtype"]} if kwargs.get("dtype") is not None else {}
+        return UFUNC_REDUCE[ufunc](inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False),
+                                   **extra)
+    if method == "accumulate" and ufunc in UFUNC_ACCUMULATE and len(inputs) == 1 and kwargs.get("out") is None:
+        return UFUNC_ACCUMULATE[ufunc](inputs[0], axis=kwargs.get("axis", 0), dtype=kwargs.get("dtype"))
+    if method == "outer" and len(inputs) == 2 and not kwargs and all(isinstance(x, DArray) for x in inputs):
+        a, b = inputs
+        return _call(ufunc, (a[(...,) + (None,) * b.ndim], b), {})
+    return NotImplemented
+
+
+def _call(ufunc: np.ufunc, inputs, kwargs):
+    out = kwargs.pop("out", None)
+    where = kwargs.pop("where", True)
+    arrays = [x for x in inputs if isinstance(x, DArray)]
+    if not arrays or any(not is_numpy_namespace(x._xp) for x in arrays):
+        return NotImplemented  # local blocks of other backends: use darray's own functions
+    operands = list(inputs) + ([where] if where is not True else [])
+    target, layout = align_target(ufunc.__name__, operands)
+    local = [local_operand(ufunc.__name__, x, layout, target) for x in inputs]
+    if where is not True:
+        kwargs["where"] = local_operand(ufunc.__name__, where, layout, target)
+    outs = out if isinstance(out, tuple) else ((out,) if out is not None else ())
+    if outs:
+        if any(not isinstance(o, DArray) or o.shape != layout.shape for o in outs):
+            return NotImplemented
+        results = ufunc(*local, **kwargs) if where is True else None
+        if results is None:
+            buffers = [o.local if o._layout.blocks_key == layout.blocks_key else
+                       redistribute_to(o, layout.replace(halo=o._layout.halo, boundary=o._layout.boundary)).local
+                       for o in outs]
+            ufunc(*local, out=tuple(buffers), **kwargs)
+            results = buffers
+        results = results if isinstance(results, tuple) else (results,)
+        for o, r in zip(outs, results):
+            if o._layout.blocks_key == layout.blocks_key:
+                if o.local is not r:
+                    o.local[...] = r
+            else:
+                moved = redistribute_to(wrap_like(r, layout.replace(halo=(0,) * len(layout.shape),
+                                                                      boundary=("none",) * len(layout.shape)),
+                                                  target), o._layout)
+                o.local[...] = moved.local
+            o._halo_fresh = False
+        return out
+    result = ufunc(*local, **kwargs)
+    if isinstance(result, tuple):
+        return tuple(wrap_like(r, layout, target) for r in result)
+    return wrap_like(result, layout, target)
+
+
+def array_function(self: DArray, func, types, args, kwargs):
+    impl = HANDLED_FUNCTIONS.get(func)
+    if impl is None:
+        return NotImplemented
+    if not all(issubclass(t, (DArray, np.ndarray)) for t in types):
+        return NotImplemented
+    return impl(*args, **kwargs)
+
+
