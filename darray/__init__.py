@@ -32,6 +32,7 @@ from ._config import config
 from ._core import DArray
 from ._layout import Layout, plan_grid
 
+from . import stencil  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 
 __array_api_version__ = "2024.12"
@@ -45,6 +46,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "stencil",
     "__array_namespace_info__",
     "cumulative_prod", "cumulative_sum", "diff",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",

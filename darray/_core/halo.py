@@ -1,8 +1,9 @@
 """Halo exchange: fill every block's ghost cells from its neighbours in one round of messages.
 
-The plan sends to every neighbour sharing a face, edge or corner (up to
-3^d - 1 of them) in one non-blocking round, so box stencils see correct
-corners and the interior can be computed while messages fly. Ghost cells on
+The plan sends to every rank owning part of a ghost region (neighbours
+sharing a face, edge or corner; ranks further away when the halo is wider
+than a block) in one non-blocking round, so box stencils see correct corners
+and the interior can be computed while messages fly. Ghost cells on
 the global edges are then filled locally, axis by axis, from the boundary
 rule (the same result as ``numpy.pad`` of the global array):
 
@@ -22,95 +23,139 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import product
 
-from .._layout import Layout
+from .._layout import Layout, locate
 from .array import DArray
 from .plans import Plan
 
 __all__ = ["halo_plan", "exchange_halos", "HaloExchange"]
 
 
-def _neighbour_index(layout: Layout, index, offset):
-    """Block index of the neighbour at ``offset`` (wrapping periodic axes), or None past an edge."""
+def _axis_pieces(lo: int, hi: int, h: int, n: int, periodic: bool):
+    """Ghost pieces along one axis: ``(side, dst_start, global_lo, global_hi)``, wrapped if periodic.
+
+    ``side`` is -1 (below the block), 0 (the owned cells) or +1 (above);
+    ``dst_start`` is where the piece starts in padded storage.
+    """
+    out = [(0, h, lo, hi)]
+    for side, (a, b) in ((-1, (lo - h, lo)), (1, (hi, hi + h))):
+        if a == b:
+            continue
+        dst = 0 if side < 0 else h + (hi - lo)
+        pos = a
+        while pos < b:  # split at the domain edges; wrap or drop what lies outside
+            if 0 <= pos < n:
+                end = min(b, n)
+                out.append((side, dst + pos - a, pos, end))
+                pos = end
+            else:
+                end = min(b, 0) if pos < 0 else b
+                if periodic and n:
+                    k = -(-(-pos) // n) * n if pos < 0 else -(pos // n) * n  # shift into [0, n)
+                    g = pos + k
+                    piece_end = min(end, pos + (n - g))
+                    out.append((side, dst + pos - a, g, g + piece_end - pos))
+                    pos = piece_end
+                else:
+                    pos = end
+    return out
+
+
+def _pieces(layout: Layout, rank: int):
+    """This rank's ghost regions, in a canonical order: ``(key, dst_region, global_region)``."""
+    starts = layout.block_start(rank)
+    shape = layout.block_shape(rank)
+    per_axis = []
+    for axis, (lo, n, h) in enumerate(zip(starts, shape, layout.halo)):
+        periodic = layout.boundary[axis] == "periodic"
+        per_axis.append(_axis_pieces(lo, lo + n, h, layout.shape[axis], periodic) if h else [(0, 0, lo, lo + n)])
     out = []
-    for axis, (i, o) in enumerate(zip(index, offset)):
-        n = len(layout.sizes[axis])
-        j = i + o
-        if 0 <= j < n:
-            out.append(j)
-        elif layout.boundary[axis] == "periodic":
-            out.append(j % n)
-        else:
-            return None
-    return tuple(out)
+    for combo in product(*per_axis):
+        if all(side == 0 for side, *_ in combo):
+            continue  # the owned cells themselves
+        dst = tuple(slice(d, d + (g1 - g0)) for _, d, g0, g1 in combo)
+        out.append((tuple((side, d) for side, d, _, _ in combo), dst, tuple((g0, g1) for _, _, g0, g1 in combo)))
+    return out
 
 
-def _rank_of_block(layout: Layout, rank: int, index) -> int:
-    coords = list(layout.coords(rank))
-    for axis, g in enumerate(layout.axis_dim):
-        if g is not None:
-            coords[g] = index[axis]
-    return layout.rank(coords)
+def _owners_of(layout: Layout, region, reader: int):
+    """``(rank, cells)`` for every block of ``layout`` intersecting global ``region``."""
+    from .plans import _intersect, _owner
 
-
-def _offsets(layout: Layout):
-    choices = [(-1, 0, 1) if h else (0,) for h in layout.halo]
-    return [o for o in product(*choices) if any(o)]
+    ranges = [locate(layout.offsets[a], lo, hi) for a, (lo, hi) in enumerate(region)]
+    for block in product(*ranges):
+        have = tuple((layout.offsets[a][i], layout.offsets[a][i + 1]) for a, i in enumerate(block))
+        cells = _intersect(have, region)
+        if cells is not None:
+            yield _owner(layout, block, reader), cells
 
 
 @lru_cache(maxsize=256)
 def halo_plan(layout: Layout, rank: int) -> Plan:
-    """Messages filling ``rank``'s ghost cells from (and serving) its neighbours."""
-    index = layout.block_index(rank)
-    shape = layout.block_shape(rank)
+    """Messages filling ``rank``'s ghost cells from their owners (and serving other ranks' ghosts).
+
+    Ghost regions may span several blocks (halo wider than a neighbour's
+    block: multi-hop) and wrap around periodic axes; every piece is one
+    message from its owner. Both sides order a pair's messages by the
+    receiver's canonical piece order.
+    """
+    recvs = []
+    for _, dst, region in _pieces(layout, rank):
+        for owner, cells in _owners_of(layout, region, rank):
+            sub = tuple(slice(d.start + c0 - g0, d.start + c1 - g0) for d, (c0, c1), (g0, _) in zip(dst, cells, region))
+            recvs.append((owner, sub))
+    sends = []
+    start = layout.block_start(rank)
     halo = layout.halo
-    sends, recvs = [], []
-    for offset in _offsets(layout):
-        nb = _neighbour_index(layout, index, offset)
-        if nb is None:
-            continue
-        peer = _rank_of_block(layout, rank, nb)
-        # my ghost cells on side ``offset`` come from the neighbour there
-        ghost = tuple(slice(0, h) if o < 0 else slice(h + n, 2 * h + n) if o > 0 else slice(h, h + n)
-                      for o, n, h in zip(offset, shape, halo))
-        recvs.append((offset, peer, ghost))
-        # the neighbour at ``offset`` needs my edge cells as its ghost cells on side ``-offset``
-        edge = tuple(slice(n, n + h) if o > 0 else slice(h, 2 * h) if o < 0 else slice(h, h + n)
-                     for o, n, h in zip(offset, shape, halo))
-        sends.append((tuple(-o for o in offset), peer, edge))
-    # both sides order a pair's messages by the receiver's side, so the k-th send matches the k-th receive
-    sends.sort(key=lambda m: m[0])
-    recvs.sort(key=lambda m: m[0])
-    return Plan([(p, r) for _, p, r in sends], [(p, r) for _, p, r in recvs])
+    for reader in range(layout.nprocs):
+        for _, _, region in _pieces(layout, reader):
+            for owner, cells in _owners_of(layout, region, reader):
+                if owner == rank:
+                    sends.append((reader, tuple(slice(c0 - s + h, c1 - s + h) for (c0, c1), s, h in
+                                                zip(cells, start, halo))))
+    return Plan(sends, recvs)
 
 
 def _fill_boundaries(x: DArray) -> None:
-    """Ghost cells past the global edges, axis by axis (corners follow, like ``numpy.pad``)."""
+    """Ghost cells past the global edges, axis by axis (corners follow, like ``numpy.pad``).
+
+    Works for any block, also one whose halo reaches past the edge through a
+    narrower neighbour: each outside cell copies its mirror (or edge) cell,
+    which lies inside the domain and so is owned or already received.
+    """
     layout = x._layout
     block = x._block
     xp = x._xp
-    index = layout.block_index(x._comm.rank)
-    ndim = layout.ndim
+    rank = x._comm.rank
+    starts, shape = layout.block_start(rank), layout.block_shape(rank)
     for axis, (h, kind) in enumerate(zip(layout.halo, layout.boundary)):
         if not h or kind in ("none", "periodic"):
             continue
-        n = layout.block_shape(x._comm.rank)[axis]
-        last = len(layout.sizes[axis]) - 1
-        for side in ("low", "high"):
-            if (side == "low" and index[axis] != 0) or (side == "high" and index[axis] != last):
-                continue
-            ghost = slice(0, h) if side == "low" else slice(h + n, 2 * h + n)
-            where = tuple(ghost if a == axis else slice(None) for a in range(ndim))
-            if isinstance(kind, str):
-                if kind == "nearest":
-                    cell = h if side == "low" else h + n - 1
-                    src = block[tuple(slice(cell, cell + 1) if a == axis else slice(None) for a in range(ndim))]
-                else:  # reflect: mirror including the edge cell
-                    cells = slice(h, 2 * h) if side == "low" else slice(n, n + h)
-                    src = xp.flip(block[tuple(cells if a == axis else slice(None) for a in range(ndim))],
-                                  axis=axis)
-                block[where] = src
-            else:
-                block[where] = kind
+        n, lo = layout.shape[axis], starts[axis]
+        first = lo - h  # global index of padded position 0
+        size = shape[axis] + 2 * h
+        outside = [p for p in range(size) if not 0 <= first + p < n]
+        if not outside:
+            continue
+        where = [slice(None)] * block.ndim
+        if not isinstance(kind, str):
+            for p in outside:
+                where[axis] = slice(p, p + 1)
+                block[tuple(where)] = kind
+            continue
+        sources = []
+        for p in outside:
+            g = first + p
+            if kind == "nearest":
+                src = 0 if g < 0 else n - 1
+            else:  # reflect: mirror including the edge cell
+                src = -g - 1 if g < 0 else 2 * n - 1 - g
+            sources.append(src - first)
+        values = xp.take(block, xp.asarray(sources, device=x.device), axis=axis)
+        for i, p in enumerate(outside):
+            where[axis] = slice(p, p + 1)
+            take = [slice(None)] * block.ndim
+            take[axis] = slice(i, i + 1)
+            block[tuple(where)] = values[tuple(take)]
 
 
 class HaloExchange:
