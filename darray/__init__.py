@@ -17,8 +17,9 @@ from math import e, inf, nan, pi
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_local, full, full_like, linspace,
                             meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
-from ._api.data_types import (astype, bool, can_cast, complex64, complex128, finfo, float32, float64, iinfo, int8,
-                              int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
+from ._api.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
+from ._api.dtype_objects import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64, uint8,
+                                 uint16, uint32, uint64)
 from ._api.info import __array_namespace_info__
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names

@@ -25,8 +25,8 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_local", "ful
            "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 
-def _dtype(xp, dtype, default: str = "float64"):
-    return to_backend_dtype(xp, np.dtype(default) if dtype is None else dtype)
+def _dtype(xp, dtype, default: str = "float64", func: str = "dtype"):
+    return to_backend_dtype(xp, np.dtype(default) if dtype is None else dtype, func)
 
 
 def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary, comm) -> DArray:
@@ -35,12 +35,13 @@ def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary
     xp, dev = resolve_device(device)
     layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
     padded = layout.padded_shape(comm.rank)
+    dtype = _dtype(xp, dtype, func=func)
     if fill is None:
-        block = xp.empty(padded, dtype=_dtype(xp, dtype), device=dev)
+        block = xp.empty(padded, dtype=dtype, device=dev)
     elif fill == 0:
-        block = xp.zeros(padded, dtype=_dtype(xp, dtype), device=dev)
+        block = xp.zeros(padded, dtype=dtype, device=dev)
     else:
-        block = xp.full(padded, fill, dtype=_dtype(xp, dtype), device=dev)
+        block = xp.full(padded, fill, dtype=dtype, device=dev)
     return DArray._wrap(block, layout, comm, xp)
 
 
@@ -98,6 +99,7 @@ def full(shape, fill_value, *, dtype=None, device=None, split="auto", grid=None,
                                 "bool, int, float or complex"))
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
+    check_dtype("full", dtype)
     return _filled("full", fill_value if fill_value != 0 or isinstance(fill_value, bool) else 0, shape, dtype,
                    device, split, grid, sizes, halo, boundary, comm)
 
@@ -110,7 +112,7 @@ def _like(func, x: DArray, fill, dtype, device, split, grid, sizes, halo, bounda
     else:
         layout = target_layout(x, func, "auto" if split is None else split, grid, sizes, halo, boundary)
     xp, dev = (x._xp, x.device) if device is None else resolve_device(device)
-    dtype = x._block.dtype if dtype is None else to_backend_dtype(xp, dtype)
+    dtype = x._block.dtype if dtype is None else to_backend_dtype(xp, dtype, func)
     padded = layout.padded_shape(x._comm.rank)
     if fill is None:
         block = xp.empty(padded, dtype=dtype, device=dev)
@@ -284,6 +286,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None, split="auto"
     >>> int(da.sum(da.arange(10)))
     45
     """
+    if dtype is not None:
+        check_dtype("arange", dtype)
     if stop is None:
         start, stop = 0, start
     for name, v in (("start", start), ("stop", stop), ("step", step)):
@@ -318,6 +322,8 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, spl
     >>> float(da.max(da.linspace(0, 1, 11)))
     1.0
     """
+    if dtype is not None:
+        check_dtype("linspace", dtype)
     if not isinstance(num, numbers.Integral) or num < 0:
         raise ValueError(message("linspace", "num must be a non-negative integer", num))
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -359,6 +365,8 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, split="auto", g
     >>> float(da.sum(da.eye(4, k=1)))
     3.0
     """
+    if dtype is not None:
+        check_dtype("eye", dtype)
     n_cols = n_rows if n_cols is None else n_cols
     shape = normalize_shape("eye", (n_rows, n_cols))
     comm = resolve_comm(comm)

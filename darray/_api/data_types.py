@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import DArray, DTYPES, astype, to_numpy_dtype
+from .._core import DArray, astype, to_numpy_dtype
 from .._errors import message
 
-__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type", *sorted(DTYPES)]
-
-globals().update(DTYPES)
+__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
 def _dtype_of(x):

@@ -37,7 +37,7 @@ What moves, per function (p ranks, sizes in elements):
 from __future__ import annotations
 
 import numbers
-from math import inf, prod
+from math import inf
 from typing import NamedTuple
 
 import numpy as np
@@ -400,7 +400,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
         rows = _rows(matrix_transpose(x))
         q, r = _tsqr(rows)
         ur, s, vh = x._xp.linalg.svd(r, full_matrices=False)  # x.T = (q ur) s vh
-        u = _out(matrix_transpose_local(vh, x), x)
+        u = _out(_transpose_local(vh, x), x)
         return SVDResult(u, _out(s, x), matrix_transpose(_wrap_rows(x._xp.matmul(q, ur), rows, x.shape[0])))
     _limit("svd", x)
     u, s, vh = _xpla(x).svd(_full(x), full_matrices=full_matrices)
@@ -409,7 +409,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     return SVDResult(_out(u, x, like_u), _out(s, x), _out(vh, x, like_vh))
 
 
-def matrix_transpose_local(a, like: DArray):
+def _transpose_local(a, like: DArray):
     xp = like._xp
     return xp.asarray(xp.permute_dims(a, (*range(a.ndim - 2), a.ndim - 1, a.ndim - 2)), copy=True)
 
@@ -466,8 +466,6 @@ def cross(x1, x2, /, *, axis: int = -1) -> DArray:
         split = tuple(None if i == g else s for i, s in enumerate(layout.split))
         sizes = tuple((n,) if i == ax else layout.sizes[i] for i, n in enumerate(shape))
         layout = Layout(shape, layout.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
-        if target.shape == shape:
-            target = redistribute_to(target, layout)
     la = local_operand("cross", a, layout, target)
     lb = local_operand("cross", b, layout, target)
     out = target._xp.linalg.cross(la, lb, axis=end)
@@ -590,5 +588,3 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> DArray:
         out = out[..., None]
     return out
 
-
-del prod  # imported for symmetry with linear_algebra; not needed here

@@ -52,7 +52,7 @@ def _arg_extreme(func: str, x, axis, keepdims: bool) -> DArray:
     _check(func, x)
     if x.dtype.kind not in "biuf":
         raise TypeError(message(func, "unsupported dtype", x.dtype, "a real numeric or boolean dtype"))
-    if axis is not None and not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+    if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
         raise TypeError(message(func, "axis must be an int or None", axis))
     axes = normalize_axes(func, axis, x.ndim)
     if x.size == 0 and (axis is None or x.shape[axes[0]] == 0):
@@ -126,7 +126,8 @@ def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> DArray:
     layout = x._layout
     if layout.has_halo:
         layout = layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
-    nonzero_ = DArray._wrap(x.local != 0, layout, x._comm, x._xp)
+    xp = x._xp
+    nonzero_ = DArray._wrap(xp.astype(x.local != 0, xp.uint8), layout, x._comm, xp)
     return _sum(nonzero_, axis=axis, dtype=np.int64, keepdims=keepdims)
 
 
@@ -169,10 +170,7 @@ def nonzero(x, /) -> tuple[DArray, ...]:
     owner = all(c == 0 for g, c in enumerate(coords) if layout.split[g] is None)
     found = np.nonzero(block) if owner else tuple(np.zeros(0, dtype=np.intp) for _ in range(x.ndim))
     start = layout.block_start(rank)
-    flat = np.ravel_multi_index(tuple(f + s for f, s in zip(found, start)), x.shape).astype(np.int64) \
-        if x.ndim > 1 or owner else found[0].astype(np.int64)
-    if x.ndim == 1:
-        flat = (found[0] + start[0]).astype(np.int64)
+    flat = np.ravel_multi_index(tuple(f + s for f, s in zip(found, start)), x.shape).astype(np.int64)
     counts = tuple(int(c) for c in to_numpy(comm.allgather(np.asarray([flat.shape[0]], dtype=np.int64)))[:, 0])
     if not _c_ordered(layout):
         flat, _, counts = sample_sort(comm, flat, sum(counts[:rank]), index=False)

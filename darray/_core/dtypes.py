@@ -20,6 +20,7 @@ CATEGORIES = {
     "integer": frozenset("iu"),
     "integer or boolean": frozenset("iub"),
     "real numeric": frozenset("iuf"),
+    "real or boolean": frozenset("iufb"),
     "numeric": frozenset("iufc"),
     "floating-point": frozenset("fc"),
     "real floating-point": frozenset("f"),
@@ -34,7 +35,10 @@ def to_numpy_dtype(dtype: Any) -> np.dtype:
     """The NumPy dtype equal to a backend dtype (``torch.float32`` -> ``float32``)."""
     if isinstance(dtype, np.dtype):
         return dtype
-    found = _from_backend.get(dtype)
+    try:
+        found = _from_backend.get(dtype)
+    except TypeError:  # unhashable
+        raise TypeError(f"dtype: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
     if found is None:
         try:
             found = np.dtype(dtype)
@@ -47,11 +51,14 @@ def to_numpy_dtype(dtype: Any) -> np.dtype:
     return found
 
 
-def to_backend_dtype(xp: ModuleType, dtype: Any) -> Any:
-    """The backend ``xp``'s dtype object for a NumPy dtype (or anything NumPy understands)."""
+def to_backend_dtype(xp: ModuleType, dtype: Any, func: str = "dtype") -> Any:
+    """The backend ``xp``'s dtype object for a dtype of the standard (``TypeError`` for others)."""
     if dtype is None:
         return None
-    name = to_numpy_dtype(dtype).name
+    try:
+        name = check_dtype(func, dtype).name
+    except TypeError:
+        raise TypeError(f"{func}: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
     return getattr(xp, name)
 
 

@@ -72,7 +72,10 @@ def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
                 block = first._block
                 if _kind(block) not in _ALLOWED[row.name]:
                     _check(row, _kind(block))
-                return DArray._wrap(_func(first._xp, row.name)(block), layout, first._comm, first._xp)
+                out = _func(first._xp, row.name)(block)
+                if type(out) is not np.ndarray and isinstance(out, np.generic):
+                    out = np.asarray(out)  # NumPy returns scalars for 0-d inputs
+                return DArray._wrap(out, layout, first._comm, first._xp)
         else:
             b = args[1]
             if type(b) is DArray and (layout is b._layout or layout == b._layout) and not layout.has_halo \
@@ -83,13 +86,16 @@ def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
                 if ka not in allowed or kb not in allowed:
                     _check(row, (ka, kb))
                 f = _func(first._xp, row.name)
-                if temps and type(f) is np.ufunc and ka == kb and ka in "fc" and ba.dtype == bb.dtype:
+                if temps and type(f) is np.ufunc and ka == kb and ka in "fc" and ba.dtype == bb.dtype and ba.ndim:
                     reuse = _reusable(first) if temps & 1 else None
                     if reuse is None and temps & 2:
                         reuse = _reusable(b)
                     if reuse is not None:
                         return DArray._wrap(f(ba, bb, out=reuse), layout, first._comm, first._xp)
-                return DArray._wrap(f(ba, bb), layout, first._comm, first._xp)
+                out = f(ba, bb)
+                if type(out) is not np.ndarray and isinstance(out, np.generic):
+                    out = np.asarray(out)
+                return DArray._wrap(out, layout, first._comm, first._xp)
     return _general(row, args)
 
 
@@ -124,9 +130,11 @@ def _general(row: Elementwise, args: tuple) -> DArray:
     darrays = [x for x in args if isinstance(x, DArray)]
     if not darrays:
         raise TypeError(message(row.name, "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
+    # validate every dtype from replicated metadata before anything moves
+    _check(row, [to_numpy_dtype(x.dtype).kind if hasattr(x, "dtype") else np.asarray(x).dtype.kind
+                 for x in args if not isinstance(x, _SCALARS)])
     target, layout = align_target(row.name, args)
     locals_ = [local_operand(row.name, x, layout, target) for x in args]
-    _check(row, [_kind(x) for x in locals_ if not isinstance(x, _SCALARS)])
     out = _func(target._xp, row.name)(*locals_)
     return wrap_like(out, layout, target)
 
@@ -189,6 +197,8 @@ def local_operand(func: str, x, layout: Layout, target: DArray):
 def wrap_like(out, layout: Layout, like: DArray) -> DArray:
     """Wrap a local result computed on the owned cells of ``layout`` (padding it if it has a halo)."""
     xp = like._xp
+    if type(out) is not np.ndarray and isinstance(out, np.generic):
+        out = np.asarray(out)
     if layout.has_halo:
         padded = xp.zeros(layout.padded_shape(like._comm.rank), dtype=out.dtype, device=like.device)
         padded[layout.interior(like._comm.rank)] = out

@@ -68,7 +68,8 @@ def _allreduce_over(x: DArray, cut, local, op: str):
     return x._comm.sub(x._layout.dims, cut).allreduce(local, op)
 
 
-_CATEGORY = {"sum": "numeric", "prod": "numeric", "min": "real numeric", "max": "real numeric", "all": "any",
+# NumPy-compatible superset of the standard: booleans sum, multiply and order too (``np.sum(mask)``).
+_CATEGORY = {"sum": "any", "prod": "any", "min": "real or boolean", "max": "real or boolean", "all": "any",
              "any": "any"}
 
 
@@ -142,8 +143,10 @@ any = _simple("any", "lor", None)
 
 def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     """Arithmetic mean over ``axis`` (allreduced sum of partials / global count)."""
+    if type(x) is not DArray:
+        raise TypeError(message("mean", "expected a DArray", type(x).__name__))
     axes = normalize_axes("mean", axis, x.ndim)
-    check_category("mean", x.dtype, "numeric")
+    check_category("mean", x.dtype, "any")
     xp = x._xp
     cut = _cut(x, axes)
     if not builtins.any(cut):
@@ -205,10 +208,13 @@ def _combine(xp, parts):
     return parts[0]
 
 
-def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False) -> DArray:
+def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False,
+        _func: str = "var") -> DArray:
     """Variance over ``axis`` with ``correction`` (NumPy's ``ddof``); stable parallel combine."""
-    axes = normalize_axes("var", axis, x.ndim)
-    check_category("var", x.dtype, "numeric")
+    if type(x) is not DArray:
+        raise TypeError(message(_func, "expected a DArray", type(x).__name__))
+    axes = normalize_axes(_func, axis, x.ndim)
+    check_category(_func, x.dtype, "numeric")
     xp = x._xp
     if not builtins.any(_cut(x, axes)):
         out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
@@ -226,5 +232,5 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
 
 def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False) -> DArray:
     """Standard deviation over ``axis``: ``sqrt(var)``."""
-    v = var(x, axis=axis, correction=correction, keepdims=keepdims)
+    v = var(x, axis=axis, correction=correction, keepdims=keepdims, _func="std")
     return DArray._wrap(v._xp.sqrt(v._block), v._layout, v._comm, v._xp)

@@ -1,0 +1,141 @@
+"""Set functions (Array API chapter "Set Functions"), distributed.
+
+The flattened values are sample-sorted (see :mod:`darray._api.sorting`);
+duplicates are then dropped where a value equals its predecessor, the
+predecessor of a rank's first element being the last element of the nearest
+non-empty rank before it (one allgather of one value per rank). Counts are
+distances between the global positions where runs start (one more allgather
+of two integers per rank). Inverse indices go back to the input's cells in
+one all-to-all of (index, unique id) pairs.
+
+Results are 1-d arrays cut over a 1-d grid of all ranks, with the block sizes
+that fall out of the sort (known everywhere after the allgather); an input
+replicated on every rank gives replicated results computed locally. As in
+NumPy 2 (``equal_nan=False``), every NaN is its own unique value.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._backend import NUMPY, to_numpy
+from .._core import DArray, redistribute_to
+from .._errors import message
+from .._layout import Layout
+from .manipulation import reshape
+from .sorting import Routed, line_layout, sample_sort
+
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_all(x, /) -> UniqueAllResult:
+    """Unique values, first-occurrence flat indices, inverse indices (x's shape) and counts."""
+    return UniqueAllResult(*_unique("unique_all", x, indices=True, inverse=True, counts=True))
+
+
+def unique_counts(x, /) -> UniqueCountsResult:
+    """Unique values and how often each occurs."""
+    values, _, _, counts = _unique("unique_counts", x, counts=True)
+    return UniqueCountsResult(values, counts)
+
+
+def unique_inverse(x, /) -> UniqueInverseResult:
+    """Unique values and, per element of ``x`` (same shape), the index of its value."""
+    values, _, inverse, _ = _unique("unique_inverse", x, inverse=True)
+    return UniqueInverseResult(values, inverse)
+
+
+def unique_values(x, /) -> DArray:
+    """The sorted unique values of ``x`` (1-d)."""
+    return _unique("unique_values", x)[0]
+
+
+def _wrap(x: DArray, array: np.ndarray, layout: Layout) -> DArray:
+    local = array if x._xp is NUMPY else x._xp.asarray(array, device=x.device)
+    return DArray._wrap(local, layout, x._comm, x._xp)
+
+
+def _unique(func: str, x, indices: bool = False, inverse: bool = False, counts: bool = False):
+    if not isinstance(x, DArray):
+        raise TypeError(message(func, "expected a DArray", type(x).__name__))
+    if x.dtype.kind not in "biuf":
+        raise TypeError(message(func, "unsupported dtype", x.dtype, "a real numeric or boolean dtype"))
+    comm = x._comm
+    if x._layout.is_replicated:
+        return _unique_local(x, indices, inverse, counts)
+    rank, nprocs = comm.rank, comm.size
+    flat = reshape(x, (-1,))
+    canonical = line_layout(flat, 0)
+    flat = redistribute_to(flat, canonical)
+    sizes = canonical.sizes[0]
+    offset = sum(sizes[:rank])
+    need_index = indices or inverse
+    values, gidx, parts = sample_sort(comm, to_numpy(flat.local), offset, index=need_index)
+    n = values.shape[0]
+    # predecessor of this rank's first element: the last element of the nearest non-empty rank before
+    last = np.zeros(1, dtype=values.dtype)
+    if n:
+        last[0] = values[-1]
+    lasts = to_numpy(comm.allgather(last))[:, 0]
+    before = [r for r in range(rank) if parts[r]]
+    keep = np.ones(n, dtype=bool)
+    if n:
+        keep[1:] = values[1:] != values[:-1]  # NaN != NaN: every NaN is distinct
+        if before:
+            keep[0] = bool(values[0] != lasts[before[-1]])
+    position = sum(parts[:rank])  # global position of this rank's first sorted element
+    starts = np.flatnonzero(keep) + position
+    info = np.asarray([starts.shape[0], starts[0] if starts.shape[0] else -1], dtype=np.int64)
+    table = to_numpy(comm.allgather(info))
+    ucounts = tuple(int(c) for c in table[:, 0])
+    total = sum(ucounts)
+    out_layout = Layout((total,), (nprocs,), (0,), (ucounts,), (0,), ("none",))
+    result_values = _wrap(x, values[keep], out_layout)
+    result_indices = result_inverse = result_counts = None
+    if counts:
+        later = [int(s) for s in table[rank + 1:, 1] if s >= 0]
+        end = later[0] if later else sum(parts)
+        result_counts = _wrap(x, np.diff(np.append(starts, end)).astype(np.int64), out_layout)
+    if indices:
+        result_indices = _wrap(x, gidx[keep].astype(np.int64), out_layout)
+    if inverse:
+        uid = np.cumsum(keep, dtype=np.int64) - 1 + sum(ucounts[:rank])
+        dest = np.searchsorted(np.asarray(canonical.offsets[0]), gidx, side="right") - 1
+        routed = Routed(comm, dest.astype(np.int64), [gidx, uid])
+        got_index, got_uid = routed.received
+        local = np.empty(sizes[rank], dtype=np.int64)
+        local[got_index - offset] = got_uid
+        inv = reshape(_wrap(x, local, canonical), x.shape)
+        target = x._layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim) if x._layout.has_halo \
+            else x._layout
+        result_inverse = redistribute_to(inv, target)
+    return result_values, result_indices, result_inverse, result_counts
+
+
+def _unique_local(x: DArray, indices: bool, inverse: bool, counts: bool):
+    """A replicated input: every rank computes the whole answer (replicated results)."""
+    xp = x._xp
+    block = x.local
+    dims = x._layout.dims
+    res = xp.unique_all(block)
+
+    def replicated(array, shape):
+        layout = Layout(tuple(shape), dims, (None,) * len(dims), tuple((s,) for s in shape), (0,) * len(shape),
+                        ("none",) * len(shape))
+        return DArray._wrap(array, layout, x._comm, xp)
+
+    n = tuple(res.values.shape)
+
+    def int64(a):
+        return a if a.dtype == xp.int64 else xp.astype(a, xp.int64)
+
+    return (replicated(res.values, n),
+            replicated(int64(res.indices), n) if indices else None,
+            replicated(xp.reshape(int64(res.inverse_indices), x.shape), x.shape) if inverse else None,
+            replicated(int64(res.counts), n) if counts else None)
