@@ -146,7 +146,7 @@ class Layout:
         """Per axis, the start of every block and the end of the last."""
         return tuple(offsets(s) for s in self.sizes)
 
-    @property
+    @cached_property
     def is_replicated(self) -> bool:
         """True when every rank holds the whole array."""
         return all(s is None for s in self.split)
@@ -159,15 +159,23 @@ class Layout:
 
     def block_index(self, rank: int) -> tuple[int, ...]:
         """Index of ``rank``'s block along every array axis."""
-        c = self.coords(rank)
-        return tuple(0 if g is None else c[g] for g in self.axis_dim)
+        key = ("index", rank)
+        found = self._derived.get(key)
+        if found is None:
+            c = self.coords(rank)
+            found = self._derived[key] = tuple(0 if g is None else c[g] for g in self.axis_dim)
+        return found
 
     # ------------------------------------------------------------ per-rank blocks
     def block_start(self, rank: int) -> tuple[int, ...]:
         return tuple(self.offsets[a][i] for a, i in enumerate(self.block_index(rank)))
 
     def block_shape(self, rank: int) -> tuple[int, ...]:
-        return tuple(self.sizes[a][i] for a, i in enumerate(self.block_index(rank)))
+        key = ("shape", rank)
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = tuple(self.sizes[a][i] for a, i in enumerate(self.block_index(rank)))
+        return found
 
     def block_slices(self, rank: int) -> tuple[slice, ...]:
         """The global cells owned by ``rank``."""
@@ -179,7 +187,11 @@ class Layout:
 
     def interior(self, rank: int) -> tuple[slice, ...]:
         """Where the owned cells sit inside the padded storage."""
-        return tuple(slice(h, h + n) for n, h in zip(self.block_shape(rank), self.halo))
+        key = ("interior", rank)
+        found = self._derived.get(key)
+        if found is None:
+            found = self._derived[key] = tuple(slice(h, h + n) for n, h in zip(self.block_shape(rank), self.halo))
+        return found
 
     def owners(self, axis: int) -> tuple[int, ...]:
         """Number of blocks along ``axis`` (1 when the axis is not cut)."""
