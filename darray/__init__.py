@@ -16,6 +16,7 @@ from math import e, inf, nan, pi
 
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_local, full, full_like, linspace,
                             meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._core.advanced import take, take_along_axis
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
 from ._api.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from ._api.dtype_objects import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64, uint8,
@@ -47,6 +48,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "take", "take_along_axis",
     "stencil",
     "__array_namespace_info__",
     "cumulative_prod", "cumulative_sum", "diff",

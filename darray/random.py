@@ -156,8 +156,12 @@ def _stream_words(key: np.ndarray, stream: int, starts: np.ndarray, length: int)
     if runs == 0 or length == 0:
         return np.empty(0, dtype=np.uint64)
     if runs == 1 or length >= _LOOP_MIN_RUN:
-        out = np.empty((runs, length), dtype=np.uint64)
         bitgen = np.random.Philox(key=key)
+        if runs == 1:
+            block, skip = divmod(int(starts[0]), 4)
+            bitgen.state = _seek_state(key, stream, block)
+            return bitgen.random_raw(skip + length)[skip:]
+        out = np.empty((runs, length), dtype=np.uint64)
         for k, first in enumerate(starts.tolist()):
             block, skip = divmod(first, 4)
             bitgen.state = _seek_state(key, stream, block)
@@ -303,8 +307,6 @@ def _real(func: str, name: str, value) -> float:
 
 
 def _int(func: str, name: str, value) -> int:
-    if isinstance(value, DArray):
-        value = value._scalar(int, func) if value.dtype.kind in "iu" else value
     try:
         if isinstance(value, bool):
             raise TypeError
@@ -318,10 +320,6 @@ def _float_dtype(func: str, dtype) -> np.dtype:
     if found not in (np.float32, np.float64):
         raise TypeError(message(func, "unsupported dtype", found, "float32 or float64"))
     return found
-
-
-_LAYOUT_DOC = """split, grid, sizes, halo, boundary, comm, device : layout, communicator and
-        local backend of the result, as for :func:`darray.zeros`."""
 
 
 class Generator:

@@ -129,7 +129,11 @@ def _local_key(layout: Layout, rank: int, selections) -> tuple:
 
 
 def getitem(x: DArray, key) -> DArray:
-    """``x[key]`` for basic keys."""
+    """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
+    if not is_basic_key(key):
+        from .advanced import getitem_advanced
+
+        return getitem_advanced(x, key)
     nkey = normalize_key("__getitem__", key, x.shape)
     layout, flips, selections = sliced_layout(x._layout, nkey)
     xp = x._xp
@@ -213,6 +217,10 @@ def setitem(x: DArray, key, value) -> None:
     """
     from .elementwise import local_operand
 
+    if not is_basic_key(key):
+        from .advanced import setitem_advanced
+
+        return setitem_advanced(x, key, value)
     nkey = normalize_key("__setitem__", key, x.shape)
     layout, flips, selections = sliced_layout(x._layout, nkey)
     rank = x._comm.rank
