@@ -35,6 +35,7 @@ from ._core import DArray
 from ._layout import Layout, plan_grid
 
 from . import stencil  # noqa: E402
+from .trace import trace  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 
 __array_api_version__ = "2024.12"
@@ -48,6 +49,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "trace",
     "take", "take_along_axis",
     "stencil",
     "__array_namespace_info__",
@@ -61,3 +63,7 @@ __all__ = sorted([
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names,
 ])
+
+from .trace import _trace_script  # noqa: E402
+
+_trace_script()

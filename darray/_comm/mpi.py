@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import is_host_array, to_numpy
+from .. import _tracing
 from .base import REDUCE_OPS, DoneRequest, Region, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
@@ -58,15 +59,21 @@ class _Staged:
 
 
 class _Request:
-    __slots__ = ("requests", "staged", "MPI")
+    __slots__ = ("requests", "staged", "MPI", "trace")
 
-    def __init__(self, MPI, requests, staged):
-        self.MPI, self.requests, self.staged = MPI, requests, staged
+    def __init__(self, MPI, requests, staged, trace=None):
+        self.MPI, self.requests, self.staged, self.trace = MPI, requests, staged, trace
 
     def wait(self) -> None:
         if self.requests:
             self.MPI.Request.Waitall(self.requests)
             self.requests = []
+        if self.trace is not None and _tracing.active is not None:
+            begin, nbytes, peers, posted, label = self.trace
+            waited = _tracing.now()
+            # overlapped: the caller computed between starting and waiting
+            _tracing.record("comm", label, begin, waited, nbytes, peers, overlapped=waited - posted > 1e-4)
+            self.trace = None
         if self.staged is not None:
             self.staged.finish()
             self.staged = None
@@ -143,20 +150,31 @@ class MPICommunicator:
             return array
         send = self._contiguous(array)
         out = self._empty(send, send.shape)
+        begin = _tracing.now() if _tracing.active is not None else 0.0
         self.comm.Allreduce(send, out, self._ops[op])
+        if _tracing.active is not None:
+            _tracing.record("comm", f"allreduce.{op}", begin, _tracing.now(), send.nbytes, range(self.size))
         return self._back(array, out)
 
     def allgather(self, array: Any) -> Any:
         send = self._contiguous(array)
         out = self._empty(send, (self.size, *send.shape))
+        begin = _tracing.now() if _tracing.active is not None else 0.0
         self.comm.Allgather(send, out)
+        if _tracing.active is not None:
+            _tracing.record("comm", "allgather", begin, _tracing.now(), send.nbytes * (self.size - 1),
+                            range(self.size))
         return self._back(array, out)
 
     def bcast(self, array: Any, root: int) -> Any:
         send = self._contiguous(array)
         buf = self._empty(send, send.shape)
         buf[...] = send
+        begin = _tracing.now() if _tracing.active is not None else 0.0
         self.comm.Bcast(buf, root=root)
+        if _tracing.active is not None:
+            sent = buf.nbytes * (self.size - 1) if self.rank == root else 0
+            _tracing.record("comm", "bcast", begin, _tracing.now(), sent, (root,))
         return self._back(array, buf)
 
     def barrier(self) -> None:
@@ -199,16 +217,29 @@ class MPICommunicator:
         if not rbuf.flags.c_contiguous:
             raise ValueError("exchange: the receive buffer must be C-contiguous")
         reqs = []
+        begin = _tracing.now() if _tracing.active is not None else 0.0
         for peer, region in recvs:
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=self._tag))
         for peer, region in sends:
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=self._tag))
-        return _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None)
+        trace = None
+        if _tracing.active is not None:
+            nbytes = sum(_volume(r) for _, r in sends) * sbuf.itemsize
+            trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _tracing.now(),
+                     _tracing.label)
+        return _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace)
 
     def __repr__(self):
         return f"MPICommunicator(rank={self.rank}, size={self.size})"
+
+
+def _volume(region) -> int:
+    n = 1
+    for s in region:
+        n *= max(0, s.stop - s.start)
+    return n
 
 
 def install_abort_hook(comm: MPICommunicator) -> None:

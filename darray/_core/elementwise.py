@@ -17,6 +17,7 @@ from .._errors import message
 from .._layout import Layout
 from .array import DArray
 from .dtypes import CATEGORIES, to_backend_dtype, to_numpy_dtype
+from .. import _tracing
 from .._backend import NUMPY as _NUMPY
 from .table import ELEMENTWISE, Elementwise
 
@@ -62,6 +63,15 @@ def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     ``temps`` flags operands that are unreferenced temporaries (bit 0: first,
     bit 1: second; see :func:`temporaries`): their buffers may take the result.
     """
+    if _tracing.active is not None:
+        begin, mark = _tracing.now(), len(_tracing.active)
+        out = _apply(row, args, temps)
+        _tracing.record_compute(row.name, begin, mark, out.shape)
+        return out
+    return _apply(row, args, temps)
+
+
+def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
     if len(args) != row.nargs:
         raise TypeError(message(row.name, "wrong number of arguments", len(args), str(row.nargs)))
     first = args[0]

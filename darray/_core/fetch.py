@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _tracing
 from .._backend import to_numpy
 from .._layout import Layout, balanced_sizes
 from .array import DArray
@@ -38,6 +39,11 @@ def _route(x: DArray, wanted: np.ndarray):
 
 
 def fetch_rows(x: DArray, wanted) -> object:
+    with _tracing.labelled("fetch"):
+        return _fetch_rows(x, wanted)
+
+
+def _fetch_rows(x: DArray, wanted) -> object:
     """Rows ``wanted`` (global ids, this rank's own list) of ``x``, which must be cut along axis 0 only.
 
     Collective: every rank calls it with its own (possibly empty) list.
@@ -71,6 +77,11 @@ def fetch_rows(x: DArray, wanted) -> object:
 
 
 def scatter_rows(x: DArray, targets, values) -> None:
+    with _tracing.labelled("scatter"):
+        _scatter_rows(x, targets, values)
+
+
+def _scatter_rows(x: DArray, targets, values) -> None:
     """Write ``values`` (this rank's rows) into rows ``targets`` (global ids) of ``x`` (cut along axis 0 only).
 
     Collective. When several ranks write one row, the highest rank wins; within

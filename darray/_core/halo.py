@@ -23,6 +23,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import product
 
+from .. import _tracing
 from .._layout import Layout, locate
 from .array import DArray
 from .plans import Plan
@@ -186,5 +187,6 @@ def exchange_halos(x: DArray, wait: bool = True, force: bool = False):
         handle = HaloExchange(x, None)
     else:
         plan = halo_plan(x._layout, x._comm.rank)
-        handle = HaloExchange(x, x._comm.exchange(x._block, plan.sends, x._block, plan.recvs))
+        with _tracing.labelled("halo"):
+            handle = HaloExchange(x, x._comm.exchange(x._block, plan.sends, x._block, plan.recvs))
     return handle.wait() if wait else handle

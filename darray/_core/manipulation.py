@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import _tracing
 from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
@@ -30,7 +31,8 @@ def place(x: DArray, out: DArray, region, offset) -> None:
 
     plan = placement_plan(x._layout, out._layout, x._comm.rank, tuple(region), tuple(offset))
     block = x._block if x._xp is out._xp else out._xp.asarray(x._block)
-    x._comm.exchange(block, plan.sends, out._block, plan.recvs).wait()
+    with _tracing.labelled("place"):
+        x._comm.exchange(block, plan.sends, out._block, plan.recvs).wait()
     out._halo_fresh = False
 
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._errors import message
+from .. import _tracing
 from .._backend import NUMPY as _NUMPY
 from .._layout import normalize_axis
 from .array import DArray
@@ -118,6 +119,7 @@ def _simple(func: str, op: str, neutral):
         partial = _allreduce_over(x, cut, partial, op)
         return _finish(x, partial, axes, keepdims)
 
+    reduce = _traced(reduce, func)
     reduce.__name__ = reduce.__qualname__ = func
     reduce.__doc__ = f"""{func.capitalize()} over ``axis`` of the global array (combined with an allreduce ``{op}``).
 
@@ -125,6 +127,21 @@ def _simple(func: str, op: str, neutral):
     replicated along the grid dims that cut a reduced axis.
     """
     return reduce
+
+
+def _traced(func, name: str):
+    """``func`` recording one compute event per call while tracing (comm events come from the transport)."""
+
+    def traced(x, /, **kwargs):
+        if _tracing.active is None:
+            return func(x, **kwargs)
+        begin, mark = _tracing.now(), len(_tracing.active)
+        out = func(x, **kwargs)
+        _tracing.record_compute(name, begin, mark, getattr(x, "shape", ()))
+        return out
+
+    traced.__wrapped__ = func
+    return traced
 
 
 def _lowest(dtype):
@@ -240,5 +257,13 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
 
 def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False) -> DArray:
     """Standard deviation over ``axis``: ``sqrt(var)``."""
-    v = var(x, axis=axis, correction=correction, keepdims=keepdims, _func="std")
+    v = getattr(var, "__wrapped__", var)(x, axis=axis, correction=correction, keepdims=keepdims, _func="std")
     return DArray._wrap(v._xp.sqrt(v._block), v._layout, v._comm, v._xp)
+
+
+mean = _traced(mean, "mean")
+var = _traced(var, "var")
+std = _traced(std, "std")
+for _f, _name in ((mean, "mean"), (var, "var"), (std, "std")):
+    _f.__name__ = _f.__qualname__ = _name
+    _f.__doc__ = _f.__wrapped__.__doc__
