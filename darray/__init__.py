@@ -35,7 +35,7 @@ from ._core import DArray
 from ._layout import Layout, plan_grid
 
 from . import stencil  # noqa: E402
-from .trace import trace  # noqa: E402
+from .tracer import trace  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 
 __array_api_version__ = "2024.12"
@@ -64,6 +64,6 @@ __all__ = sorted([
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names,
 ])
 
-from .trace import _trace_script  # noqa: E402
+from .tracer import _trace_script  # noqa: E402
 
 _trace_script()
