@@ -36,6 +36,8 @@ from ._layout import Layout, plan_grid
 
 from . import stencil  # noqa: E402
 from .tracer import trace  # noqa: E402
+from .explain import explain  # noqa: E402
+from . import random  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 
 __array_api_version__ = "2024.12"
@@ -49,6 +51,8 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "random",
+    "explain",
     "trace",
     "take", "take_along_axis",
     "stencil",
