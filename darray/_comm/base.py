@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "split_self"]
+__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "split_self", "copy_region"]
 
 #: A region of a local array: one unit-step slice per axis.
 Region = tuple[slice, ...]
@@ -61,7 +61,10 @@ class Communicator(Protocol):
                  recvs: Sequence[tuple[int, Region]]) -> Request:
         """Start moving ``send[region]`` to each peer and receiving into ``recv[region]`` from each peer.
 
-        The k-th send to peer q matches the k-th receive from this rank on q.
+        The k-th send to peer q matches the k-th receive from this rank on q;
+        matching regions hold the same number of elements (their shapes may
+        differ: an n-d region may arrive in a 1-d staging slice, C order).
+        Every rank of the communicator calls ``exchange`` together.
         """
 
     def barrier(self) -> None: ...
@@ -80,3 +83,14 @@ def split_self(rank: int, sends, recvs):
     others_s = [(p, r) for p, r in sends if p != rank]
     others_r = [(p, r) for p, r in recvs if p != rank]
     return list(zip(own_sends, own_recvs)), others_s, others_r
+
+
+def copy_region(send, src: Region, recv, dst: Region) -> None:
+    """``recv[dst] = send[src]`` in C order, also when the two regions differ in shape."""
+    part = send[src]
+    target = recv[dst]
+    if tuple(part.shape) != tuple(target.shape):
+        import array_api_compat
+
+        part = array_api_compat.array_namespace(part).reshape(part, tuple(target.shape))
+    recv[dst] = part

@@ -17,7 +17,7 @@ import numpy as np
 
 from .._backend import is_host_array, to_numpy
 from .. import _tracing
-from .base import REDUCE_OPS, DoneRequest, Region, split_self
+from .base import REDUCE_OPS, DoneRequest, Region, copy_region, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
 
@@ -205,7 +205,7 @@ class MPICommunicator:
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]]):
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
         for src, dst in pairs:
-            recv[dst] = send[src]
+            copy_region(send, src, recv, dst)
         self._tag = (self._tag + 1) % 32000
         if not sends and not recvs:
             return DoneRequest()

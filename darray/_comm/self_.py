@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .base import REDUCE_OPS, DoneRequest, Region, split_self
+from .base import REDUCE_OPS, DoneRequest, Region, copy_region, split_self
 
 __all__ = ["SelfCommunicator"]
 
@@ -37,7 +37,7 @@ class SelfCommunicator:
         if others_s or others_r:
             raise ValueError("exchange: the self communicator has only rank 0; got a message for another rank")
         for src, dst in pairs:
-            recv[dst] = send[src]
+            copy_region(send, src, recv, dst)
         return DoneRequest()
 
     def barrier(self) -> None:

@@ -28,7 +28,7 @@ from .._layout import Layout, locate
 from .array import DArray
 from .plans import Plan
 
-__all__ = ["halo_plan", "exchange_halos", "HaloExchange"]
+__all__ = ["halo_plan", "exchange_halos", "HaloExchange", "accumulate_halos"]
 
 
 def _axis_pieces(lo: int, hi: int, h: int, n: int, periodic: bool):
@@ -190,3 +190,46 @@ def exchange_halos(x: DArray, wait: bool = True, force: bool = False):
         with _tracing.labelled("halo"):
             handle = HaloExchange(x, x._comm.exchange(x._block, plan.sends, x._block, plan.recvs))
     return handle.wait() if wait else handle
+
+
+def accumulate_halos(x: DArray) -> DArray:
+    """The adjoint of a halo exchange: ghost values are sent back to their owners and ADDED.
+
+    ``x``'s padded block holds gradients with respect to every stored cell
+    (owned and ghost); the result (same layout, ghosts zero) holds, in each
+    owned cell, its own gradient plus every ghost copy's gradient. Cells past
+    a non-periodic global edge are dropped (their value came from a boundary
+    rule; see the autodiff rules for reflect/nearest). One round of messages,
+    the exact reverse of :func:`halo_plan`.
+    """
+    layout = x._layout
+    xp = x._xp
+    rank = x._comm.rank
+    out = xp.zeros(layout.padded_shape(rank), dtype=x._block.dtype, device=x.device)
+    inner = layout.interior(rank)
+    out[inner] = x._block[inner]
+    if not layout.has_halo:
+        return DArray._wrap(out, layout, x._comm, xp)
+    plan = halo_plan(layout, rank)
+    # the forward plan's receives are now sends (ghost regions); its sends become receives,
+    # each into its own slice of a flat staging buffer so that overlapping targets add up
+    volumes = [_count(r) for _, r in plan.sends]
+    starts = [0]
+    for v in volumes:
+        starts.append(starts[-1] + v)
+    staging = xp.empty((starts[-1],), dtype=x._block.dtype, device=x.device)
+    recvs = [(p, (slice(a, a + v),)) for (p, _), a, v in zip(plan.sends, starts, volumes)]
+    send = xp.asarray(x._block, copy=True)
+    with _tracing.labelled("halo_adjoint"):
+        x._comm.exchange(send, plan.recvs, staging, recvs).wait()
+    for (p, region), a, v in zip(plan.sends, starts, volumes):
+        shape = tuple(s.stop - s.start for s in region)
+        out[region] = out[region] + xp.reshape(staging[a:a + v], shape)
+    return DArray._wrap(out, layout, x._comm, xp)
+
+
+def _count(region) -> int:
+    n = 1
+    for s in region:
+        n *= s.stop - s.start
+    return n
