@@ -15,11 +15,13 @@ transform over ``axes`` proceeds in rounds:
 
 When no such axis exists (every other axis is cut or still to transform,
 e.g. a 2-d array on a 2x2 grid), the array first moves to a 1-d grid over
-all ranks cutting one other axis. A 1-d array has no other axis: it is
-transformed with the four-step (Cooley-Tukey) algorithm, ``n = n1 * n2``
+all ranks cutting one other axis. A cut 1-d array has no other axis: a
+complex transform of it uses the four-step (Cooley-Tukey) algorithm, ``n = n1 * n2``
 viewed as an ``(n1, n2)`` array, when ``n`` has a factorization with
 ``min(n1, n2) >= nprocs``; otherwise it is replicated on every rank, which is
-allowed only up to :data:`GATHER_LIMIT` elements (``ValueError`` above it).
+allowed only up to :data:`GATHER_LIMIT` elements (``ValueError`` above it);
+real 1-d transforms (rfft, irfft, hfft, ihfft) of a cut 1-d array always
+take that replicated path.
 
 Output layout
 -------------
@@ -29,6 +31,10 @@ balanced blocks; a halo is kept when the shape is unchanged), like FFTW-MPI
 without ``FFTW_MPI_TRANSPOSED_OUT``. So ``ifftn(fftn(x))`` has ``x``'s layout
 and results combine with the input without further moves. That costs one
 extra redistribution (a single all-to-all however many axes were cut).
+Why not transposed-out by default: no stateless rule can send the inverse
+back to the input's layout (``fft(x, axis=0)`` of a 2-d array cut on axis 0
+and of one cut on axis 1 would both end cut on axis 1), so the round trip
+``ifftn(fftn(x))`` would depend on history.
 
 Pass ``layout="transposed"`` (a darray extension keyword) to skip it and keep
 the layout of the last transpose (``FFTW_MPI_TRANSPOSED_OUT``), or
@@ -52,7 +58,7 @@ from __future__ import annotations
 
 import numbers
 from functools import lru_cache
-from math import isqrt, prod
+from math import isqrt
 from typing import NamedTuple
 
 import numpy as np
@@ -72,7 +78,6 @@ __all__ = ["GATHER_LIMIT", "fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft",
 GATHER_LIMIT = 1 << 22
 
 _NORMS = ("backward", "ortho", "forward")
-_INVERSE_NORM = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 _REAL_OUT = {"irfft", "hfft"}          # complex -> real
 _REAL_IN = {"rfft", "ihfft"}           # real -> complex
 _COMPLEX = {"fft", "ifft"}             # complex -> complex
@@ -495,8 +500,9 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward", layout=None) -> DArray:
     return _one_axis("ihfft", "ihfft", x, n, axis, norm, layout)
 
 
+_PARAMS_DOC = "\n    Parameters: as the Array API standard; see the module docstring for the algorithm.\n"
 for _f in (fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft):
-    _f.__doc__ += "\n    Parameters: as the Array API standard; see the module docstring for the algorithm.\n" + _LAYOUT_DOC
+    _f.__doc__ += _PARAMS_DOC + _LAYOUT_DOC
 
 
 # ------------------------------------------------------------------ frequencies

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import is_host_array, to_numpy
-from .. import _tracing
+from .. import _debug, _tracing
 from .base import REDUCE_OPS, DoneRequest, Region, copy_region, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
@@ -59,14 +59,32 @@ class _Staged:
 
 
 class _Request:
-    __slots__ = ("requests", "staged", "MPI", "trace")
+    __slots__ = ("requests", "staged", "MPI", "trace", "peers")
 
-    def __init__(self, MPI, requests, staged, trace=None):
-        self.MPI, self.requests, self.staged, self.trace = MPI, requests, staged, trace
+    def __init__(self, MPI, requests, staged, trace=None, peers=()):
+        self.MPI, self.requests, self.staged, self.trace, self.peers = MPI, requests, staged, trace, peers
+
+    def _wait_bounded(self, timeout: float) -> None:
+        """Poll until done; after ``timeout`` seconds name the peers whose messages are missing."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        pending = list(range(len(self.requests)))
+        while pending:
+            pending = [i for i in pending if not self.requests[i].Test()]
+            if pending and time.monotonic() > deadline:
+                missing = sorted({self.peers[i] for i in pending})
+                raise TimeoutError(f"exchange: no answer from rank(s) {missing} after {timeout} s "
+                                   f"(DARRAY_WAIT_TIMEOUT); they may have failed or be in another collective")
+            if pending:
+                time.sleep(1e-4)
 
     def wait(self) -> None:
         if self.requests:
-            self.MPI.Request.Waitall(self.requests)
+            if _debug.wait_timeout is None:
+                self.MPI.Request.Waitall(self.requests)
+            else:
+                self._wait_bounded(_debug.wait_timeout)
             self.requests = []
         if self.trace is not None and _tracing.active is not None:
             begin, nbytes, peers, posted, label = self.trace
@@ -216,20 +234,22 @@ class MPICommunicator:
             sbuf = np.ascontiguousarray(sbuf)
         if not rbuf.flags.c_contiguous:
             raise ValueError("exchange: the receive buffer must be C-contiguous")
-        reqs = []
+        reqs, peers = [], []
         begin = _tracing.now() if _tracing.active is not None else 0.0
         for peer, region in recvs:
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=self._tag))
+                peers.append(peer)
         for peer, region in sends:
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=self._tag))
+                peers.append(peer)
         trace = None
         if _tracing.active is not None:
             nbytes = sum(_volume(r) for _, r in sends) * sbuf.itemsize
             trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _tracing.now(),
                      _tracing.label)
-        return _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace)
+        return _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers)
 
     def __repr__(self):
         return f"MPICommunicator(rank={self.rank}, size={self.size})"

@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import product
 
-from .. import _tracing
+from .. import _debug, _tracing
 from .._layout import Layout, locate
 from .array import DArray
 from .plans import Plan
@@ -186,6 +186,8 @@ def exchange_halos(x: DArray, wait: bool = True, force: bool = False):
     if not x._layout.has_halo or (x._halo_fresh and not force):
         handle = HaloExchange(x, None)
     else:
+        if _debug.enabled:
+            _debug.check_collective(x._comm, "exchange_halos", x._layout, str(x.dtype))
         plan = halo_plan(x._layout, x._comm.rank)
         with _tracing.labelled("halo"):
             handle = HaloExchange(x, x._comm.exchange(x._block, plan.sends, x._block, plan.recvs))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _tracing
+from .. import _debug, _tracing
 from .._layout import Layout
 from .array import DArray
 from .plans import gather_plan, redistribution_plan
@@ -33,6 +33,8 @@ def redistribute_to(x: DArray, layout: Layout) -> DArray:
     if layout.shape != x.shape or layout.nprocs != x._comm.size:
         raise ValueError(f"redistribute: layout does not fit the array; got {layout}, expected shape {x.shape} "
                          f"on {x._comm.size} ranks")
+    if _debug.enabled:
+        _debug.check_collective(x._comm, "redistribute", x._layout, layout, str(x.dtype))
     rank = x._comm.rank
     plan = redistribution_plan(x._layout, layout, rank)
     xp = x._xp
@@ -50,6 +52,8 @@ def gather(x: DArray, root: int | None = None) -> Any:
         return x._xp.asarray(full.local, copy=True) if full is x else full.local
     if not 0 <= root < x._comm.size:
         raise ValueError(f"gather: root out of range; got {root}, expected 0 <= root < {x._comm.size}")
+    if _debug.enabled:
+        _debug.check_collective(x._comm, "gather", x._layout, root, str(x.dtype))
     rank = x._comm.rank
     plan = gather_plan(x._layout, rank, root)
     xp = x._xp

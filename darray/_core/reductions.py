@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._errors import message
-from .. import _tracing
+from .. import _debug, _tracing
 from .._backend import NUMPY as _NUMPY
 from .._layout import normalize_axis
 from .array import DArray
@@ -67,6 +67,8 @@ def _finish(x: DArray, local, axes, keepdims: bool) -> DArray:
 def _allreduce_over(x: DArray, cut, local, op: str):
     if not builtins.any(cut):
         return local
+    if _debug.enabled:
+        _debug.check_collective(x._comm, f"allreduce.{op}", x._layout, cut)
     return x._comm.sub(x._layout.dims, cut).allreduce(local, op)
 
 

@@ -1,0 +1,55 @@
+"""``DARRAY_DEBUG=1``: ranks check that they enter the same collective with the same metadata.
+
+A rank that calls a different operation, or the same one on a differently
+shaped or laid-out array, would otherwise leave the others waiting forever.
+With debugging on, every engine first allgathers a fingerprint of (operation,
+replicated metadata) and raises the same clear error on every rank if they
+differ. Off (the default), a check costs one global lookup.
+
+``DARRAY_WAIT_TIMEOUT=<seconds>`` bounds every point-to-point wait (halo
+exchanges, redistributions): a neighbour that does not answer in time is
+named in a ``TimeoutError`` instead of a silent hang.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+
+__all__ = ["enabled", "check_collective", "wait_timeout", "CollectiveMismatch"]
+
+enabled: bool = os.environ.get("DARRAY_DEBUG", "0") not in ("", "0")
+
+
+def _timeout() -> float | None:
+    value = os.environ.get("DARRAY_WAIT_TIMEOUT", "").strip()
+    return float(value) if value else None
+
+
+wait_timeout: float | None = _timeout()
+
+
+class CollectiveMismatch(RuntimeError):
+    """Ranks entered different collectives (or the same one with different metadata)."""
+
+
+def check_collective(comm, op: str, *meta) -> None:
+    """Raise :class:`CollectiveMismatch` on every rank unless all ranks call ``op`` with equal ``meta``."""
+    if not enabled or comm.size == 1:
+        return
+    text = f"{op}|{meta!r}"
+    digest = np.frombuffer(hashlib.sha256(text.encode()).digest()[:16], dtype=np.uint8).copy()
+    label = np.frombuffer(op.encode()[:48].ljust(48), dtype=np.uint8).copy()
+    every = comm.allgather(np.concatenate([digest, label]))
+    every = np.asarray(every)
+    if (every[:, :16] == every[0, :16]).all():
+        return
+    ops = [bytes(row[16:]).decode(errors="replace").strip() for row in every]
+    groups: dict = {}
+    for rank, row in enumerate(every):
+        groups.setdefault((ops[rank], bytes(row[:16])), []).append(rank)
+    detail = "; ".join(f"ranks {ranks} called {name}" for (name, _), ranks in groups.items())
+    raise CollectiveMismatch(f"{op}: ranks disagree on the collective they entered ({detail}); "
+                             f"this rank passed {text[:300]}")

@@ -1,0 +1,76 @@
+"""Failure containment: a failure on one rank ends the whole job quickly, with the message, never a hang.
+
+These tests launch their own ``mpiexec`` jobs (scripts in tests/scripts/), so they
+are serial tests of the outer run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py")
+
+SCRIPTS = Path(__file__).parent / "scripts"
+ROOT = Path(__file__).parent.parent
+
+
+def _mpiexec() -> str:
+    here = Path(sys.executable).parent / "mpiexec"
+    found = str(here) if here.exists() else shutil.which("mpiexec")
+    if found is None:
+        pytest.skip("no mpiexec on PATH")
+    return found
+
+
+def _run(script: str, nprocs: int, env: dict | None = None, timeout: float = 60):
+    environ = {k: v for k, v in os.environ.items() if k != "DARRAY_TEST_CHILD"}
+    environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
+    environ.update(env or {})
+    start = time.monotonic()
+    proc = subprocess.run([_mpiexec(), "-n", str(nprocs), sys.executable, str(SCRIPTS / script)],
+                          capture_output=True, text=True, timeout=timeout, env=environ)
+    return proc, time.monotonic() - start
+
+
+def test_exception_on_one_rank_ends_the_job():
+    proc, elapsed = _run("raise_on_rank1.py", 3)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert elapsed < 15, f"job took {elapsed:.1f} s to end"
+    assert "uncaught exception on rank 1 of 3" in out
+    assert "boom on rank 1" in out
+
+
+def test_abort_hook_can_be_disabled(monkeypatch):
+    import darray._comm.mpi as mpi
+
+    class Fake:
+        size, rank = 2, 0
+
+    monkeypatch.setenv("DARRAY_ABORT_ON_ERROR", "0")
+    before = sys.excepthook
+    mpi.install_abort_hook(Fake())
+    assert sys.excepthook is before
+
+
+def test_debug_mode_names_mismatched_collectives():
+    proc, elapsed = _run("mismatched_collectives.py", 3, env={"DARRAY_DEBUG": "1"})
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [line for line in out.splitlines() if "CollectiveMismatch" in line]
+    assert len(lines) == 3, out
+    assert all("ranks [0] called redistribute; ranks [1, 2] called allreduce.sum" in line for line in lines)
+
+
+def test_wait_timeout_names_the_silent_neighbour():
+    proc, elapsed = _run("silent_neighbour.py", 3, env={"DARRAY_WAIT_TIMEOUT": "2"})
+    out = proc.stdout + proc.stderr
+    assert "no answer from rank(s) [1]" in out
+    assert elapsed < 30
