@@ -319,17 +319,13 @@ def _k_layout(shape, k_axis: int, g: int, dims, sizes) -> Layout:
 
 def _contract(a: DArray, b: DArray, out_shape) -> DArray:
     """Partial products over this rank's contraction block, summed over the grid dim that cuts k."""
-    ca = _k_cut(a, a.ndim - 1)
-    cut = ca if isinstance(ca, tuple) else _k_cut(b, b.ndim - 2)
-    g, dims, _ = cut
-    rank = a._comm.rank
-    src = a if isinstance(ca, tuple) else b
-    k_axis = a.ndim - 1 if src is a else b.ndim - 2
-    block = src._layout.block_slices(rank)[k_axis]
+    ca, cb = _k_cut(a, a.ndim - 1), _k_cut(b, b.ndim - 2)
+    src, k_axis, (g, dims, _) = (a, a.ndim - 1, ca) if isinstance(ca, tuple) else (b, b.ndim - 2, cb)
+    block = src._layout.block_slices(a._comm.rank)[k_axis]
     al, bl = a.local, b.local
-    if src is not a:
+    if ca == "replicated":  # the replicated operand is sliced to this rank's contraction block
         al = al[..., block]
-    if src is not b:
+    if cb == "replicated":
         bl = bl[..., block, :]
     partial = a._xp.matmul(al, bl)
     partial = a._comm.sub(dims, tuple(i == g for i in range(len(dims)))).allreduce(partial, "sum")

@@ -27,7 +27,8 @@ def with_halo(x: DArray, depth, boundary) -> DArray:
     return x.exchange_halos()
 
 
-def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = True, **kwargs) -> DArray:
+def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = True, out: DArray | None = None,
+                **kwargs) -> DArray:
     """Apply ``func`` to every block extended by ``depth`` cells of its neighbours.
 
     ``func(*blocks, **kwargs)`` receives each array's block with its ghost
@@ -35,7 +36,11 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     ``"none"``, as in :func:`dask.array.map_overlap`) and returns an array of
     the same shape; with ``trim=True`` the ghost part is cut off again. With
     ``trim=False`` ``func`` must return the owned part only. The result has
-    the layout of the first array, without halo.
+    the layout of the first array, without halo; or pass ``out=`` (an array
+    with the same blocks, e.g. with a halo of its own) to write the owned
+    cells in place, so that iterating ``map_overlap(step, u, out=v); u, v = v, u``
+    allocates nothing. Arrays that already carry halo ``depth`` and
+    ``boundary`` are exchanged in place (and not at all if unchanged).
 
     Examples
     --------
@@ -54,6 +59,9 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         raise ValueError(message("map_overlap", "arrays must have one shape", tuple(a.shape for a in arrays)))
     rank = first._comm.rank
     plain = first._layout.replace(halo=(0,) * first.ndim, boundary=("none",) * first.ndim)
+    if out is not None and (not isinstance(out, DArray) or out._layout.blocks_key != plain.blocks_key):
+        raise ValueError(message("map_overlap", "out must be a DArray with the same blocks as the first array",
+                                 getattr(out, "layout", type(out).__name__), plain))
     blocks, cuts = [], None
     for a in arrays:
         if a._layout.blocks_key != plain.blocks_key:
@@ -61,15 +69,19 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         a = with_halo(a, depth, boundary)
         cuts = _visible(a._layout, rank)
         blocks.append(a._block[cuts])
-    out = func(*blocks, **kwargs)
+    result = func(*blocks, **kwargs)
     if trim:  # the owned cells sit at [h - cut.start, h - cut.start + n) of what func saw
         halo = normalize_halo("map_overlap", depth, first.ndim)
-        out = out[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
+        result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
     expected = plain.block_shape(rank)
-    if tuple(out.shape) != expected:
-        raise ValueError(message("map_overlap", "func returned a block of the wrong shape", tuple(out.shape),
+    if tuple(result.shape) != expected:
+        raise ValueError(message("map_overlap", "func returned a block of the wrong shape", tuple(result.shape),
                                  f"{expected} on rank {rank} (after trim={trim})"))
-    return wrap_like(out, plain, first)
+    if out is not None:
+        out.local[...] = result
+        out._halo_fresh = False
+        return out
+    return wrap_like(result, plain, first)
 
 
 def _visible(layout, rank) -> tuple[slice, ...]:
