@@ -28,6 +28,9 @@ from ._api.layouts import redistribute
 from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
                                  repeat, reshape, roll, squeeze, stack, tile, unstack)
 from ._api.overlap import map_overlap
+from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ._api.sets import unique_all, unique_counts, unique_inverse, unique_values
+from ._api.sorting import argsort, sort
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
 from ._config import config
@@ -51,6 +54,8 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",
+    "unique_counts", "unique_inverse", "unique_values", "where",
     "random",
     "explain",
     "trace",

@@ -1,0 +1,136 @@
+"""sort / argsort against NumPy (array-api-compat's NumPy for ``descending``) on every rank count.
+
+Covers local sorts (axis not cut), the distributed transpose (axis cut, a long
+other axis) and the sample sort (1-d and thin arrays), uneven and empty blocks,
+2x2 grids at 4 ranks, every real dtype, NaNs, many duplicates (stability is
+checked through argsort against a stable NumPy argsort) and descending order.
+"""
+
+from __future__ import annotations
+
+import array_api_compat.numpy as xnp
+import numpy as np
+import pytest
+
+import darray as da
+from darray._api.sorting import argsort, sort
+from darray.testing import assert_equal
+
+pytestmark = pytest.mark.mpi
+
+DTYPES = ["float64", "float32", "int64", "int8", "uint16", "uint8", "bool"]
+
+
+def nprocs() -> int:
+    return da.default_communicator().size
+
+
+def values(shape, dtype, seed=0, distinct=4) -> np.ndarray:
+    rng = np.random.default_rng([seed, len(shape), sum(map(ord, dtype))])
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    lo = 0 if dt.kind == "u" else -distinct // 2
+    a = rng.integers(lo, lo + distinct, shape).astype(dt)
+    if dt.kind == "f" and a.size:
+        a[rng.random(shape) < 0.15] = np.nan
+        a[rng.random(shape) < 0.1] = -0.0
+    return a
+
+
+def layouts_1d(n: int) -> list[dict]:
+    p = nprocs()
+    out = [dict(split=0), dict(split=None), dict(split=0, sizes=[0] * (p - 1) + [n])]
+    if p > 1:
+        out.append(dict(split=0, sizes=[n] + [0] * (p - 1)))
+    if p > 2:
+        out.append(dict(split=0, sizes=[n // 2, 0] + [n - n // 2] + [0] * (p - 3)))
+    if p == 4:
+        out.append(dict(split=(0, None), grid=(2, 2)))
+    return out
+
+
+def layouts_2d(shape) -> list[dict]:
+    p = nprocs()
+    out = [dict(split=0), dict(split=1), dict(split=None)]
+    if p > 1:
+        out.append(dict(split=1, sizes={1: [0] * (p - 1) + [shape[1]]}))
+    if p == 4:
+        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)), dict(split=(None, 1), grid=(2, 2))]
+    return out
+
+
+def check(a: np.ndarray, x, axis=-1):
+    for descending in (False, True):
+        assert_equal(sort(x, axis=axis, descending=descending), xnp.sort(a, axis=axis, descending=descending),
+                     err_msg=f"sort descending={descending}")
+        assert_equal(argsort(x, axis=axis, descending=descending),
+                     xnp.argsort(a, axis=axis, descending=descending, stable=True).astype(np.int64),
+                     err_msg=f"argsort descending={descending}")
+    assert_equal(sort(x, axis=axis, stable=False), np.sort(a, axis=axis))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 13, 100])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sort_1d(n, dtype):
+    a = values((n,), dtype)
+    for kw in layouts_1d(n):
+        check(a, da.asarray(a, **kw))
+
+
+def test_argsort_stable_many_duplicates():
+    a = values((1000,), "int64", seed=3, distinct=3)
+    for kw in layouts_1d(1000):
+        x = da.asarray(a, **kw)
+        assert_equal(argsort(x), np.argsort(a, kind="stable"))
+        assert_equal(argsort(x, descending=True), xnp.argsort(a, descending=True, stable=True))
+
+
+def test_all_equal_and_all_nan():
+    for a in (np.full(50, 7, dtype=np.int32), np.full(50, np.nan), np.array([np.nan, -np.inf, np.inf, 0.0, -0.0] * 9)):
+        for kw in layouts_1d(a.size):
+            check(a, da.asarray(a, **kw))
+
+
+@pytest.mark.parametrize("shape", [(7, 13), (13, 7), (3, 40), (1, 9)])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "uint8", "bool"])
+def test_sort_2d_every_axis(shape, dtype):
+    a = values(shape, dtype, seed=1)
+    for kw in layouts_2d(shape):
+        x = da.asarray(a, **kw)
+        for axis in (0, 1, -1):
+            check(a, x, axis)
+
+
+def test_sort_3d_and_halo():
+    a = values((4, 5, 6), "float64", seed=2)
+    p = nprocs()
+    for kw in [dict(split=0), dict(split=2), dict(split=1)] + ([dict(split=(2, 0), grid=(2, 2))] if p == 4 else []):
+        x = da.asarray(a, **kw)
+        for axis in (0, 1, 2):
+            check(a, x, axis)
+    x = da.asarray(a, split=0, halo=1) if p <= 4 else None
+    out = sort(x, axis=0)
+    assert out.layout.blocks_key == x.layout.blocks_key
+    assert_equal(out, np.sort(a, axis=0))
+
+
+def test_result_keeps_input_layout():
+    n = 13
+    p = nprocs()
+    a = values((n,), "float64")
+    x = da.asarray(a, split=0, sizes=[0] * (p - 1) + [n])
+    assert sort(x).layout == x.layout
+    assert argsort(x).layout == x.layout
+
+
+def test_bad_input():
+    x = da.asarray(np.arange(6.0).reshape(2, 3), split=0)
+    with pytest.raises(np.exceptions.AxisError):
+        sort(x, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        argsort(x, axis=-3)
+    with pytest.raises(TypeError):
+        sort(da.asarray(np.ones(4, dtype=np.complex128)))
+    with pytest.raises(TypeError):
+        sort(np.arange(3))
