@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from math import e, inf, nan, pi
 
+from ._api import fft
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_local, full, full_like, linspace,
                             meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._core.advanced import take, take_along_axis
@@ -54,6 +55,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "fft",
     "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "where",
     "random",

@@ -1,0 +1,29 @@
+"""Neural-network layers for domain-parallel training: one sample sharded spatially over the ranks.
+
+``Module``/``Parameter``/``Sequential``/``ModuleList`` as in torch.nn; layers
+take torch's constructor arguments and defaults; data is ``(N, C, *spatial)``
+with the spatial axes cut. Parameters are replicated and initialised from
+:mod:`darray.nn.init`'s seed, identically on every rank count.
+
+Examples
+--------
+>>> import numpy as np, darray as da
+>>> from darray import nn
+>>> nn.init.manual_seed(0)  # doctest: +ELLIPSIS
+darray.random.Generator(...)
+>>> model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU())
+>>> x = da.asarray(np.ones((1, 1, 8, 6)), split=2)
+>>> loss = nn.functional.mse_loss(model(x), 0.0)
+>>> loss.backward()
+>>> model[0].weight.grad.shape
+(2, 1, 3, 3)
+"""
+
+from __future__ import annotations
+
+from . import functional, init
+from .layers import *  # noqa: F403
+from .layers import __all__ as _layers
+from .module import Module, ModuleList, Parameter, Sequential
+
+__all__ = sorted(["Module", "ModuleList", "Parameter", "Sequential", "functional", "init", *_layers])

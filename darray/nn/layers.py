@@ -1,0 +1,361 @@
+"""Layers with torch.nn's constructor signatures and defaults, on distributed fields ``(N, C, *spatial)``."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .._errors import message
+from ..autodiff import no_grad
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "Linear", "Identity", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh",
+           "Sigmoid", "Softplus", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+           "Upsample", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm", "Dropout",
+           "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss"]
+
+
+def _zeros(shape, dtype="float64"):
+    import darray
+
+    return darray.zeros(shape, dtype=dtype, split=None)
+
+
+def _ntuple(value, n):
+    return (int(value),) * n if isinstance(value, numbers.Integral) else tuple(int(v) for v in value)
+
+
+class _ConvNd(Module):
+    _nsp = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(message(name, "channels must be divisible by groups", (in_channels, out_channels),
+                                     f"multiples of groups={groups}"))
+        if padding_mode not in ("zeros", "circular", "replicate"):
+            raise ValueError(message(name, "unsupported padding_mode", padding_mode,
+                                     "'zeros', 'circular' or 'replicate'"))
+        if isinstance(padding, str) and padding not in ("same", "valid"):
+            raise ValueError(message(name, "unknown padding", padding, "'same', 'valid', an int or a tuple"))
+        n = self._nsp
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride, self.dilation = _ntuple(stride, n), _ntuple(dilation, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.groups, self.padding_mode = groups, padding_mode
+        dtype = dtype or "float64"
+        self.weight = Parameter(_zeros((out_channels, in_channels // groups, *self.kernel_size), dtype))
+        self.bias = Parameter(_zeros((out_channels,), dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """torch's default: kaiming_uniform(a=sqrt(5)) weights, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) bias."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init.fan_in_and_fan_out(self.weight.shape)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        return F.conv(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups,
+                      self.padding_mode)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class Conv1d(_ConvNd):
+    _nsp = 1
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution over ``(N, C, H, W)`` fields cut along H and/or W (halo exchange of the needed width)."""
+
+    _nsp = 2
+
+
+class Conv3d(_ConvNd):
+    _nsp = 3
+
+
+class Linear(Module):
+    """``y = x W^T + b`` over feature axis ``axis`` (torch: the last axis; ``axis=1`` for channels-first)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, axis=-1):
+        super().__init__()
+        self.in_features, self.out_features, self.axis = in_features, out_features, axis
+        dtype = dtype or "float64"
+        self.weight = Parameter(_zeros((out_features, in_features), dtype))
+        self.bias = Parameter(_zeros((out_features,), dtype)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias, self.axis)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, axis={self.axis}"
+
+
+class Identity(Module):
+    def forward(self, x):
+        return x
+
+
+class ReLU(Module):
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+
+    def forward(self, x):
+        return F.relu(x)
+
+
+class LeakyReLU(Module):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return F.leaky_relu(x, self.negative_slope)
+
+
+class GELU(Module):
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x):
+        return F.gelu(x, self.approximate)
+
+
+class SiLU(Module):
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+
+    def forward(self, x):
+        return F.silu(x)
+
+
+class Tanh(Module):
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class Softplus(Module):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        return F.softplus(x, self.beta, self.threshold)
+
+
+class _Pool(Module):
+    _nsp, _mode = 2, "avg"
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x):
+        return F._pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, self._mode, self._nsp)
+
+
+class AvgPool1d(_Pool):
+    _nsp, _mode = 1, "avg"
+
+
+class AvgPool2d(_Pool):
+    """Average over non-overlapping windows (kernel == stride); local once blocks align with the windows."""
+
+    _nsp, _mode = 2, "avg"
+
+
+class AvgPool3d(_Pool):
+    _nsp, _mode = 3, "avg"
+
+
+class MaxPool1d(_Pool):
+    _nsp, _mode = 1, "max"
+
+
+class MaxPool2d(_Pool):
+    """Maximum over non-overlapping windows (kernel == stride); the gradient goes to the first maximum."""
+
+    _nsp, _mode = 2, "max"
+
+
+class MaxPool3d(_Pool):
+    _nsp, _mode = 3, "max"
+
+
+class Upsample(Module):
+    def __init__(self, size=None, scale_factor=2, mode: str = "nearest"):
+        super().__init__()
+        if size is not None:
+            raise NotImplementedError(message("Upsample", "only scale_factor is supported", size))
+        self.scale_factor, self.mode = scale_factor, mode
+
+    def forward(self, x):
+        return F.interpolate(x, self.scale_factor, self.mode)
+
+
+class _BatchNorm(Module):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        import darray
+
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dtype = dtype or "float64"
+        if affine:
+            self.weight = Parameter(darray.ones((num_features,), dtype=dtype, split=None))
+            self.bias = Parameter(_zeros((num_features,), dtype))
+        else:
+            self.weight = self.bias = None
+        if track_running_stats:
+            self.register_buffer("running_mean", _zeros((num_features,), dtype))
+            self.register_buffer("running_var", darray.ones((num_features,), dtype=dtype, split=None))
+
+    def forward(self, x):
+        import darray
+
+        from ..autodiff import Variable
+
+        xd = x.data if isinstance(x, Variable) else x
+        if xd.shape[1] != self.num_features:
+            raise ValueError(message(type(self).__name__, "channel count differs", xd.shape[1], self.num_features))
+        use_batch = self.training or not self.track_running_stats
+        if not use_batch:
+            return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, False,
+                                self.momentum, self.eps)
+        y = F.batch_norm(x, None, None, self.weight, self.bias, True, self.momentum, self.eps)
+        if self.training and self.track_running_stats:
+            with no_grad():
+                axes = (0,) + tuple(range(2, xd.ndim))
+                count = xd.size // xd.shape[1]
+                mean = darray.mean(xd, axis=axes)
+                var = darray.var(xd, axis=axes, correction=1 if count > 1 else 0)
+                m = self.momentum
+                self.running_mean = self.running_mean * (1 - m) + mean * m
+                self.running_var = self.running_var * (1 - m) + var * m
+        return y
+
+
+class BatchNorm1d(_BatchNorm):
+    pass
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation over (N, H, W) with statistics combined over every rank (torch's defaults)."""
+
+
+class BatchNorm3d(_BatchNorm):
+    pass
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        import darray
+
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError(message("GroupNorm", "num_channels must be divisible by num_groups", num_channels,
+                                     f"a multiple of {num_groups}"))
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        dtype = dtype or "float64"
+        if affine:
+            self.weight = Parameter(darray.ones((num_channels,), dtype=dtype, split=None))
+            self.bias = Parameter(_zeros((num_channels,), dtype))
+        else:
+            self.weight = self.bias = None
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        import darray
+
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
+        self.normalized_shape, self.eps = shape, eps
+        dtype = dtype or "float64"
+        self.weight = Parameter(darray.ones(shape, dtype=dtype, split=None)) if elementwise_affine else None
+        self.bias = Parameter(_zeros(shape, dtype)) if elementwise_affine and bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+
+class Dropout(Module):
+    """Dropout with a counter-based mask: the same cells drop whatever the rank count.
+
+    ``seed``: the mask generator's seed (default: drawn from
+    :func:`darray.nn.init.default_generator`'s seed sequence at construction).
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False, seed=None):
+        import darray
+
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(message("Dropout", "probability out of range", p, "0 <= p <= 1"))
+        self.p = p
+        self.generator = darray.random.default_rng(seed) if seed is not None else \
+            init.default_generator().spawn(1)[0]
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training, self.generator)
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = reduction
+
+
+class MSELoss(_Loss):
+    def forward(self, input, target):
+        return F.mse_loss(input, target, self.reduction)
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):
+        return F.l1_loss(input, target, self.reduction)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, self.reduction, self.delta)
+
+
+class CrossEntropyLoss(_Loss):
+    def __init__(self, reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__(reduction)
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.reduction, self.label_smoothing)

@@ -1,0 +1,348 @@
+"""The ``fft`` extension against ``numpy.fft``, on every rank count.
+
+Inputs are global NumPy arrays generated identically on every rank (seeded);
+each check lays them out in several ways (cut along each axis, uneven with an
+empty block, replicated, 2x2 grids at 4 ranks) and compares the distributed
+transform with NumPy's on the global input through
+:func:`darray.testing.assert_equal`, which agrees on the verdict across ranks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray._api import fft as dfft
+from darray.testing import assert_equal
+
+pytestmark = pytest.mark.mpi
+
+NORMS = ["backward", "ortho", "forward"]
+SHAPES = {1: (36,), 2: (13, 10), 3: (6, 7, 8)}
+RTOL = 1e-10
+
+
+def nprocs() -> int:
+    return da.default_communicator().size
+
+
+def uneven(n: int, p: int) -> list[int]:
+    """Block sizes for ``n`` cells over ``p`` blocks with an empty second block."""
+    if p == 1:
+        return [n]
+    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
+    return rest[:1] + [0] + rest[1:]
+
+
+def layouts(ndim: int) -> list[dict]:
+    p = nprocs()
+    shape = SHAPES[ndim]
+    out = [dict(split=a) for a in range(ndim)] + [dict(split=None)]
+    out.append(dict(split=ndim - 1, sizes={ndim - 1: uneven(shape[-1], p)}))
+    if p == 4 and ndim == 2:
+        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)), dict(split=(None, 1), grid=(2, 2))]
+    if p == 4 and ndim == 3:
+        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 2), grid=(2, 2)), dict(split=(2, 0), grid=(2, 2))]
+    return out
+
+
+def values(shape, dtype="complex128", seed=0) -> np.ndarray:
+    rng = np.random.default_rng([seed, len(shape), *shape])
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+# ---------------------------------------------------------------- n-d complex transforms
+@pytest.mark.parametrize("ndim", [2, 3])
+@pytest.mark.parametrize("norm", NORMS)
+def test_fftn_ifftn_every_layout(ndim, norm):
+    a = values(SHAPES[ndim])
+    for kw in layouts(ndim):
+        x = da.asarray(a, **kw)
+        y = dfft.fftn(x, norm=norm)
+        assert_equal(y, np.fft.fftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fftn {kw}")
+        assert y.layout == x.layout
+        z = dfft.ifftn(x, norm=norm)
+        assert_equal(z, np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"ifftn {kw}")
+        assert z.layout == x.layout
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_fftn_axes_subsets(ndim):
+    a = values(SHAPES[ndim], seed=1)
+    subsets = [(0,), (-1,), (1, 0)] if ndim == 2 else [(0,), (1,), (2,), (0, 2), (2, 1), (-1, 0, 1), ()]
+    for kw in layouts(ndim):
+        x = da.asarray(a, **kw)
+        for axes in subsets:
+            assert_equal(dfft.fftn(x, axes=axes), np.fft.fftn(a, axes=axes), rtol=RTOL, atol=1e-12,
+                         err_msg=f"fftn axes={axes} {kw}")
+            assert_equal(dfft.ifftn(x, axes=axes, norm="ortho"), np.fft.ifftn(a, axes=axes, norm="ortho"),
+                         rtol=RTOL, atol=1e-12, err_msg=f"ifftn axes={axes} {kw}")
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_fft_ifft_each_axis(ndim):
+    a = values(SHAPES[ndim], seed=2)
+    for kw in layouts(ndim):
+        x = da.asarray(a, **kw)
+        for axis in range(-ndim, ndim):
+            for norm in NORMS:
+                assert_equal(dfft.fft(x, axis=axis, norm=norm), np.fft.fft(a, axis=axis, norm=norm), rtol=RTOL,
+                             atol=1e-12, err_msg=f"fft axis={axis} {norm} {kw}")
+            y = dfft.ifft(x, axis=axis)
+            assert_equal(y, np.fft.ifft(a, axis=axis), rtol=RTOL, atol=1e-12, err_msg=f"ifft axis={axis} {kw}")
+            assert y.layout == x.layout
+
+
+def test_n_and_s_pad_and_crop():
+    a2, a3 = values(SHAPES[2], seed=3), values(SHAPES[3], seed=3)
+    for kw in layouts(2):
+        x = da.asarray(a2, **kw)
+        for axis in (0, 1):
+            for n in (1, 5, 13, 20):
+                assert_equal(dfft.fft(x, n=n, axis=axis), np.fft.fft(a2, n=n, axis=axis), rtol=RTOL, atol=1e-12,
+                             err_msg=f"fft n={n} axis={axis} {kw}")
+            assert_equal(dfft.ifft(x, n=7, axis=axis), np.fft.ifft(a2, n=7, axis=axis), rtol=RTOL, atol=1e-12)
+        for s in [(4, 17), (20, 3), (-1, 6)]:
+            want = np.fft.fftn(a2, s=tuple(n if n != -1 else a2.shape[0] for n in s), axes=(0, 1))
+            assert_equal(dfft.fftn(x, s=s), want, rtol=RTOL, atol=1e-12, err_msg=f"fftn s={s} {kw}")
+        assert_equal(dfft.ifftn(x, s=(9,)), np.fft.ifftn(a2, s=(9,), axes=(1,)), rtol=RTOL, atol=1e-12)
+    for kw in layouts(3):
+        x = da.asarray(a3, **kw)
+        assert_equal(dfft.fftn(x, s=(3, 9), axes=(2, 0)), np.fft.fftn(a3, s=(3, 9), axes=(2, 0)), rtol=RTOL,
+                     atol=1e-12, err_msg=f"fftn 3-d s {kw}")
+        y = dfft.ifftn(x, s=(11, 2, 5), norm="forward")
+        assert_equal(y, np.fft.ifftn(a3, s=(11, 2, 5), axes=(0, 1, 2), norm="forward"), rtol=RTOL, atol=1e-12)
+        assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
+
+
+def test_round_trips_return_the_input_layout():
+    for ndim in (2, 3):
+        a = values(SHAPES[ndim], seed=4)
+        for kw in layouts(ndim):
+            x = da.asarray(a, **kw)
+            back = dfft.ifftn(dfft.fftn(x))
+            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(fftn(x)) {kw}")
+            assert back.layout == x.layout
+            # transposed out: the forward result stays in the transposed layout, the inverse lands in x's
+            t = dfft.fftn(x, layout="transposed")
+            assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg=f"fftn transposed {kw}")
+            back = dfft.ifftn(t, layout=x.layout)
+            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(transposed) {kw}")
+            assert back.layout == x.layout
+
+
+def test_halo_input_keeps_its_layout():
+    a = values(SHAPES[2], seed=5)
+    x = da.asarray(a, split=0, halo=1)
+    y = dfft.fftn(x)
+    assert_equal(y, np.fft.fftn(a), rtol=RTOL, atol=1e-12)
+    assert y.layout == x.layout
+    assert_equal(dfft.fft(x, axis=0, n=20), np.fft.fft(a, axis=0, n=20), rtol=RTOL, atol=1e-12)
+
+
+# ---------------------------------------------------------------- dtypes
+def test_dtypes():
+    a = values(SHAPES[2], dtype="complex64", seed=6)
+    for kw in layouts(2):
+        x = da.asarray(a, **kw)
+        y = dfft.fftn(x)
+        assert y.dtype == np.complex64
+        assert_equal(y, np.fft.fftn(a.astype(np.complex128)).astype(np.complex64), rtol=1e-4, atol=1e-4)
+        assert dfft.ifftn(y).dtype == np.complex64
+        assert dfft.fft(x, axis=0).dtype == np.complex64
+    r = values(SHAPES[2], dtype="float32", seed=6)
+    x = da.asarray(r, split=0)
+    assert dfft.fftn(x).dtype == np.complex64
+    assert dfft.rfftn(x).dtype == np.complex64
+    assert dfft.irfftn(dfft.rfftn(x)).dtype == np.float32
+    assert dfft.fft(da.asarray(r.astype(np.float64), split=1)).dtype == np.complex128
+    ints = da.asarray(np.arange(130).reshape(13, 10), split=0)
+    assert_equal(dfft.fftn(ints), np.fft.fftn(np.arange(130).reshape(13, 10)), rtol=RTOL, atol=1e-9)
+
+
+# ---------------------------------------------------------------- real transforms
+@pytest.mark.parametrize("shape", [(13, 10), (13, 9), (6, 7, 8), (6, 8, 7)])
+def test_rfftn_irfftn(shape):
+    a = values(shape, dtype="float64", seed=7)
+    ndim = len(shape)
+    lays = [dict(split=ax) for ax in range(ndim)] + [dict(split=None)]
+    if nprocs() == 4:
+        lays.append(dict(split=(0, ndim - 1), grid=(2, 2)))
+    for kw in lays:
+        x = da.asarray(a, **kw)
+        for norm in NORMS:
+            y = dfft.rfftn(x, norm=norm)
+            want = np.fft.rfftn(a, norm=norm)
+            assert_equal(y, want, rtol=RTOL, atol=1e-12, err_msg=f"rfftn {shape} {kw} {norm}")
+            assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
+            back = dfft.irfftn(y, s=shape, norm=norm)
+            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"irfftn(rfftn) {shape} {kw} {norm}")
+            assert back.layout == x.layout
+            assert_equal(dfft.irfftn(y, norm=norm), np.fft.irfftn(want, norm=norm), rtol=RTOL, atol=1e-12)
+        axes = (0, -1) if ndim == 2 else (2, 0)
+        assert_equal(dfft.rfftn(x, axes=axes, s=(5, 6)), np.fft.rfftn(a, axes=axes, s=(5, 6)), rtol=RTOL,
+                     atol=1e-12, err_msg=f"rfftn s axes {kw}")
+        c = values(shape, seed=8)
+        xc = da.asarray(c, **kw)
+        assert_equal(dfft.irfftn(xc, axes=axes, s=(7, 5)), np.fft.irfftn(c, axes=axes, s=(7, 5)), rtol=RTOL,
+                     atol=1e-12, err_msg=f"irfftn s axes {kw}")
+
+
+def test_rfft_irfft_hfft_ihfft():
+    a = values(SHAPES[2], dtype="float64", seed=9)
+    c = values(SHAPES[2], seed=9)
+    for kw in layouts(2):
+        x, xc = da.asarray(a, **kw), da.asarray(c, **kw)
+        for axis in (0, 1):
+            for n in (None, 8, 9, 15):
+                assert_equal(dfft.rfft(x, n=n, axis=axis), np.fft.rfft(a, n=n, axis=axis), rtol=RTOL, atol=1e-12,
+                             err_msg=f"rfft n={n} axis={axis} {kw}")
+                assert_equal(dfft.irfft(xc, n=n, axis=axis), np.fft.irfft(c, n=n, axis=axis), rtol=RTOL,
+                             atol=1e-12, err_msg=f"irfft n={n} axis={axis} {kw}")
+                assert_equal(dfft.hfft(xc, n=n, axis=axis, norm="ortho"),
+                             np.fft.hfft(c, n=n, axis=axis, norm="ortho"), rtol=RTOL, atol=1e-12,
+                             err_msg=f"hfft n={n} axis={axis} {kw}")
+                assert_equal(dfft.ihfft(x, n=n, axis=axis), np.fft.ihfft(a, n=n, axis=axis), rtol=RTOL,
+                             atol=1e-12, err_msg=f"ihfft n={n} axis={axis} {kw}")
+
+
+# ---------------------------------------------------------------- 1-d arrays
+@pytest.mark.parametrize("n", [36, 64, 13, 97, 50, 1])
+def test_one_dimensional(n):
+    """Cut 1-d arrays: four-step where n factors (36, 64, 50), replication otherwise (13, 97, 1)."""
+    a = values((n,), seed=10)
+    r = values((n,), dtype="float64", seed=10)
+    lays = [dict(split=0), dict(split=None)]
+    if n >= nprocs():
+        lays.append(dict(split=0, sizes=uneven(n, nprocs())))
+    for kw in lays:
+        x = da.asarray(a, **kw)
+        for norm in NORMS:
+            y = dfft.fft(x, norm=norm)
+            assert_equal(y, np.fft.fft(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fft n={n} {kw} {norm}")
+            assert y.layout == x.layout
+            assert_equal(dfft.ifftn(x, norm=norm), np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12)
+        assert_equal(dfft.fft(x, n=2 * n + 4), np.fft.fft(a, n=2 * n + 4), rtol=RTOL, atol=1e-12)
+        assert_equal(dfft.ifft(x, n=max(1, n - 3)), np.fft.ifft(a, n=max(1, n - 3)), rtol=RTOL, atol=1e-12)
+        assert_equal(dfft.ifft(dfft.fft(x)), a, rtol=RTOL, atol=1e-12)
+        xr = da.asarray(r, **kw)
+        assert_equal(dfft.rfft(xr), np.fft.rfft(r), rtol=RTOL, atol=1e-12)
+        if n > 1:
+            assert_equal(dfft.irfft(dfft.rfft(xr), n=n), r, rtol=RTOL, atol=1e-12)
+
+
+def test_one_dimensional_gather_limit(monkeypatch):
+    monkeypatch.setattr(dfft, "GATHER_LIMIT", 40)
+    small = da.asarray(values((37,), seed=11), split=0)  # 37 is prime: replication, allowed
+    assert_equal(dfft.fft(small), np.fft.fft(values((37,), seed=11)), rtol=RTOL, atol=1e-12)
+    big = da.asarray(values((41,), seed=11), split=0)
+    if nprocs() > 1:
+        with pytest.raises(ValueError, match="^fft: a distributed 1-d transform of this length needs a replicated"):
+            dfft.fft(big)
+        with pytest.raises(ValueError, match="^rfft: a distributed 1-d transform"):
+            dfft.rfft(da.asarray(np.ones(41), split=0))
+        with pytest.raises(ValueError, match="^fftn: a distributed 1-d transform"):
+            dfft.fftn(small, s=(47,))  # 47 is prime
+    else:  # one rank: nothing is cut, no replication needed
+        assert_equal(dfft.fft(big), np.fft.fft(values((41,), seed=11)), rtol=RTOL, atol=1e-12)
+    sq = values((64,), seed=12)  # 64 = 8 * 8: four-step, no limit
+    assert_equal(dfft.fft(da.asarray(sq, split=0)), np.fft.fft(sq), rtol=RTOL, atol=1e-12)
+
+
+# ---------------------------------------------------------------- frequencies and shifts
+@pytest.mark.parametrize("n", [1, 2, 7, 10, 33])
+def test_fftfreq_rfftfreq(n):
+    p, m = nprocs(), n // 2 + 1
+    lays = [(dict(split=0), dict(split=0)), (dict(split=None), dict(split=None))]
+    if m >= p:
+        lays.append((dict(split=0, sizes=uneven(n, p)), dict(split=0, sizes=uneven(m, p))))
+    for kw, rkw in lays:
+        for d in (1.0, 0.1, 3):
+            f = dfft.fftfreq(n, d=d, **kw)
+            assert_equal(f, np.fft.fftfreq(n, d=d), rtol=1e-15, err_msg=f"fftfreq {n} {d} {kw}")
+            assert_equal(dfft.rfftfreq(n, d=d, **rkw), np.fft.rfftfreq(n, d=d), rtol=1e-15)
+        f32 = dfft.fftfreq(n, dtype=da.float32, **kw)
+        assert_equal(f32, np.fft.fftfreq(n).astype(np.float32))
+        assert dfft.rfftfreq(n, dtype=da.float32, **rkw).dtype == np.float32
+    assert dfft.fftfreq(n, split=0).layout.split == ((0,) if nprocs() > 1 else (None,))
+
+
+def test_fftshift_ifftshift():
+    for ndim in (1, 2, 3):
+        a = values(SHAPES[ndim], seed=13)
+        for kw in layouts(ndim) if ndim > 1 else [dict(split=0), dict(split=None)]:
+            x = da.asarray(a, **kw)
+            for axes in [None, 0, -1, (0, ndim - 1)]:
+                assert_equal(dfft.fftshift(x, axes=axes), np.fft.fftshift(a, axes=axes), err_msg=f"{axes} {kw}")
+                assert_equal(dfft.ifftshift(x, axes=axes), np.fft.ifftshift(a, axes=axes), err_msg=f"{axes} {kw}")
+            assert_equal(dfft.ifftshift(dfft.fftshift(x)), a)
+    f = dfft.fftfreq(11, split=0)
+    assert_equal(dfft.fftshift(f), np.fft.fftshift(np.fft.fftfreq(11)), rtol=1e-15)
+
+
+def test_array_api_strict_backend():
+    xp = pytest.importorskip("array_api_strict")
+    a = values(SHAPES[2], seed=14)
+    x = da.asarray(xp.asarray(a), split=0)
+    y = dfft.fftn(x)
+    assert_equal(y, np.fft.fftn(a), rtol=RTOL, atol=1e-12)
+    r = da.asarray(xp.asarray(a.real), split=1)
+    assert_equal(dfft.irfftn(dfft.rfftn(r), s=SHAPES[2]), a.real, rtol=RTOL, atol=1e-12)
+
+
+# ---------------------------------------------------------------- bad input (same error on every rank)
+def test_bad_input():
+    x = da.asarray(values(SHAPES[2], seed=15), split=0)
+    r = da.asarray(values(SHAPES[2], dtype="float64", seed=15), split=1)
+    with pytest.raises(IndexError, match="^fft: axis out of bounds"):
+        dfft.fft(x, axis=2)
+    with pytest.raises(ValueError, match="^fftn: axis out of bounds"):
+        dfft.fftn(x, axes=(0, -3))
+    with pytest.raises(ValueError, match="^ifftn: repeated axis"):
+        dfft.ifftn(x, axes=(1, 1))
+    with pytest.raises(ValueError, match="^fftn: s and axes must have the same length"):
+        dfft.fftn(x, s=(3, 4), axes=(0,))
+    with pytest.raises(ValueError, match="^fftn: s has more entries"):
+        dfft.fftn(x, s=(3, 4, 5))
+    with pytest.raises(ValueError, match="^fft: invalid norm"):
+        dfft.fft(x, norm="bogus")
+    with pytest.raises(ValueError, match="^rfftn: invalid norm"):
+        dfft.rfftn(r, norm="Ortho")
+    with pytest.raises(ValueError, match="^fft: invalid number of data points"):
+        dfft.fft(x, n=0)
+    with pytest.raises(ValueError, match="^irfft: invalid number of data points"):
+        dfft.irfft(da.asarray(np.ones((4, 1), complex), split=0))
+    with pytest.raises(TypeError, match="^fft: n must be an integer"):
+        dfft.fft(x, n=2.5)
+    with pytest.raises(TypeError, match="^rfft: input must be real"):
+        dfft.rfft(x)
+    with pytest.raises(TypeError, match="^fftn: expected a DArray"):
+        dfft.fftn(np.ones(3))
+    with pytest.raises(ValueError, match="^irfftn: needs at least one axis"):
+        dfft.irfftn(x, axes=())
+    with pytest.raises(ValueError, match="^fftn: layout does not fit the result"):
+        dfft.fftn(x, s=(4, 4), layout=x.layout)
+    with pytest.raises(TypeError, match="^fftn: layout must be"):
+        dfft.fftn(x, layout="input")
+    with pytest.raises(ValueError, match="^fftfreq: n must be positive"):
+        dfft.fftfreq(0)
+    with pytest.raises(ValueError, match="^rfftfreq: d must be a non-zero real number"):
+        dfft.rfftfreq(4, d=0)
+    with pytest.raises(ValueError, match="^fftfreq: dtype must be a real floating dtype"):
+        dfft.fftfreq(4, dtype=da.int64)
+    with pytest.raises(IndexError, match="^fftshift: axis out of bounds"):
+        dfft.fftshift(x, axes=(5,))
+    # every rank is still in step: a collective after the errors completes
+    assert_equal(dfft.fftn(x), np.fft.fftn(values(SHAPES[2], seed=15)), rtol=RTOL, atol=1e-12)
+
+
+def test_namespace():
+    """``darray.fft`` is this module (wired in darray/__init__.py) and lists the standard's functions."""
+    names = {"fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
+             "rfftfreq", "fftshift", "ifftshift"}
+    assert names <= set(dfft.__all__)
+    assert da.fft is dfft
