@@ -1,0 +1,239 @@
+"""darray's test harness: one pytest run per rank count.
+
+Tests marked ``pytest.mark.mpi`` (on the function or as a module's
+``pytestmark``) are distributed tests. The plain ``python -m pytest`` run
+executes every test in-process, on one rank. ``tests/test_ranks.py`` then
+launches ONE ``mpiexec`` per rank count (2, 3, 4) that runs all ``mpi`` tests
+together; inside that child run (``DARRAY_TEST_CHILD=1``, or any launch under
+an MPI launcher with more than one rank) this plugin
+
+- deselects every test not marked ``mpi``;
+- makes the ranks agree on each test's outcome: a test that fails (or errors,
+  or skips) on some ranks only is reported failed on every rank, with the
+  other ranks' failures shown in rank 0's report (ranks > 0 run ``--tb=no``);
+- loads a derandomized hypothesis profile, so every rank draws the same
+  examples;
+- arms ``faulthandler`` shortly before the outer timeout, so that a hang
+  (a rank waiting in a collective the others never reach) dumps every rank's
+  stack instead of dying silently.
+
+This file must not import darray: the harness proves itself before darray does.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+pytest_plugins = ["pytester"]
+
+CHILD_ENV = "DARRAY_TEST_CHILD"
+TIMEOUT_ENV = "DARRAY_TEST_MPI_TIMEOUT"
+DEFAULT_TIMEOUT = 1200.0
+# Set by MPI launchers in each rank; the same list as darray._comm._LAUNCHER_VARS
+# (not imported: this file must work before darray does).
+_LAUNCHER_ENV = ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_FD")
+
+_verdict_comm_key = pytest.StashKey["object"]()
+_fault_file_key = pytest.StashKey["object"]()
+
+# --------------------------------------------------------------- hypothesis --
+settings.register_profile("default", deadline=None, max_examples=50)
+settings.register_profile("long", parent=settings.get_profile("default"), max_examples=2000)
+# Under MPI every rank must draw the same examples and take the same path:
+# fixed seed, no example database, no timing-dependent health check.
+_MPI_SETTINGS = dict(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=False,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("mpi", parent=settings.get_profile("default"), **_MPI_SETTINGS)
+settings.load_profile("default")  # --hypothesis-profile, if given, overrides this
+
+
+def mpi_timeout() -> float:
+    """Seconds one ``mpiexec`` run of the distributed suite may take."""
+    return float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+
+
+def _world():
+    """COMM_WORLD when this process was started by an MPI launcher, else None.
+
+    The plain outer run never initialises MPI because of this file.
+    """
+    if not (os.environ.get(CHILD_ENV) or any(v in os.environ for v in _LAUNCHER_ENV)):
+        return None
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD
+
+
+def _is_distributed(config) -> bool:
+    return config.stash.get(_verdict_comm_key, None) is not None
+
+
+@pytest.hookimpl(trylast=True)  # after hypothesis' plugin loaded --hypothesis-profile
+def pytest_configure(config):
+    world = _world()
+    if world is None or (world.size == 1 and not os.environ.get(CHILD_ENV)):
+        return
+    config.stash[_verdict_comm_key] = world.Dup()  # keeps the harness's messages apart
+
+    name = settings.get_current_profile_name()
+    if name == "default":
+        settings.load_profile("mpi")
+    elif name != "mpi":
+        settings.register_profile(f"{name}-mpi", parent=settings.get_profile(name), **_MPI_SETTINGS)
+        settings.load_profile(f"{name}-mpi")
+
+    # Dump every rank's stacks (to the real stderr, not pytest's capture) and
+    # exit before the outer run kills the job; mpiexec then tears it down.
+    timeout = mpi_timeout()
+    fault_file = os.fdopen(os.dup(2), "w")
+    config.stash[_fault_file_key] = fault_file
+    faulthandler.dump_traceback_later(max(1.0, timeout - max(10.0, 0.05 * timeout)), exit=True, file=fault_file)
+
+
+def pytest_unconfigure(config):
+    fault_file = config.stash.get(_fault_file_key, None)
+    if fault_file is not None:
+        faulthandler.cancel_dump_traceback_later()
+        fault_file.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _is_distributed(config):
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if item.get_closest_marker("mpi") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    comm = item.config.stash.get(_verdict_comm_key, None)
+    if comm is not None:
+        _agree_across_ranks(comm, report)
+    return report
+
+
+def _agree_across_ranks(comm, report) -> None:
+    """Make ``report``'s outcome the same on every rank.
+
+    If any rank failed, every rank fails; a mix of passed and skipped is a
+    failure too (the ranks took different paths). Since pytest only runs a
+    test's call phase after a passed setup, agreeing on setup also keeps the
+    ranks from entering the test body unevenly.
+    """
+    text = "" if report.passed else _report_text(report)
+    outcomes = comm.allgather((report.outcome, text[-4000:]))
+    if len({outcome for outcome, _ in outcomes}) == 1:
+        return
+    failed = [r for r, (outcome, _) in enumerate(outcomes) if outcome == "failed"]
+    if failed:
+        others = [r for r in failed if r != comm.rank]
+        summary = f"{report.when} failed on rank(s) {failed} of {comm.size}"
+    else:
+        others = [r for r, (outcome, _) in enumerate(outcomes) if outcome != report.outcome]
+        summary = "ranks disagree: " + ", ".join(f"rank {r} {o}" for r, (o, _) in enumerate(outcomes))
+    details = "\n".join(f"---------- rank {r}: {outcomes[r][0]} ----------\n{outcomes[r][1]}" for r in others)
+    if report.failed:
+        report.sections.append((f"{summary}; the others' reports", details))
+    else:
+        report.outcome = "failed"
+        report.longrepr = f"{summary}; this rank ({comm.rank}) {outcomes[comm.rank][0]}\n{details}"
+        if hasattr(report, "wasxfail"):
+            del report.wasxfail
+
+
+def _report_text(report) -> str:
+    if isinstance(report.longrepr, tuple):  # a skip: (path, lineno, reason)
+        return str(report.longrepr[2])
+    return report.longreprtext
+
+
+# ------------------------------------------------------------- the launcher --
+@pytest.fixture(scope="session")
+def mpiexec_pytest():
+    """Run pytest under ``mpiexec -n nprocs``; return ``(returncode, output)``.
+
+    MPMD launch: rank 0 prints the full report, the other ranks run quietly.
+    Skips (fails under ``CI``) when mpi4py or mpiexec is missing.
+    """
+    _require(_has_module("mpi4py"), "mpi4py is not installed (pip install -e '.[test]')")
+    mpiexec = _find_mpiexec()
+    _require(mpiexec is not None, "no mpiexec next to the Python interpreter or on PATH")
+
+    def run(nprocs: int, args: list[str], cwd: Path) -> tuple[int, str]:
+        pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        quiet = ["--tb=no", "--no-summary", "--no-header", "--disable-warnings"]
+        cmd = [mpiexec, "-n", "1", *pytest_cmd, *args]
+        if nprocs > 1:
+            cmd += [":", "-n", str(nprocs - 1), *pytest_cmd, *quiet, *args]
+        env = dict(os.environ, **{CHILD_ENV: "1", TIMEOUT_ENV: str(mpi_timeout())})
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors="replace", start_new_session=True,
+        )
+        try:
+            out, _ = proc.communicate(timeout=mpi_timeout())
+        except subprocess.TimeoutExpired:
+            out = _kill_group(proc)
+            pytest.fail(
+                f"mpiexec -n {nprocs}: no result after {mpi_timeout():.0f} s (set {TIMEOUT_ENV} to change); "
+                f"output tail:\n{out[-8000:]}",
+                pytrace=False,
+            )
+        return proc.returncode, out
+
+    return run
+
+
+def _kill_group(proc: subprocess.Popen) -> str:
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            out, _ = proc.communicate(timeout=grace)
+            return out or ""
+        except subprocess.TimeoutExpired:
+            continue
+    return ""
+
+
+def _find_mpiexec() -> str | None:
+    beside = Path(sys.executable).parent / "mpiexec"  # the venv's, matching its mpi4py
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    from shutil import which
+
+    return which("mpiexec")
+
+
+def _has_module(name: str) -> bool:
+    from importlib.util import find_spec
+
+    return find_spec(name) is not None
+
+
+def _require(condition: bool, reason: str) -> None:
+    if condition:
+        return
+    if os.environ.get("CI"):  # CI installs the test extra: a skip there would hide the MPI suite
+        pytest.fail(f"{reason} (fails instead of skipping because CI is set)", pytrace=False)
+    pytest.skip(reason)

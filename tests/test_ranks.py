@@ -1,0 +1,29 @@
+"""The distributed suite: every ``mpi`` test, once per rank count, one mpiexec each.
+
+Extra pytest arguments for the distributed runs (e.g. ``-k halo -x``) can be
+given in ``DARRAY_TEST_MPI_ARGS``; ``--hypothesis-profile`` is passed on.
+"""
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+_SUMMARY = re.compile(r"^=*\s*(\d+ \w+(?:, \d+ \w+)*) in [\d.]+s\b", re.MULTILINE)
+
+
+@pytest.mark.parametrize("nprocs", [2, 3, 4])
+def test_distributed_suite(nprocs, mpiexec_pytest, request):
+    args = ["-m", "mpi", *shlex.split(os.environ.get("DARRAY_TEST_MPI_ARGS", ""))]
+    profile = request.config.getoption("hypothesis_profile", None)
+    if profile:
+        args.append(f"--hypothesis-profile={profile}")
+    rc, out = mpiexec_pytest(nprocs, [*args, str(TESTS_DIR)], cwd=request.config.rootpath)
+    if rc != 0:
+        pytest.fail(f"mpiexec -n {nprocs} pytest -m mpi exited {rc}; output tail:\n{out[-8000:]}", pytrace=False)
+    # Every rank prints its closing line; with agreed verdicts they are equal.
+    summary = " | ".join(dict.fromkeys(_SUMMARY.findall(out))) or "no summary line found"
+    print(f"nprocs={nprocs}: {summary}")
