@@ -1,4 +1,4 @@
-"""The ``darray`` command: ``darray info`` (and later ``run``, ``demo``, ``bench``).
+"""The ``darray`` command: ``darray info``, ``darray run``, ``darray demo``.
 
 Each subcommand is one entry in :data:`COMMANDS`: a help line, a function that
 adds its arguments to its parser, and a function that runs it and returns the
@@ -105,8 +105,98 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+# -------------------------------------------------------------- run / demo --
+def _find_mpiexec() -> str | None:
+    import shutil
+    from pathlib import Path
+
+    here = Path(sys.executable).parent / "mpiexec"
+    return str(here) if here.exists() else shutil.which("mpiexec")
+
+
+def _launch(nprocs: int, argv: list[str]) -> int:
+    """Run ``python argv...`` on ``nprocs`` ranks through mpi4py's runner; forward signals; return the exit code.
+
+    ``python -m mpi4py`` aborts the whole job when any rank raises, so a
+    failure never leaves the other ranks waiting.
+    """
+    import os
+    import signal
+    import subprocess
+
+    mpiexec = _find_mpiexec()
+    if mpiexec is None:
+        print("darray: no mpiexec found; install MPI with pip install 'darray[mpi]'", file=sys.stderr)
+        return 127
+    command = [mpiexec, "-n", str(nprocs), sys.executable, "-m", "mpi4py", *argv]
+    child = subprocess.Popen(command, start_new_session=True)
+
+    def forward(signum, _frame):
+        try:
+            os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if code != 0:
+        print(f"darray: the job on {nprocs} rank(s) exited with status {code} "
+              "(the failing rank printed its traceback above)", file=sys.stderr)
+    return code
+
+
+def _configure_run(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-n", "--np", dest="nprocs", type=int, default=2, help="number of ranks (default 2)")
+    parser.add_argument("script", help="Python script to run on every rank")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.nprocs < 1:
+        print(f"darray run: -n must be at least 1; got {args.nprocs}", file=sys.stderr)
+        return 2
+    return _launch(args.nprocs, [args.script, *args.args])
+
+
+def _under_mpi() -> bool:
+    from darray._comm import launched_by_mpi
+
+    return launched_by_mpi()
+
+
+def _configure_demo(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ranks", type=int, default=None,
+                        help="ranks to launch (default: 2 when MPI is installed, else 1)")
+    parser.add_argument("--size", type=int, default=1024, help="field is SIZE x SIZE (default 1024)")
+    parser.add_argument("--steps", type=int, default=200, help="simulation steps (default 200)")
+    parser.add_argument("--train-steps", type=int, default=200, help="surrogate training steps (default 200)")
+    parser.add_argument("--out", default="darray-demo", help="folder for the field and the PNGs")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from darray._comm import available_transports
+
+    ranks = args.ranks if args.ranks is not None else (2 if available_transports()["mpi"] and _find_mpiexec()
+                                                       else 1)
+    if ranks > 1 and not _under_mpi():
+        return _launch(ranks, ["-m", "darray.cli", "demo", "--ranks", str(ranks), "--size", str(args.size),
+                               "--steps", str(args.steps), "--train-steps", str(args.train_steps),
+                               "--out", args.out])
+    from darray.demo import run_demo
+
+    run_demo(size=args.size, steps=args.steps, out_dir=args.out, train_steps=args.train_steps)
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "info": Command("show versions, MPI, transports, backends and devices", lambda parser: None, _info),
+    "run": Command("run a script on N ranks (mpiexec through mpi4py's runner)", _configure_run, _run),
+    "demo": Command("the main job: simulate, check, train and trace a field split over ranks", _configure_demo,
+                    _demo),
 }
 
 
