@@ -183,3 +183,131 @@ implements(np.transpose)(lambda a, axes=None: _da.permute_dims(a, tuple(reversed
 implements(np.ndim)(lambda a: a.ndim)
 implements(np.shape)(lambda a: a.shape)
 implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axis])
+
+
+# ---------------------------------------------------------------- statistics NumPy users reach for
+@implements(np.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):
+    """Local histograms with shared edges, summed with one allreduce; returns NumPy arrays (replicated)."""
+    from .._backend import to_numpy
+
+    if not isinstance(bins, (int, np.integer)):
+        edges = np.asarray(bins.gather() if isinstance(bins, DArray) else bins, dtype=np.float64)
+    else:
+        if range is None:
+            lo, hi = (float(_da.min(a)), float(_da.max(a))) if a.size else (0.0, 1.0)
+        else:
+            lo, hi = (float(v) for v in range)
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, int(bins) + 1)
+    local = to_numpy(a.local).reshape(-1)
+    w = None
+    if weights is not None:
+        w = to_numpy(_da.asarray(weights).redistribute(split=a.split, grid=a.grid).local
+                     if isinstance(weights, DArray) else np.asarray(weights)[a.layout.block_slices(a.comm.rank)])
+        w = w.reshape(-1)
+    counts, _ = np.histogram(local, bins=edges, weights=w)
+    counts = to_numpy(a.comm.allreduce(counts, "sum")) if not a.layout.is_replicated else counts
+    if density:
+        widths = np.diff(edges)
+        counts = counts / widths / counts.sum()
+    return counts, edges
+
+
+def _quantile_impl(name, a, q, axis, method, keepdims, scale):
+    if method != "linear":
+        raise ValueError(f"numpy.{name}: only method='linear' is supported for DArrays; got {method!r}")
+    qs = np.asarray(q, dtype=np.float64) / scale
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError(f"numpy.{name}: quantiles must be in [0, {scale:g}]; got {q!r}")
+    if axis is None:
+        a, axis = _da.reshape(a, (-1,)), 0
+    axis = axis % a.ndim
+    s = _da.sort(a, axis=axis)
+    n = a.shape[axis]
+    positions = qs.reshape(-1) * (n - 1)
+    lo = np.floor(positions).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = positions - lo
+    below = _da.take(s, lo, axis=axis)
+    above = _da.take(s, hi, axis=axis)
+    shape = [1] * a.ndim
+    shape[axis] = -1
+    frac_arr = frac.reshape(shape)
+    out = below + (above - below) * frac_arr
+    out = _da.moveaxis(out, axis, 0)  # NumPy puts the q axis first
+    if keepdims:
+        out = _da.expand_dims(out, axis=axis + 1)
+    if np.ndim(q) == 0:
+        out = out[0]
+    return out
+
+
+@implements(np.quantile)
+def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+    _no_out("quantile", out)
+    return _quantile_impl("quantile", a, q, axis, method, keepdims, 1.0)
+
+
+@implements(np.percentile)
+def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+    _no_out("percentile", out)
+    return _quantile_impl("percentile", a, q, axis, method, keepdims, 100.0)
+
+
+@implements(np.median)
+def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _no_out("median", out)
+    return _quantile_impl("median", a, 0.5, axis, "linear", keepdims, 1.0)
+
+
+@implements(np.einsum)
+def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
+    """Common einsum forms, mapped onto distributed primitives (no gather).
+
+    One operand: axis permutations and sums. Two operands: the product is
+    formed by broadcasting after aligning axes, then contracted indices are
+    summed; matrix products (``ij,jk->ik`` and batched forms) go to matmul.
+    """
+    _no_out("einsum", out)
+    if not isinstance(subscripts, str) or "..." in subscripts:
+        raise TypeError("numpy.einsum: DArrays support explicit subscripts without '...'; "
+                        f"got {subscripts!r}")
+    if "->" in subscripts:
+        inputs, output = subscripts.replace(" ", "").split("->")
+    else:
+        inputs = subscripts.replace(" ", "")
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = inputs.split(",")
+    if len(terms) != len(operands) or len(terms) > 2:
+        raise TypeError(f"numpy.einsum: DArrays support one or two operands; got {len(operands)}")
+    for t, op in zip(terms, operands):
+        if len(set(t)) != len(t):
+            raise TypeError(f"numpy.einsum: repeated indices within one operand are not supported; got {t!r}")
+        if len(t) != op.ndim:
+            raise ValueError(f"numpy.einsum: subscripts {t!r} do not match an operand of {op.ndim} dims")
+    if len(terms) == 2 and hasattr(_da, "matmul"):
+        (p, q), o = terms, output
+        if (len(p) >= 2 and len(q) >= 2 and p[:-2] == q[:-2] == o[:-2] and p[-1] == q[-2]
+                and o[-2:] == p[-2] + q[-1] and p[-1] not in o):
+            return _da.matmul(*operands)
+    letters = []
+    for t in terms:
+        for c in t:
+            if c not in letters:
+                letters.append(c)
+    aligned = []
+    for t, op in zip(terms, operands):
+        x = _da.permute_dims(op, tuple(t.index(c) for c in letters if c in t))
+        present = [c for c in letters if c in t]
+        for i, c in enumerate(letters):
+            if c not in present:
+                x = _da.expand_dims(x, axis=i)
+        aligned.append(x)
+    prod = aligned[0] if len(aligned) == 1 else aligned[0] * aligned[1]
+    summed = tuple(i for i, c in enumerate(letters) if c not in output)
+    result = _da.sum(prod, axis=summed) if summed else prod
+    kept = [c for c in letters if c in output]
+    return _da.permute_dims(result, tuple(kept.index(c) for c in output)) if kept != list(output) else result

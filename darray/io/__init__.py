@@ -1,0 +1,31 @@
+"""Parallel I/O: zarr v3 stores, ``.npy`` files and HDF5 datasets, written and read by every rank.
+
+Every function here is collective (every rank of the array's communicator
+calls it with the same path) and moves only each rank's own block:
+
+- :func:`save` / :func:`load`: zarr v3 store, chunks aligned to the blocks;
+- :func:`save_npy` / :func:`load_npy`: a standard ``.npy`` file (``os.pwrite`` / MPI-IO);
+- :func:`save_hdf5` / :func:`load_hdf5`: an HDF5 dataset (parallel h5py when built with MPI,
+  otherwise rank-ordered writes).
+
+Saves are atomic (temporary name, then a rename by rank 0 once every rank
+has written) and store a SHA-256 digest per block; loads read any layout,
+validate shape and dtype, verify the digests, and raise the same error on
+every rank for a missing, truncated or damaged file
+(:class:`FileNotFoundError`, :class:`CorruptFileError`, :class:`ChecksumError`).
+
+Checksum verification on load (``verify=``): each rank checks the stored
+blocks that lie whole inside its own region, from the data it read anyway
+(free when reading with the layout that saved). Stored blocks that no rank
+holds whole (reading with another layout) are re-read and checked, spread
+over the ranks, when they total at most ``VERIFY_MAX_BYTES`` (64 MiB) with
+``verify="auto"``, always with ``verify=True``; ``verify=False`` skips all.
+"""
+
+from ._common import VERIFY_MAX_BYTES, ChecksumError, CorruptFileError
+# from .hdf5_io import load_hdf5, save_hdf5
+from .npy_io import load_npy, save_npy
+from .zarr_io import load, save
+
+__all__ = ["ChecksumError", "CorruptFileError", "VERIFY_MAX_BYTES", "load", "load_hdf5", "load_npy", "save",
+           "save_hdf5", "save_npy"]
