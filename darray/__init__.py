@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from math import e, inf, nan, pi
 
-from ._api import fft
+from ._api import fft, linalg
+from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_local, full, full_like, linspace,
                             meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._core.advanced import take, take_along_axis
@@ -42,7 +43,14 @@ from . import stencil  # noqa: E402
 from .tracer import trace  # noqa: E402
 from .explain import explain  # noqa: E402
 from . import random  # noqa: E402
+from . import autodiff, nn, optim  # noqa: E402
+from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__ + ".linalg"] = linalg  # `import darray.linalg` as for NumPy
+_sys.modules[__name__ + ".fft"] = fft
 
 __array_api_version__ = "2024.12"
 newaxis = None
@@ -55,6 +63,8 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "interop", "io",
+    "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim",
     "fft",
     "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "where",

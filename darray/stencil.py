@@ -156,6 +156,8 @@ def correlate(x: DArray, weights, /, *, mode: str = "reflect", cval: float = 0.0
     w = np.asarray(weights.gather() if isinstance(weights, DArray) else weights)
     if w.ndim != x.ndim:
         raise ValueError(message("correlate", "weights need one axis per array axis", w.shape, f"{x.ndim} axes"))
+    if x.dtype == np.float32 or x.dtype == np.complex64:  # keep single precision, as scipy.ndimage does
+        w = w.astype(np.float32)
     depth = tuple(k // 2 for k in w.shape)
     lo = depth
     hi = tuple(k - 1 - d for k, d in zip(w.shape, depth))

@@ -5,15 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._backend import to_numpy
+from ._comm.base import agree
 from ._core import DArray
 
 __all__ = ["assert_equal", "agree"]
 
 
-def agree(comm, ok: bool) -> list[int]:
-    """Ranks of ``comm`` where ``ok`` is False (the same list on every rank)."""
-    flags = to_numpy(comm.allgather(np.asarray([0 if ok else 1], dtype=np.int64)))[:, 0]
-    return [int(r) for r in np.flatnonzero(flags)]
 
 
 def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float = 0.0, check_dtype: bool = True,

@@ -171,13 +171,13 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
             out = astype(obj, obj.dtype, copy=True)
         return out
     comm = resolve_comm(comm)
-    if device is None and hasattr(obj, "__array_namespace__") and not isinstance(obj, np.ndarray):
+    if device is None and hasattr(obj, "__array_namespace__") and not isinstance(obj, (np.ndarray, np.generic)):
         xp, dev = namespace_of(obj), None
         data = obj
     else:
         xp, dev = resolve_device(device)
         data = obj
-    if not hasattr(data, "__array_namespace__") or isinstance(data, np.ndarray):
+    if not hasattr(data, "__array_namespace__") or isinstance(data, (np.ndarray, np.generic)):
         array = np.asarray(data) if dtype is None else np.asarray(data, dtype=to_numpy_dtype(dtype))
         if array.dtype.kind not in "biufc":
             raise TypeError(message("asarray", "unsupported data", array.dtype,
@@ -343,7 +343,7 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, spl
     else:
         values = index * delta + start
     values = values.astype(work, copy=False)
-    if endpoint and num > 1 and hi == num:
+    if endpoint and num > 1 and hi == num and hi > lo:
         values[-1] = stop
     local = xp.asarray(values.astype(to_numpy_dtype(dtype)), device=dev)
     return _place(local, layout, comm, xp)

@@ -50,7 +50,9 @@ def result_type(*arrays_and_dtypes):
         raise ValueError(message("result_type", "needs at least one array or dtype", 0))
     args = []
     for a in arrays_and_dtypes:
-        if isinstance(a, (bool, int, float, complex)):
+        if isinstance(a, np.generic):  # NumPy scalars carry their dtype
+            args.append(a.dtype)
+        elif isinstance(a, (bool, int, float, complex)):
             args.append(a)
         else:
             args.append(_dtype_of(a))

@@ -25,7 +25,11 @@ def _unary(row: Elementwise):
 
 def _binary(row: Elementwise):
     def func(x1, x2, /) -> DArray:
-        return apply(row, (x1, x2))
+        out = apply(row, (x1, x2))
+        if out is NotImplemented:
+            raise TypeError(message(row.name, "unsupported operand types",
+                                    (type(x1).__name__, type(x2).__name__), "DArrays, arrays or numbers"))
+        return out
 
     return func
 

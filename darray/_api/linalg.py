@@ -46,7 +46,6 @@ from .._config import config
 from .._core import DArray, redistribute_to
 from .._core.dtypes import check_category
 from .._core.elementwise import align_target, astype, local_operand
-from .._core.manipulation import permute_dims
 from .._core.reductions import max as _max, min as _min, normalize_axes, sum as _sum
 from .._errors import message
 from .._layout import Layout, normalize_axis
@@ -131,8 +130,6 @@ def _out(local, like: DArray, layout: Layout | None = None) -> DArray:
     xp = like._xp
     comm = like._comm
     shape = tuple(local.shape)
-    if not hasattr(local, "__array_namespace__") and not hasattr(local, "shape"):  # pragma: no cover
-        local = xp.asarray(local)
     out = DArray._wrap(local, _replicated_layout(shape, comm.size), comm, xp)
     if comm.size == 1:
         return out

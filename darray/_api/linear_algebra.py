@@ -20,8 +20,8 @@ sizes counted in elements (multiply by the itemsize for bytes):
    about ``2 * size(out) * (q - 1) / q`` per rank over a group of q ranks.
    Chosen when the result is no larger than the operands together.
 3. **SUMMA** -- 2-d operands on a 2-d grid (``pr x pc``, both > 1, each
-   operand cut ``split=(0, 1)``; the other operand is redistributed to the
-   same block-cyclic-free 2-d layout first): for every panel of k, the owner
+   operand cut ``split=(0, 1)``; an operand cut otherwise is first
+   redistributed to balanced 2-d blocks on the same grid): for every panel of k, the owner
    column broadcasts its panel of ``a`` along its grid row and the owner row
    broadcasts its panel of ``b`` along its grid column (``comm.sub`` + ``bcast``);
    each rank accumulates ``C_ij += A_panel @ B_panel``. The result is cut
@@ -204,10 +204,14 @@ def _matmul_nd(a: DArray, b: DArray) -> DArray:
     la, lb = a._layout, b._layout
     free_a = _free(a, ka, lead_a, out_shape)
     free_b = _free(b, kb, lead_b, out_shape)
-    # 1. local product against a replicated or small operand
-    if free_a and (lb.is_replicated or b.size <= SMALL_OPERAND):
+    # 1. local product against a replicated operand, else against a small one (allgathered)
+    if free_a and lb.is_replicated:
+        return _local_product(a, b, True, out_shape)
+    if free_b and la.is_replicated:
+        return _local_product(b, a, False, out_shape)
+    if free_a and b.size <= SMALL_OPERAND:
         return _local_product(a, _replicate(b), True, out_shape)
-    if free_b and (la.is_replicated or a.size <= SMALL_OPERAND):
+    if free_b and a.size <= SMALL_OPERAND:
         return _local_product(b, _replicate(a), False, out_shape)
     out_size = prod(out_shape)
     # 2. both cut along the contraction axis alike (or one replicated)
@@ -363,7 +367,7 @@ def _summa(a: DArray, b: DArray) -> DArray:
     a_off, b_off = la.offsets[1], lb.offsets[0]
     rows, cols = la.sizes[0][i], lb.sizes[1][j]
     al, bl = a.local, b.local
-    out = xp.zeros((rows, cols), dtype=al.dtype, device=a.device)
+    out = None
     breaks = sorted(set(a_off) | set(b_off))
     for k0, k1 in zip(breaks[:-1], breaks[1:]):
         if k1 <= k0:
@@ -379,7 +383,13 @@ def _summa(a: DArray, b: DArray) -> DArray:
             pb = xp.empty((k1 - k0, cols), dtype=bl.dtype, device=b.device)
         pa = row_comm.bcast(pa, ja)
         pb = col_comm.bcast(pb, ib)
-        out = out + xp.matmul(pa, pb)
+        part = xp.matmul(pa, pb)
+        if out is None:
+            out = part
+        else:
+            out += part
+    if out is None:  # k == 0
+        out = xp.zeros((rows, cols), dtype=al.dtype, device=a.device)
     layout = Layout((a.shape[0], b.shape[1]), dims, (0, 1), (la.sizes[0], lb.sizes[1]), (0, 0), ("none", "none"))
     return DArray._wrap(out, layout, comm, xp)
 
@@ -455,3 +465,13 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> DArray:
     if a.dtype.kind == "c":
         a = conj(a)
     return _sum(multiply(a, b), axis=ax)
+
+
+def _register_operators():
+    from .._core.protocols import OPERATORS
+
+    OPERATORS["matmul"] = matmul
+    OPERATORS["vecdot"] = vecdot
+
+
+_register_operators()

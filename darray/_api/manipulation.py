@@ -108,6 +108,7 @@ def broadcast_arrays(*arrays) -> list[DArray]:
     if not arrays:
         return []
     target, layout = align_target("broadcast_arrays", arrays)
+    layout = layout.replace(halo=(0,) * layout.ndim, boundary=("none",) * layout.ndim)
     rank = target._comm.rank
     return [DArray._wrap(a._xp.broadcast_to(local_operand("broadcast_arrays", a, layout, target),
                                             layout.block_shape(rank)), layout, a._comm, a._xp) for a in arrays]

@@ -76,11 +76,15 @@ def _nan_reduction(name: str, fill):
         _no_out(f"nan{name}", out)
         if a.dtype.kind not in "fc":
             return getattr(_da, name)(a, axis=axis, keepdims=keepdims)
-        clean = _da.where(_da.isnan(a), fill(a), a)
-        if name in ("mean",):
-            count = _da.sum(~_da.isnan(a), axis=axis, keepdims=keepdims)
+        nan = _da.isnan(a)
+        clean = _da.where(nan, fill(a), a)
+        if name == "mean":
+            count = _da.sum(~nan, axis=axis, keepdims=keepdims)
             return _da.sum(clean, axis=axis, keepdims=keepdims) / count
-        return getattr(_da, name)(clean, axis=axis, keepdims=keepdims)
+        result = getattr(_da, name)(clean, axis=axis, keepdims=keepdims)
+        if name in ("max", "min"):  # an all-NaN slice gives NaN, as in NumPy
+            result = _da.where(_da.all(nan, axis=axis, keepdims=keepdims), np.nan, result)
+        return result
 
     return impl
 
@@ -90,6 +94,28 @@ implements(np.nanprod)(_nan_reduction("prod", lambda a: 1.0))
 implements(np.nanmax)(_nan_reduction("max", lambda a: -np.inf))
 implements(np.nanmin)(_nan_reduction("min", lambda a: np.inf))
 implements(np.nanmean)(_nan_reduction("mean", lambda a: 0.0))
+
+
+def _nan_moment(name: str):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        _no_out(f"nan{name}", out)
+        if a.dtype.kind not in "fc":
+            return getattr(_da, name)(a, axis=axis, correction=ddof, keepdims=keepdims)
+        valid = ~_da.isnan(a)
+        count = _da.sum(valid, axis=axis, keepdims=True)
+        mean = _da.sum(_da.where(valid, a, 0.0), axis=axis, keepdims=True) / count
+        dev = _da.where(valid, a - mean, 0.0)
+        sq = _da.real(dev * _da.conj(dev)) if a.dtype.kind == "c" else dev * dev
+        result = _da.sum(sq, axis=axis, keepdims=True) / _da.maximum(count - ddof, 0)
+        if not keepdims:
+            result = _da.squeeze(result, axis=tuple(range(a.ndim)) if axis is None else axis)
+        return _da.sqrt(result) if name == "std" else result
+
+    return impl
+
+
+implements(np.nanvar)(_nan_moment("var"))
+implements(np.nanstd)(_nan_moment("std"))
 
 
 @implements(np.cumsum)
@@ -170,11 +196,53 @@ def _direct(names):
             implements(getattr(np, name))(getattr(_da, name))
 
 
-_direct(["reshape", "transpose", "concatenate", "stack", "flip", "roll", "squeeze", "expand_dims", "broadcast_to",
-         "broadcast_arrays", "moveaxis", "repeat", "tile", "zeros_like", "ones_like", "empty_like", "full_like",
-         "tril", "triu", "diff", "result_type", "can_cast", "astype", "permute_dims", "unstack", "matmul",
-         "tensordot", "vecdot", "argmax", "argmin", "nonzero", "count_nonzero", "searchsorted", "sort", "argsort",
-         "unique_values", "unique_counts", "unique_inverse", "unique_all", "take", "take_along_axis"])
+_direct(["broadcast_to", "broadcast_arrays", "moveaxis", "tile", "result_type", "can_cast", "astype",
+         "permute_dims", "unstack", "matmul", "tensordot", "vecdot", "nonzero", "unique_values", "unique_counts",
+         "unique_inverse", "unique_all"])
+
+#: NumPy functions whose extra positional parameters are keywords in darray: name -> their names in order.
+_POSITIONAL = {
+    "reshape": ("shape",), "flip": ("axis",), "roll": ("shift", "axis"), "squeeze": ("axis",),
+    "expand_dims": ("axis",), "stack": ("axis",), "repeat": ("repeats", "axis"), "diff": ("n", "axis"),
+    "tril": ("k",), "triu": ("k",), "argmax": ("axis",), "argmin": ("axis",), "count_nonzero": ("axis",),
+    "searchsorted": ("x2", "side", "sorter"), "sort": ("axis",), "argsort": ("axis",), "take": ("indices", "axis"),
+    "take_along_axis": ("indices", "axis"), "zeros_like": ("dtype",), "ones_like": ("dtype",),
+    "empty_like": ("dtype",), "full_like": ("fill_value", "dtype"),
+}
+#: NumPy's name for a parameter darray spells otherwise.
+_RENAMED = {"newshape": "shape", "m": None, "a": None, "v": "x2", "fill_value": "fill_value"}
+#: NumPy-only keywords that do not change the result for DArrays.
+_IGNORED = {"order", "kind", "subok", "out"}
+_LEADING = {"searchsorted": 1, "take": 1, "take_along_axis": 1, "repeat": 1, "roll": 1, "full_like": 1,
+            "reshape": 1}
+
+
+def _numpy_signature(name: str):
+    func = getattr(_da, name)
+    names = _POSITIONAL[name]
+    leading = _LEADING.get(name, 0)  # darray parameters that are positional-only after x
+
+    def adapter(x, *args, **kwargs):
+        if kwargs.get("out") is not None:
+            _no_out(name, kwargs["out"])
+        kwargs = {(_RENAMED.get(k) or k): v for k, v in kwargs.items() if k not in _IGNORED}
+        kwargs.pop(None, None)
+        for key, value in zip(names, args):
+            kwargs[key] = value
+        positional = [kwargs.pop(key) for key in names[:leading] if key in kwargs]
+        if name == "searchsorted" and kwargs.get("sorter") is None:
+            kwargs.pop("sorter", None)
+        if name == "diff" and "n" not in kwargs:
+            kwargs["n"] = 1
+        return func(x, *positional, **{k: v for k, v in kwargs.items() if v is not None or k in ("axis",)})
+
+    adapter.__name__ = name
+    return adapter
+
+
+for _name in _POSITIONAL:
+    if hasattr(np, _name) and hasattr(_da, _name):
+        implements(getattr(np, _name))(_numpy_signature(_name))
 if hasattr(_da, "concat"):
     implements(np.concatenate)(lambda arrays, axis=0, out=None, **kw: (_no_out("concatenate", out),
                                                                         _da.concat(arrays, axis=axis))[1])

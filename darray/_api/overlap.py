@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .._comm.base import agree
 from .._core import DArray, redistribute_to
 from .._core.elementwise import align_target, wrap_like
 from .._errors import message
@@ -74,9 +75,10 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         halo = normalize_halo("map_overlap", depth, first.ndim)
         result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
     expected = plain.block_shape(rank)
-    if tuple(result.shape) != expected:
-        raise ValueError(message("map_overlap", "func returned a block of the wrong shape", tuple(result.shape),
-                                 f"{expected} on rank {rank} (after trim={trim})"))
+    failed = agree(first._comm, tuple(result.shape) == expected)  # one rank's bad block fails every rank
+    if failed:
+        raise ValueError(message("map_overlap", f"func returned blocks of the wrong shape on ranks {failed}",
+                                 tuple(result.shape), f"{expected} on rank {rank} (after trim={trim})"))
     if out is not None:
         out.local[...] = result
         out._halo_fresh = False
@@ -86,15 +88,15 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
 
 def _visible(layout, rank) -> tuple[slice, ...]:
     """The part of the padded block ``func`` sees: no ghost cells past a global edge with boundary 'none'."""
-    index = layout.block_index(rank)
+    start = layout.block_start(rank)
     shape = layout.block_shape(rank)
     cuts = []
     for axis, (h, kind) in enumerate(zip(layout.halo, layout.boundary)):
         lo, hi = 0, shape[axis] + 2 * h
-        if kind == "none":
-            if index[axis] == 0:
+        if kind == "none":  # no ghost cells past a global edge (also for blocks whose neighbours are empty)
+            if start[axis] == 0:
                 lo = h
-            if index[axis] == len(layout.sizes[axis]) - 1:
+            if start[axis] + shape[axis] == layout.shape[axis]:
                 hi = shape[axis] + h
         cuts.append(slice(lo, hi))
     return tuple(cuts)

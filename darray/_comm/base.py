@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "split_self", "copy_region"]
+__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "split_self", "copy_region", "agree"]
 
 #: A region of a local array: one unit-step slice per axis.
 Region = tuple[slice, ...]
@@ -94,3 +94,15 @@ def copy_region(send, src: Region, recv, dst: Region) -> None:
 
         part = array_api_compat.array_namespace(part).reshape(part, tuple(target.shape))
     recv[dst] = part
+
+
+def agree(comm: Communicator, ok: bool) -> list[int]:
+    """Ranks of ``comm`` where ``ok`` is False: the same list on every rank (one small allgather).
+
+    Call it before raising on a rank-local condition, so that every rank raises
+    together instead of the others waiting in the next collective.
+    """
+    import numpy as np
+
+    flags = np.asarray(comm.allgather(np.asarray([0 if ok else 1], dtype=np.int64)))[:, 0]
+    return [int(r) for r in np.flatnonzero(flags)]

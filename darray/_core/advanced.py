@@ -142,6 +142,8 @@ def getitem_advanced(x: DArray, key) -> DArray:
         return DArray._wrap(xp.asarray(local), layout, x._comm, xp)
     items = key if isinstance(key, tuple) else (key,)
     arrays = [i for i, k in enumerate(items) if _is_int_array(k)]
+    if len(arrays) == 1 and arrays[0] > 0:
+        return _one_array_later(x, items, arrays[0])
     if not arrays or arrays != list(range(len(arrays))):
         raise IndexError(message("__getitem__", "unsupported index", key,
                                  "integers, slices, ..., None, one boolean mask, or integer arrays on the "
@@ -170,6 +172,26 @@ def getitem_advanced(x: DArray, key) -> DArray:
         from .indexing import getitem
 
         out = getitem(out, (slice(None),) * (out.ndim - (x.ndim - len(arrays))) + tuple(rest))
+    return out
+
+
+def _one_array_later(x: DArray, items, position: int) -> DArray:
+    """``x[..., idx, ...]`` with one integer array after basic indices: basic part first, then ``take``."""
+    from .._api.manipulation import reshape
+    from .indexing import getitem
+
+    basic = tuple(slice(None) if i == position else k for i, k in enumerate(items))
+    y = getitem(x, basic)
+    before = items[:position]
+    if Ellipsis in before:
+        after = [k for k in items[position + 1:] if k is not None and k is not Ellipsis]
+        axis = y.ndim - 1 - sum(not isinstance(k, (int, np.integer)) for k in after)
+    else:
+        axis = sum(1 for k in before if not isinstance(k, (int, np.integer)) or isinstance(k, bool))
+    idx = _index_array("__getitem__", items[position], y.shape[axis])
+    out = take(y, idx.reshape(-1), axis=axis)
+    if idx.ndim != 1:
+        out = reshape(out, y.shape[:axis] + idx.shape + y.shape[axis + 1:])
     return out
 
 

@@ -139,6 +139,33 @@ class DArray:
 
         setitem(self, key, value)
 
+    def __matmul__(self, other):
+        if not hasattr(other, "shape"):
+            return NotImplemented
+        return _operators()["matmul"](self, other)
+
+    def __rmatmul__(self, other):
+        if not hasattr(other, "shape"):
+            return NotImplemented
+        return _operators()["matmul"](other, self)
+
+    def __imatmul__(self, other):
+        if not hasattr(other, "shape"):
+            return NotImplemented
+        result = _operators()["matmul"](self, other)
+        if result.shape != self.shape:
+            raise ValueError(message("__imatmul__", "in-place result would change the shape", result.shape,
+                                     f"{self.shape}"))
+        if result.dtype != self.dtype:
+            raise TypeError(message("__imatmul__", "in-place result would change the dtype", result.dtype,
+                                    f"{self.dtype}"))
+        from .redistribute import redistribute_to
+
+        plain = self._layout.replace(halo=(0,) * self.ndim, boundary=("none",) * self.ndim)
+        self.local[...] = redistribute_to(result, plain).local
+        self._halo_fresh = False
+        return self
+
     @property
     def T(self) -> DArray:
         """Transpose of a 2-d array (no communication: the layout is permuted)."""
@@ -299,6 +326,18 @@ class DArray:
         return DArray._new(block, self._layout, self._comm)
 
 
+def _foreign(other) -> bool:
+    """An operand that is neither a number nor array-like: Python should try its own operator."""
+    return not isinstance(other, (DArray, bool, int, float, complex)) and not hasattr(other, "__array__") \
+        and not hasattr(other, "__array_namespace__") and not isinstance(other, (list, tuple))
+
+
+def _operators():
+    from .protocols import OPERATORS
+
+    return OPERATORS
+
+
 # Operator methods are generated from the elementwise table (darray._core.table).
 def _unary_method(row):
     def method(self):
@@ -313,10 +352,20 @@ def _binary_methods(row):
     name = row.operator[2:-2]
 
     def forward(self, other):
-        return _apply(row, (self, other), _temporaries(self, other))
+        try:
+            return _apply(row, (self, other), _temporaries(self, other))
+        except TypeError:
+            if _foreign(other):  # an object NumPy cannot take: let it try the reflected operator
+                return NotImplemented
+            raise
 
     def reflected(self, other):
-        return _apply(row, (other, self))
+        try:
+            return _apply(row, (other, self))
+        except TypeError:
+            if _foreign(other):
+                return NotImplemented
+            raise
 
     def inplace(self, other):
         return _apply_inplace(row, self, other)

@@ -16,7 +16,7 @@ import numpy as np
 from .._errors import message
 from .._layout import Layout
 from .array import DArray
-from .dtypes import CATEGORIES, to_backend_dtype, to_numpy_dtype
+from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _tracing
 from .._backend import NUMPY as _NUMPY
 from .table import ELEMENTWISE, Elementwise
@@ -25,6 +25,10 @@ __all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_op
 
 _SCALARS = (bool, int, float, complex)
 _ALLOWED = {row.name: CATEGORIES[row.category] for row in ELEMENTWISE}
+# Functions whose result has the dtype of two equal floating-point operands: only these may
+# write into an operand's buffer (comparisons, for one, return booleans).
+_SAME_DTYPE = frozenset({"add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "atan2", "hypot",
+                         "copysign", "logaddexp", "nextafter", "remainder", "floor_divide"})
 _funcs: dict[tuple[int, str], Any] = {}
 
 # Largest reference count, seen inside ``_reusable``, of an operand that nothing
@@ -96,7 +100,8 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
                 if ka not in allowed or kb not in allowed:
                     _check(row, (ka, kb))
                 f = _func(first._xp, row.name)
-                if temps and type(f) is np.ufunc and ka == kb and ka in "fc" and ba.dtype == bb.dtype and ba.ndim:
+                if temps and type(f) is np.ufunc and ka == kb and ka in "fc" and ba.dtype == bb.dtype and ba.ndim \
+                        and row.name in _SAME_DTYPE:
                     reuse = _reusable(first) if temps & 1 else None
                     if reuse is None and temps & 2:
                         reuse = _reusable(b)
@@ -137,11 +142,14 @@ def temporaries(a, b) -> int:
 
 
 def _general(row: Elementwise, args: tuple) -> DArray:
+    for x in args:  # a type that opts out of NumPy's protocol (e.g. an autodiff Variable) handles the operator
+        if getattr(type(x), "__array_ufunc__", False) is None:
+            return NotImplemented
     darrays = [x for x in args if isinstance(x, DArray)]
     if not darrays:
         raise TypeError(message(row.name, "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
     # validate every dtype from replicated metadata before anything moves
-    _check(row, [to_numpy_dtype(x.dtype).kind if hasattr(x, "dtype") else np.asarray(x).dtype.kind
+    _check(row, [check_dtype(row.name, x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
                  for x in args if not isinstance(x, _SCALARS)])
     target, layout = align_target(row.name, args)
     locals_ = [local_operand(row.name, x, layout, target) for x in args]
@@ -199,7 +207,7 @@ def local_operand(func: str, x, layout: Layout, target: DArray):
         return x.local
     array = np.asarray(x) if not hasattr(x, "__array_namespace__") else x
     if hasattr(array, "dtype"):
-        to_numpy_dtype(array.dtype)  # refuse object and string arrays
+        check_dtype(func, array.dtype)  # refuse object and string arrays
     local = array[want.block_slices(target._comm.rank)]
     return target._xp.asarray(local, device=target.device)
 

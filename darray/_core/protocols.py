@@ -20,8 +20,10 @@ from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
 
-__all__ = ["HANDLED_FUNCTIONS", "UFUNC_REDUCE", "UFUNC_ACCUMULATE", "implements", "array_ufunc", "array_function"]
+__all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNC_REDUCE", "UFUNC_ACCUMULATE", "implements", "array_ufunc", "array_function"]
 
+#: Operations the public layer provides to DArray's operators (e.g. ``"matmul"`` for ``@``).
+OPERATORS: dict[str, Callable] = {}
 #: ufunc -> distributed reduction ``f(x, axis=, keepdims=[, dtype=])`` for ``ufunc.reduce``.
 UFUNC_REDUCE: dict[np.ufunc, Callable] = {}
 #: ufunc -> distributed scan ``f(x, axis=, dtype=)`` for ``ufunc.accumulate``.
@@ -58,6 +60,12 @@ def array_ufunc(self: DArray, ufunc: np.ufunc, method: str, *inputs, **kwargs):
 
 
 def _call(ufunc: np.ufunc, inputs, kwargs):
+    if ufunc.signature is not None:  # generalized ufuncs are not elementwise
+        if ufunc is np.matmul and "matmul" in OPERATORS and not kwargs and len(inputs) == 2:
+            return OPERATORS["matmul"](*inputs)
+        if getattr(np, "vecdot", None) is ufunc and "vecdot" in OPERATORS and len(inputs) == 2:
+            return OPERATORS["vecdot"](*inputs, axis=kwargs.get("axis", -1))
+        return NotImplemented
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
     arrays = [x for x in inputs if isinstance(x, DArray)]
@@ -72,25 +80,17 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
     if outs:
         if any(not isinstance(o, DArray) or o.shape != layout.shape for o in outs):
             return NotImplemented
-        results = ufunc(*local, **kwargs) if where is True else None
-        if results is None:
-            buffers = [o.local if o._layout.blocks_key == layout.blocks_key else
-                       redistribute_to(o, layout.replace(halo=o._layout.halo, boundary=o._layout.boundary)).local
-                       for o in outs]
-            ufunc(*local, out=tuple(buffers), **kwargs)
-            results = buffers
-        results = results if isinstance(results, tuple) else (results,)
-        for o, r in zip(outs, results):
-            if o._layout.blocks_key == layout.blocks_key:
-                if o.local is not r:
-                    o.local[...] = r
-            else:
-                moved = redistribute_to(wrap_like(r, layout.replace(halo=(0,) * len(layout.shape),
-                                                                      boundary=("none",) * len(layout.shape)),
-                                                  target), o._layout)
-                o.local[...] = moved.local
+        plain = layout.replace(halo=(0,) * len(layout.shape), boundary=("none",) * len(layout.shape))
+        # write straight into each out's owned cells when it has the operands' blocks, else via a copy
+        direct = [o._layout.blocks_key == layout.blocks_key for o in outs]
+        buffers = tuple(o.local if ok else redistribute_to(o, plain).local for o, ok in zip(outs, direct))
+        ufunc(*local, out=buffers, **kwargs)
+        for o, ok, buf in zip(outs, direct, buffers):
+            if not ok:
+                o.local[...] = redistribute_to(wrap_like(buf, plain, target), o._layout.replace(
+                    halo=(0,) * o.ndim, boundary=("none",) * o.ndim)).local
             o._halo_fresh = False
-        return out
+        return outs[0] if ufunc.nout == 1 else outs
     result = ufunc(*local, **kwargs)
     if isinstance(result, tuple):
         return tuple(wrap_like(r, layout, target) for r in result)

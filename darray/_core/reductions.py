@@ -235,9 +235,11 @@ def _combine(xp, parts):
     return parts[0]
 
 
-def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False,
+def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False, ddof=None,
         _func: str = "var") -> DArray:
-    """Variance over ``axis`` with ``correction`` (NumPy's ``ddof``); stable parallel combine."""
+    """Variance over ``axis`` with ``correction`` (NumPy's ``ddof``, also accepted); stable parallel combine."""
+    if ddof is not None:
+        correction = ddof
     if type(x) is not DArray:
         raise TypeError(message(_func, "expected a DArray", type(x).__name__))
     axes = normalize_axes(_func, axis, x.ndim)
@@ -257,8 +259,10 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     return _finish(x, out, axes, keepdims)
 
 
-def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False) -> DArray:
-    """Standard deviation over ``axis``: ``sqrt(var)``."""
+def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False, ddof=None) -> DArray:
+    """Standard deviation over ``axis``: ``sqrt(var)`` (``ddof`` is accepted for ``correction``)."""
+    if ddof is not None:
+        correction = ddof
     v = getattr(var, "__wrapped__", var)(x, axis=axis, correction=correction, keepdims=keepdims, _func="std")
     return DArray._wrap(v._xp.sqrt(v._block), v._layout, v._comm, v._xp)
 

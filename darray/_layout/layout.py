@@ -212,14 +212,11 @@ class Layout:
             new_axis = {a: a for a in range(self.ndim)}
             shape = tuple(1 if a in axes else n for a, n in enumerate(self.shape))
             sizes = tuple((1,) if a in axes else s for a, s in enumerate(self.sizes))
-            halo = tuple(0 if a in axes else h for a, h in enumerate(self.halo))
-            boundary = self.boundary
         else:
             new_axis = {a: i for i, a in enumerate(keep)}
             shape = tuple(self.shape[a] for a in keep)
             sizes = tuple(self.sizes[a] for a in keep)
-            halo = tuple(self.halo[a] for a in keep)
-            boundary = tuple(self.boundary[a] for a in keep)
+        halo, boundary = (0,) * len(shape), ("none",) * len(shape)  # a reduction's result has no ghost cells
         split = tuple(None if s is None or s in axes else new_axis[s] for s in self.split)
         return Layout(shape, self.dims, split, sizes, halo, boundary)
 

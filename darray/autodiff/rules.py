@@ -88,7 +88,7 @@ def to_layout(g: DArray, layout: Layout) -> DArray:
     if g._layout.is_replicated and g.shape == layout.shape:  # every rank holds it all: slice locally
         from .._core.elementwise import wrap_like
 
-        local = g._block[layout.block_slices(g._comm.rank)] if g.ndim else g._block
+        local = g.local[layout.block_slices(g._comm.rank)] if g.ndim else g.local
         out = wrap_like(local, layout, g) if layout.has_halo else DArray._wrap(local, layout, g._comm, g._xp)
         return out
     if g._layout.blocks_key == layout.blocks_key and not layout.has_halo:

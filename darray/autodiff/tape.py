@@ -111,6 +111,11 @@ class Variable:
 
     __slots__ = ("data", "grad", "requires_grad", "_node", "__weakref__")
     __array_priority__ = 100
+    __array_ufunc__ = None  # NumPy's opt-out: ``ndarray * Variable`` calls Variable.__rmul__
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Variable: not convertible to a NumPy array (use v.data or v.gather()); "
+                        "put the Variable first in mixed expressions with a DArray (v * x, not x * v)")
 
     def __init__(self, data, requires_grad: bool = False):
         if isinstance(data, Variable):
@@ -288,19 +293,25 @@ for _row in ELEMENTWISE:
 
 # ------------------------------------------------------------------ the reverse sweep
 def _topological(root: Variable) -> list[Variable]:
-    """Every Variable ``root`` depends on through recorded nodes, inputs before users (iterative DFS)."""
-    order, seen = [], {id(root)}
+    """Every Variable ``root`` depends on through recorded nodes, inputs before users.
+
+    Iterative depth-first post-order (no recursion limit): a Variable is
+    expanded the first time it is popped and emitted once all its inputs are.
+    """
+    order, expanded = [], set()
     stack = [(root, False)]
     while stack:
         v, done = stack.pop()
         if done:
             order.append(v)
             continue
+        if id(v) in expanded:
+            continue
+        expanded.add(id(v))
         stack.append((v, True))
         if v._node is not None:
             for inp in v._node.inputs:
-                if isinstance(inp, Variable) and inp.requires_grad and id(inp) not in seen:
-                    seen.add(id(inp))
+                if isinstance(inp, Variable) and inp.requires_grad and id(inp) not in expanded:
                     stack.append((inp, False))
     return order
 

@@ -23,7 +23,7 @@ over the ranks, when they total at most ``VERIFY_MAX_BYTES`` (64 MiB) with
 """
 
 from ._common import VERIFY_MAX_BYTES, ChecksumError, CorruptFileError
-# from .hdf5_io import load_hdf5, save_hdf5
+from .hdf5_io import load_hdf5, save_hdf5
 from .npy_io import load_npy, save_npy
 from .zarr_io import load, save
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import secrets
 
 import numpy as np
@@ -153,7 +152,7 @@ def host_block(x) -> np.ndarray:
         local = np.asarray(local)
     elif not isinstance(local, np.ndarray):
         local = np.asarray(local.get() if hasattr(local, "get") else np.from_dlpack(local))
-    return np.ascontiguousarray(local)
+    return np.asarray(local, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
 
 
 def block_bounds(layout, rank: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -175,7 +174,7 @@ def writer_blocks(layout) -> list[tuple[int, tuple, tuple]]:
 # ------------------------------------------------------------------ checksums
 def digest(block: np.ndarray) -> str:
     """SHA-256 of the block's bytes in C order, little-endian."""
-    a = np.ascontiguousarray(block)
+    a = np.asarray(block, order="C")
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and np.little_endian is False):
         a = a.astype(a.dtype.newbyteorder("<"))
     h = hashlib.sha256()

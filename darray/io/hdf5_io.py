@@ -1,0 +1,163 @@
+"""HDF5 datasets written and read in parallel through h5py.
+
+- h5py built with MPI (``h5py.get_config().mpi``) and an MPI communicator:
+  every rank opens the file with ``driver="mpio"``, the dataset is created
+  collectively and each rank writes its hyperslab.
+- otherwise (the pip wheels): rank 0 creates the file and the dataset, then
+  the writer ranks write their hyperslabs in rank order, each opening the
+  file, writing and closing it before the next one starts (one barrier per
+  writer). HDF5 without MPI allows one writer at a time.
+
+The per-block SHA-256 table is the JSON attribute ``darray_checksums`` of the
+dataset. Loading: every rank opens the file read-only and reads its hyperslab.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+
+from ._atomic import atomic_targets
+from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_table, checksum_table,
+                      collective, comm_of, host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap)
+
+__all__ = ["save_hdf5", "load_hdf5"]
+
+ATTRIBUTE = "darray_checksums"
+
+
+def _h5py():
+    try:
+        import h5py
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("darray.io: HDF5 files need h5py; install it with pip install 'darray[io]'") from e
+    return h5py
+
+
+def _parallel(h5py, comm) -> bool:
+    return bool(h5py.get_config().mpi) and mpi_comm(comm) is not None and comm.size > 1
+
+
+def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True) -> None:
+    """Write ``x`` to the dataset ``dataset`` of a new HDF5 file at ``path`` (collective, atomic).
+
+    Examples
+    --------
+    >>> import os, tempfile, darray as da
+    >>> from darray.io import save_hdf5, load_hdf5
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.h5")     # the same path on every rank
+    >>> save_hdf5(p, da.arange(4.0), "u")
+    >>> float(da.sum(load_hdf5(p, "u")))
+    6.0
+    """
+    func = "save_hdf5"
+    check_darray(func, x)
+    if not isinstance(dataset, str) or not dataset.strip("/"):
+        raise ValueError(f"{func}: dataset must be a non-empty name; got {dataset!r}, expected e.g. 'data'")
+    comm, layout = x.comm, x.layout
+    h5py = collective(comm, _h5py, func=func)
+    rank = comm.rank
+    block = host_block(x)
+    table = checksum_table(x, block) if checksum else None
+    dtype = np.dtype(x.dtype)
+    writer = is_writer(layout, rank) and block.size > 0
+    start, stop = block_bounds(layout, rank)
+    cells = tuple(slice(a, b) for a, b in zip(start, stop))
+    with atomic_targets(func, comm, [path]) as (tmp,):
+        if _parallel(h5py, comm):
+            def write_parallel():
+                with h5py.File(tmp, "w", driver="mpio", comm=mpi_comm(comm)) as f:
+                    ds = f.create_dataset(dataset, shape=layout.shape, dtype=dtype)
+                    if table is not None:
+                        ds.attrs[ATTRIBUTE] = json.dumps(table)
+                    if writer:
+                        ds[cells or ...] = block
+
+            collective(comm, write_parallel, func=func)
+            return
+
+        def create():
+            if rank == 0:
+                with h5py.File(tmp, "w") as f:
+                    ds = f.create_dataset(dataset, shape=layout.shape, dtype=dtype)
+                    if table is not None:
+                        ds.attrs[ATTRIBUTE] = json.dumps(table)
+
+        collective(comm, create, func=func)
+        writers = [r for r in range(comm.size) if is_writer(layout, r) and math.prod(layout.block_shape(r))]
+        for turn in writers:
+            def write_turn():
+                if rank == turn:
+                    with h5py.File(tmp, "r+") as f:
+                        f[dataset][cells or ...] = block
+
+            collective(comm, write_turn, func=func)  # the barrier that orders the writers
+
+
+def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+              comm=None, verify="auto"):
+    """Read the dataset ``dataset`` of the HDF5 file ``path`` into a DArray in any layout (collective).
+
+    Each rank opens the file read-only and reads its own hyperslab. Digests in
+    the ``darray_checksums`` attribute are verified as ``verify`` says (see
+    :mod:`darray.io`). A missing or damaged file, or a missing dataset, raises
+    the same error on every rank.
+    """
+    func = "load_hdf5"
+    comm = comm_of(comm)
+    h5py = collective(comm, _h5py, func=func)
+    path = os.path.abspath(os.fspath(path))
+    files = []  # the open file, closed once this rank has read everything it needs
+
+    def open_meta():
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{func}: no such file; got {path!r}, expected an existing HDF5 file")
+        try:
+            f = h5py.File(path, "r")
+        except OSError as e:
+            raise CorruptFileError(f"{func}: not a readable HDF5 file; got {path!r} ({e})") from e
+        files.append(f)
+        if dataset not in f or not isinstance(f[dataset], h5py.Dataset):
+            raise ValueError(f"{func}: no such dataset; got {dataset!r}, expected one of {sorted(f.keys())}")
+        ds = f[dataset]
+        dtype = check_dtype(func, ds.dtype)
+        shape = tuple(ds.shape) if ds.shape is not None else None
+        if shape is None:
+            raise ValueError(f"{func}: the dataset holds no array; got an empty (null) dataspace")
+        blocks = None
+        raw = ds.attrs.get(ATTRIBUTE) if verify is not False else None
+        if raw is not None:
+            try:
+                table = json.loads(raw if isinstance(raw, str) else bytes(raw).decode())
+            except (ValueError, TypeError) as e:
+                raise CorruptFileError(f"{func}: damaged checksum attribute; got {type(e).__name__}: {e}") from e
+            blocks = check_table(func, table, shape, dtype)
+        if verify is True and blocks is None:
+            raise ValueError(f"{func}: verify=True needs checksums; got a dataset without the {ATTRIBUTE!r} "
+                             f"attribute, expected one written by darray.io.save_hdf5")
+        return ds, shape, dtype, blocks
+
+    try:
+        ds, shape, dtype, blocks = collective(comm, open_meta, func=func)
+        layout = read_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+        start, stop = block_bounds(layout, comm.rank)
+
+        def read_region(cells):
+            out = np.empty(tuple(s.stop - s.start for s in cells), dtype=dtype.newbyteorder("="))
+            if out.size:
+                try:
+                    ds.read_direct(out, source_sel=cells or np.s_[()])
+                except Exception as e:  # noqa: BLE001 - damaged data fails inside HDF5
+                    raise CorruptFileError(f"{func}: damaged data in {path!r}; got {type(e).__name__}: {e}") from e
+            return out
+
+        block = collective(comm, read_region, tuple(slice(a, b) for a, b in zip(start, stop)), func=func)
+        if blocks:
+            verify_blocks(func, comm, layout, block, blocks, read_region, verify)
+    finally:
+        for f in files:
+            f.close()
+    return wrap(block, layout, comm)

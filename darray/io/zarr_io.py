@@ -224,7 +224,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
             raise CorruptFileError(f"{func}: damaged chunk data in {path!r}; got {type(e).__name__}: {e}") from e
 
     block = collective(comm, read_region, tuple(slice(a, b) for a, b in zip(start, stop)), func=func)
-    block = np.ascontiguousarray(block, dtype=dtype.newbyteorder("="))
+    block = np.asarray(block, dtype=dtype.newbyteorder("="), order="C")
     if blocks:
         verify_blocks(func, comm, layout, block, blocks, read_region, verify)
     return wrap(block, layout, comm)

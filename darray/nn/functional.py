@@ -47,6 +47,11 @@ def _data(x):
     return x.data if isinstance(x, Variable) else x
 
 
+def _var(x):
+    """``x`` as a Variable (a constant when it is a DArray): Variables go first in mixed expressions."""
+    return x if isinstance(x, Variable) else Variable(x)
+
+
 def _plain(layout: Layout) -> Layout:
     """``layout`` without ghost cells."""
     if not layout.has_halo:
@@ -582,6 +587,7 @@ upsample = interpolate
 
 # ------------------------------------------------------------------ normalisation
 def _normalize(x, axes, eps):
+    x = _var(x)
     mean = ad.mean(x, axis=axes, keepdims=True)
     centred = x - mean
     var = ad.mean(centred * centred, axis=axes, keepdims=True)
@@ -609,7 +615,8 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
         da = _darray()
         mean = da.reshape(running_mean, shape)
         var = da.reshape(running_var, shape)
-        y = (x - mean) / da.sqrt(var + eps)
+        y = _var(x) - mean
+        y = y / da.sqrt(var + eps)
     if weight is not None:
         y = y * ad.reshape(weight, shape)
     if bias is not None:
@@ -619,6 +626,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
 
 def group_norm(x, num_groups: int, weight=None, bias=None, eps=1e-5):
     """Group normalisation: statistics per sample over groups of channels and the whole spatial field."""
+    x = _var(x)
     xd = _data(x)
     n, c = xd.shape[0], xd.shape[1]
     if c % num_groups:
@@ -645,6 +653,7 @@ def group_norm(x, num_groups: int, weight=None, bias=None, eps=1e-5):
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Layer normalisation over the trailing ``normalized_shape`` axes."""
+    x = _var(x)
     xd = _data(x)
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else \
         tuple(normalized_shape)
@@ -680,14 +689,14 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None):
     sizes = {a: list(layout.sizes[a]) for a in range(layout.ndim) if layout.axis_dim[a] is not None}
     u = rng.random(xd.shape, split=layout.split, grid=layout.dims, sizes=sizes or None, comm=xd._comm)
     mask = da.astype(u >= p, xd.dtype) * (1.0 / (1.0 - p))
-    return x * mask
+    return _var(x) * mask
 
 
 # ------------------------------------------------------------------ softmax and losses
 def log_softmax(x, axis: int = 1):
     xd = _data(x)
     shift = _darray().max(xd, axis=axis, keepdims=True)  # a constant: no gradient
-    z = x - shift
+    z = _var(x) - shift
     return z - ad.log(ad.sum(ad.exp(z), axis=axis, keepdims=True))
 
 
@@ -706,16 +715,16 @@ def _reduce(loss, reduction):
 
 
 def mse_loss(input, target, reduction: str = "mean"):
-    d = input - target
+    d = _var(input) - target
     return _reduce(d * d, reduction)
 
 
 def l1_loss(input, target, reduction: str = "mean"):
-    return _reduce(ad.abs(input - target), reduction)
+    return _reduce(ad.abs(_var(input) - target), reduction)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0):
-    d = input - target
+    d = _var(input) - target
     a = ad.abs(d)
     small = _data(a) < delta
     return _reduce(ad.where(small, d * d * 0.5, (a - 0.5 * delta) * delta), reduction)

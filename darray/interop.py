@@ -1,0 +1,152 @@
+"""Dask and xarray interoperability, without gathering a field on one process.
+
+- :func:`from_dask`: each rank computes only ``dx[its region]`` (the dask
+  graph is the same on every rank; only the tasks feeding that region run).
+- :func:`to_dask`: on one process (or for a replicated array) a dask array
+  whose single chunk is this rank's block, zero-copy. A dask array is one
+  process's view of the whole array, so for an array distributed over
+  several ranks it goes through storage: ``to_dask(x, via_zarr=path)`` saves
+  with :func:`darray.io.save` and returns ``dask.array.from_zarr(path)``.
+- xarray: a DArray is a duck array; ``xarray.DataArray(x, dims=...)`` (or
+  :func:`to_xarray`) wraps it without a copy and arithmetic, reductions,
+  ``isel`` and ``where`` keep returning DArrays. :func:`from_xarray` turns a
+  DataArray backed by NumPy, dask or a DArray into a DArray.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import darray
+
+__all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray"]
+
+
+def _dask_array():
+    try:
+        import dask.array
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("darray.interop: needs dask; install it with pip install 'darray[dask]'") from e
+    return dask.array
+
+
+def _comm(comm):
+    return darray.default_communicator() if comm is None else comm
+
+
+def from_dask(dx, /, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None,
+              scheduler=None):
+    """A DArray from a dask array: each rank computes only its own block.
+
+    Every rank passes the same dask array (the same graph). ``scheduler``
+    defaults to ``"threads"`` on one rank and ``"synchronous"`` under MPI
+    (ranks already occupy the cores).
+
+    Examples
+    --------
+    >>> import dask.array, darray as da
+    >>> from darray.interop import from_dask
+    >>> x = from_dask(dask.array.arange(10.0, chunks=3), split=0)
+    >>> float(da.sum(x))
+    45.0
+    """
+    func = "from_dask"
+    dask_array = _dask_array()
+    if not isinstance(dx, dask_array.Array):
+        raise TypeError(f"{func}: expected a dask array; got {type(dx).__name__}")
+    if any(isinstance(n, float) and math.isnan(n) for n in dx.shape):
+        raise ValueError(f"{func}: unknown chunk sizes; got shape {dx.shape}, expected known sizes "
+                         f"(call dx.compute_chunk_sizes() first)")
+    dtype = np.dtype(dx.dtype)
+    if dtype.kind not in "biufc" or dtype.fields is not None:
+        raise TypeError(f"{func}: unsupported dtype; got {dtype}, expected bool, int, uint, float or complex")
+    comm = _comm(comm)
+    layout = darray.Layout.create(func, dx.shape, comm.size, split=split, grid=grid, sizes=sizes, halo=halo,
+                                  boundary=boundary, min_size=darray.config.min_distributed_size)
+    cells = layout.block_slices(comm.rank)
+    shape = layout.block_shape(comm.rank)
+    if math.prod(shape) == 0:
+        block = np.empty(shape, dtype=dtype)
+    else:
+        if scheduler is None:
+            scheduler = "threads" if comm.size == 1 else "synchronous"
+        block = np.asarray(dx[cells].compute(scheduler=scheduler) if cells else dx.compute(scheduler=scheduler))
+        block = np.asarray(block, dtype=dtype, order="C")
+    return darray.from_local(block, split=layout.split, grid=layout.dims, shape=layout.shape, halo=layout.halo,
+                             boundary=layout.boundary, comm=comm)
+
+
+def to_dask(x, /, *, via_zarr=None):
+    """A dask array of ``x``.
+
+    - one rank, or a replicated layout: the dask array's one chunk is this
+      rank's block itself (zero-copy: the graph holds ``x.local``, so later
+      writes to ``x`` show through; dask's ``compute`` returns new arrays);
+    - distributed over several ranks: pass ``via_zarr=path`` (collective: the
+      array is saved with :func:`darray.io.save`, every rank gets
+      ``dask.array.from_zarr(path)``); without it this raises ValueError,
+      since one process's dask array of the whole field would gather it.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> from darray.interop import to_dask
+    >>> float(to_dask(da.arange(4.0, split=None)).sum().compute())
+    6.0
+    """
+    func = "to_dask"
+    if not isinstance(x, darray.DArray):
+        raise TypeError(f"{func}: expected a DArray; got {type(x).__name__}")
+    dask_array = _dask_array()
+    if via_zarr is not None:
+        from .io import save
+
+        save(via_zarr, x)
+        return dask_array.from_zarr(str(via_zarr))
+    if x.comm.size > 1 and not x.layout.is_replicated:
+        raise ValueError(f"{func}: the array is distributed over {x.comm.size} ranks and a dask array is one "
+                         f"process's view of all of it; got layout split={x.layout.split}, expected one rank or a "
+                         f"replicated array. Save it with darray.io.save(path, x) and open it with "
+                         f"dask.array.from_zarr(path), or call to_dask(x, via_zarr=path) which does both")
+    # dask.array.from_array copies NumPy input; a one-task graph holding the block itself does not
+    import uuid
+
+    local = x.local
+    name = f"darray-{uuid.uuid4().hex}"
+    return dask_array.Array({(name, *(0,) * local.ndim): local}, name, chunks=tuple((n,) for n in local.shape),
+                            dtype=local.dtype)
+
+
+def to_xarray(x, /, dims=None, *, coords=None, name=None, attrs=None):
+    """``xarray.DataArray(x, dims=..., ...)``: the DataArray's ``.data`` is ``x`` itself (no copy)."""
+    try:
+        import xarray
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("darray.interop: needs xarray; install it with pip install xarray") from e
+    if not isinstance(x, darray.DArray):
+        raise TypeError(f"to_xarray: expected a DArray; got {type(x).__name__}")
+    return xarray.DataArray(x, dims=dims, coords=coords, name=name, attrs=attrs)
+
+
+def from_xarray(xa, /, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None):
+    """A DArray from an ``xarray.DataArray`` backed by a DArray (returned as is), dask, or NumPy.
+
+    Dask-backed data is computed blockwise (:func:`from_dask`); NumPy-backed
+    data must be the same on every rank (each keeps its block).
+    """
+    data = getattr(xa, "data", None)
+    if data is None:
+        raise TypeError(f"from_xarray: expected an xarray.DataArray; got {type(xa).__name__}")
+    if isinstance(data, darray.DArray):
+        return data
+    try:
+        import dask.array
+
+        if isinstance(data, dask.array.Array):
+            return from_dask(data, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm)
+    except ImportError:  # pragma: no cover - dask is optional
+        pass
+    return darray.asarray(np.asarray(data), split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
+                          comm=comm)

@@ -1,0 +1,250 @@
+"""Basic indexing (``x[key]``, ``x[key] = value``) against NumPy on the global array, on every rank count.
+
+Keys: integers (incl. negative), slices with any step (negative ones swap
+blocks between mirrored ranks), ``...``, ``None``, empty selections, on cut
+and uncut axes. Values for ``__setitem__``: scalars, NumPy arrays (broadcast)
+and DArrays laid out differently from the target. Each key is one test; the
+layouts (uneven, empty blocks, replicated, with a halo, 2-d/3-d grids at 4
+ranks) are looped over inside it, named in every failure message.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray.testing import agree, assert_equal
+
+pytestmark = pytest.mark.mpi
+
+P = da.default_communicator().size
+SHAPES = {1: (13,), 2: (9, 11), 3: (6, 7, 8)}
+
+
+def comm():
+    return da.default_communicator()
+
+
+def uneven(n: int, p: int) -> list[int]:
+    """``n`` cells over ``p`` blocks, the second block empty (the last one at 2 ranks)."""
+    if p == 1:
+        return [n]
+    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
+    return rest[:1] + [0] + rest[1:]
+
+
+def layouts(ndim: int) -> dict[str, dict]:
+    n = SHAPES[ndim]
+    if ndim == 1:
+        return {"split0": dict(split=0), "uneven": dict(split=0, sizes=uneven(n[0], P)),
+                "halo": dict(split=0, halo=2, boundary="periodic"), "replicated": dict(split=None)}
+    if ndim == 2:
+        out = {"split0": dict(split=0), "split1-uneven": dict(split=1, sizes={1: uneven(n[1], P)}),
+               "halo": dict(split=1, halo=(1, 2)), "replicated": dict(split=None)}
+        if P == 4:
+            out |= {"grid22": dict(split=(0, 1), grid=(2, 2)), "grid22-uneven": dict(split=(1, 0), grid=(2, 2),
+                                                                                 sizes={0: [0, 9], 1: [8, 3]})}
+        return out
+    out = {"split0-uneven": dict(split=0, sizes={0: uneven(n[0], P)}), "split1": dict(split=1),
+           "split2": dict(split=2), "replicated": dict(split=None)}
+    if P == 4:
+        out |= {"grid122": dict(split=(0, 1, 2), grid=(1, 2, 2)), "grid22": dict(split=(2, 0), grid=(2, 2))}
+    return out
+
+
+def values(shape, dtype="float64", seed=0) -> np.ndarray:
+    rng = np.random.default_rng([seed, len(shape), sum(shape)])
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(-50, 50, shape).astype(dt)
+    if dt.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+def raises_everywhere(exc, func, *args, **kwargs):
+    try:
+        func(*args, **kwargs)
+    except exc as e:
+        ok, detail = True, str(e)
+    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
+        ok, detail = False, f"{type(e).__name__}: {e}"
+    else:
+        ok, detail = False, "nothing raised"
+    failed = agree(comm(), ok)
+    assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
+
+
+S = slice
+E = Ellipsis
+KEYS = {
+    1: [5, -1, S(None, None, -1), S(2, 11, 3), S(11, 2, -4), (None, S(1, -1)), (E,), S(13, 0, -1), S(4, 4),
+        S(20, 30), S(-100, 100, 5), (S(None), None), ()],
+    2: [(S(1, -1),), (S(None, None, -1), S(None, None, -1)), (3,), (-1, 4), (E, 2), (None, S(2, 6, 3)),
+        (S(0, 0),), (S(8, None, -3), None, -2), (S(None), S(10, 0, -4)), (-9, S(None)), (S(3, 7), S(7, 3)),
+        (E, None), (S(1, None, 2), S(None, None, -1), None)],
+    3: [(S(1, -1),), (S(None, None, -1),), (S(5, 0, -2), S(None), 2), (3,), (-1, 4), (E, 1), (None, S(2, 6, 3)),
+        (2, S(None, None, -3), None, 1), (S(None), S(6, None, -1)), (E, S(None, None, -2)), (S(1, None, 3), E, None),
+        (0, 0, 0), (S(10, 20),), (S(None), S(3, 3)), (-6, S(None, None, -1), S(None, None, -1)),
+        (S(4, 1, -1), 3, S(7, None, -3))],
+}
+CASES = [(ndim, key) for ndim in (1, 2, 3) for key in KEYS[ndim]]
+IDS = [f"{ndim}d-{key!r}".replace("slice", "S").replace("Ellipsis", "E").replace(" ", "") for ndim, key in CASES]
+
+
+def value_layout(val: np.ndarray, i: int) -> dict:
+    """A layout for a DArray value, varied with ``i`` (cut along another axis than most targets)."""
+    if val.ndim == 0:
+        return dict(split=None)
+    choices = [dict(split=val.ndim - 1), dict(split=None),
+               dict(split=0, sizes=uneven(val.shape[0], P))]
+    return choices[i % len(choices)]
+
+
+@pytest.mark.parametrize("ndim,key", CASES, ids=IDS)
+def test_getitem_setitem(ndim, key):
+    """``x[key]`` and ``x[key] = v`` for v a NumPy array, a DArray in another layout, a scalar."""
+    g = values(SHAPES[ndim])
+    want = g[key]
+    val = np.arange(want.size, dtype=float).reshape(want.shape) * 1.5 - 3.0
+    for i, (name, kw) in enumerate(layouts(ndim).items()):
+        x = da.asarray(g, **kw)
+        got = x[key]
+        assert got.shape == want.shape
+        assert_equal(got, want, err_msg=f"get {name} {key!r}")
+        assert not any(got.halo)
+
+        y = da.asarray(g.copy(), **kw)
+        h = g.copy()
+        y[key] = val
+        h[key] = val
+        assert_equal(y, h, err_msg=f"set numpy {name} {key!r}")
+        y[key] = da.asarray(-val, **value_layout(val, i))
+        h[key] = -val
+        assert_equal(y, h, err_msg=f"set DArray {value_layout(val, i)} into {name} {key!r}")
+        y[key] = 7
+        h[key] = 7
+        assert_equal(y, h, err_msg=f"set scalar {name} {key!r}")
+        assert_equal(x, g, err_msg=f"x changed by setting a copy {name}")
+
+
+BROADCAST = [
+    ((S(1, 5), S(None, None, -2)), (6,)),
+    ((S(1, 5), S(None, None, -2)), (4, 1)),
+    ((S(None, None, -1), S(2, 9)), (1, 7)),
+    ((E, 3), (1,)),
+    ((S(8, 0, -3),), (11,)),
+    ((None, S(None, None, -1), 0), (1, 9)),
+]
+
+
+@pytest.mark.parametrize("key,vshape", BROADCAST, ids=[f"{k!r}<-{v}" for k, v in BROADCAST])
+def test_setitem_broadcasts(key, vshape):
+    """Values of fewer dims or length-1 axes (also along a reversed axis) broadcast to the selection."""
+    g = values(SHAPES[2], seed=1)
+    v = np.arange(np.prod(vshape), dtype=float).reshape(vshape) + 0.5
+    for name, kw in layouts(2).items():
+        y = da.asarray(g.copy(), **kw)
+        h = g.copy()
+        y[key] = v
+        h[key] = v
+        assert_equal(y, h, err_msg=f"numpy {name}")
+        y[key] = da.asarray(v * 2, split=None)
+        h[key] = v * 2
+        assert_equal(y, h, err_msg=f"DArray {name}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
+def test_dtypes(dtype):
+    g = values(SHAPES[2], dtype, seed=2)
+    for name, kw in layouts(2).items():
+        x = da.asarray(g, **kw)
+        for key in [(S(None, None, -1), 3), (S(2, 8, 2), S(10, 1, -3)), (4, -2), (None, E, S(0, 0))]:
+            got = x[key]
+            assert got.dtype == np.dtype(dtype)
+            assert_equal(got, g[key], err_msg=f"get {name} {key!r}")
+        y = da.asarray(g.copy(), **kw)
+        h = g.copy()
+        for key, v in [((S(None, None, -2), S(1, 4)), g[:5, :3]), ((E, 0), True), ((S(1, 3),), g[-2:])]:
+            y[key] = v
+            h[key] = v
+            assert_equal(y, h, err_msg=f"set {name} {key!r}")
+        z = da.asarray(g.copy(), **kw)
+        z[1:4, ::-1] = da.asarray(g[5:8], split=0)
+        assert_equal(z, np.concatenate([g[:1], g[5:8, ::-1], g[4:]]), err_msg=f"set DArray {name}")
+
+
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_slicing_stencil(ndim):
+    """The NumPy idiom ``u[1:-1, 1:-1] = un[1:-1, 2:] + un[1:-1, :-2] + ...`` and edge assignments."""
+    g = values(SHAPES[ndim], seed=3)
+    inner = (S(1, -1),) * ndim
+
+    def shifted(a, axis, s):
+        key = list(inner)
+        key[axis] = S(1 + s, a.shape[axis] - 1 + s)
+        return a[tuple(key)]
+
+    def step(u, un):
+        lap = -2 * ndim * un[inner]
+        for axis in range(ndim):
+            lap = lap + shifted(un, axis, 1) + shifted(un, axis, -1)
+        u[inner] = un[inner] + 0.1 * lap
+        u[(S(None), 0)] = 1.0  # Dirichlet column
+        u[0] = u[1]  # Neumann row
+        u[-1, ...] = u[-2, ...]
+
+    h, hn = g.copy(), g.copy()
+    for _ in range(2):
+        hn[...] = h
+        step(h, hn)
+    for name, kw in layouts(ndim).items():
+        u = da.asarray(g.copy(), **kw)
+        for _ in range(2):
+            un = u * 1.0
+            step(u, un)
+        assert_equal(u, h, err_msg=f"{name}")
+        v = da.asarray(g.copy(), **kw)
+        v[inner] += v[(S(2, None),) + inner[1:]]
+        w = g.copy()
+        w[inner] += w[(S(2, None),) + inner[1:]]
+        assert_equal(v, w, err_msg=f"+= on a slice {name}")
+
+
+def test_transposes_and_scalars():
+    g = values(SHAPES[3], seed=4)
+    for name, kw in layouts(3).items():
+        x = da.asarray(g, **kw)
+        assert_equal(x.mT, np.swapaxes(g, -1, -2), err_msg=name)
+        assert_equal(x[2].T, g[2].T, err_msg=name)
+        assert float(x[1, -2, 3]) == g[1, -2, 3]
+        assert_equal(x[da.asarray(2)], g[2], err_msg=f"0-d integer DArray key {name}")
+
+
+BAD_GET = [(13,), (-14,), (0, 0), (E, E), (1.5,), (S(None), 2.0)]
+BAD_GET_2D = [(9,), (0, -12), (0, 0, 0), (E, 1, E), (None, 1, 2, 3)]
+
+
+@pytest.mark.parametrize("ndim,key", [(1, k) for k in BAD_GET] + [(2, k) for k in BAD_GET_2D],
+                         ids=[f"1d-{k!r}" for k in BAD_GET] + [f"2d-{k!r}" for k in BAD_GET_2D])
+def test_bad_keys_raise_index_error_everywhere(ndim, key):
+    """Out-of-bounds integers, too many indices, two ellipses, floats: IndexError on every rank, get and set."""
+    g = values(SHAPES[ndim])
+    for name, kw in layouts(ndim).items():
+        x = da.asarray(g, **kw)
+        raises_everywhere(IndexError, x.__getitem__, key)
+        raises_everywhere(IndexError, x.__setitem__, key, 1.0)
+
+
+def test_bad_values_raise_everywhere():
+    g = values(SHAPES[2])
+    for name, kw in layouts(2).items():
+        x = da.asarray(g.copy(), **kw)
+        raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), np.ones((2, 11)))
+        raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), da.asarray(np.ones((3, 10)), split=0))
+        raises_everywhere(ValueError, x.__setitem__, 0, np.ones((2,)))
+        raises_everywhere(TypeError, x.__setitem__, 0, np.array(["a"] * 11))
+        assert_equal(x, g, err_msg=f"x changed by a failed assignment {name}")

@@ -1,0 +1,405 @@
+"""darray.io: zarr, .npy and HDF5 round trips, cross-layout reads, atomicity, damage detection.
+
+Every rank uses the same directory (rank 0's ``tmp_path``, broadcast). Data
+checks go through ``assert_equal`` / ``agree``; errors are expected on EVERY
+rank (a rank that did not raise fails the test, and the ranks agree on that).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray._comm import SelfCommunicator
+from darray.io import (ChecksumError, CorruptFileError, load, load_hdf5, load_npy, save, save_hdf5, save_npy)
+from darray.io import _atomic
+from darray.io.zarr_io import chunk_plan
+from darray.testing import agree, assert_equal
+
+pytest.importorskip("zarr")
+pytest.importorskip("h5py")
+
+pytestmark = pytest.mark.mpi
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float32", "float64", "complex64", "complex128"]
+FORMATS = {
+    "zarr": (save, load, "x.zarr"),
+    "npy": (save_npy, load_npy, "x.npy"),
+    "hdf5": (save_hdf5, load_hdf5, "x.h5"),
+}
+
+
+@pytest.fixture(autouse=True)
+def small_auto_threshold(monkeypatch):
+    """Let split="auto" distribute the small arrays used here (same setting on every rank)."""
+    monkeypatch.setattr(da.config, "min_distributed_size", 4)
+
+
+@pytest.fixture
+def comm():
+    return da.default_communicator()
+
+
+@pytest.fixture
+def shared(tmp_path, comm) -> Path:
+    """One directory every rank sees: rank 0's tmp_path, broadcast."""
+    buf = np.zeros(4096, dtype=np.uint8)
+    if comm.rank == 0:
+        data = str(tmp_path).encode()
+        buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    path = Path(bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode())
+    comm.barrier()
+    return path
+
+
+def sample(shape, dtype, seed=0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) > 0.5
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    values = rng.standard_normal(shape) * 1e3
+    if dtype.kind == "c":
+        values = values + 1j * rng.standard_normal(shape)
+    return values.astype(dtype)
+
+
+def lengths(n: int, parts: int) -> list[int]:
+    return [len(c) for c in np.array_split(np.arange(n), parts)]
+
+
+def layouts(size: int, shape) -> list[dict]:
+    """Layouts for ``shape`` at ``size`` ranks: replicated, balanced, uneven with an empty block, columns, 2-d."""
+    out = [dict(split=None), dict(split="auto")]
+    if len(shape) == 0:
+        return out
+    out.append(dict(split=0))
+    if size > 1:
+        out.append(dict(split=0, sizes=[0] + lengths(shape[0], size - 1)))  # rank 0 holds nothing
+    if len(shape) >= 2:
+        out.append(dict(split=1))
+    if len(shape) >= 2 and size == 4:
+        a, b = min(2, shape[0]), min(1, shape[1])
+        out.append(dict(split=(0, 1), grid=(2, 2), sizes={0: (shape[0] - a, a), 1: (b, shape[1] - b)}))
+    return out
+
+
+def ident(layout: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in layout.items())
+
+
+def raises_everywhere(comm, kind, fn, *args, **kwargs) -> str:
+    """Call ``fn``; every rank must raise ``kind`` with the same message. Returns the message."""
+    try:
+        fn(*args, **kwargs)
+        text = None
+    except kind as e:
+        text = str(e)
+    ok = text is not None
+    failed = agree(comm, ok)
+    assert not failed, f"ranks {failed} did not raise {kind.__name__}"
+    digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
+    table = np.asarray(comm.allgather(digest))
+    assert (table == table[0]).all(), f"ranks raised different messages (rank {comm.rank}: {text})"
+    return text
+
+
+def reference_read(fmt: str, path) -> np.ndarray:
+    """The stored array read by the format's own library (one process)."""
+    if fmt == "npy":
+        return np.load(path, allow_pickle=False)
+    if fmt == "zarr":
+        import zarr
+
+        return zarr.open_array(str(path), mode="r")[...]
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return f["data"][()]
+
+
+# ------------------------------------------------------------------ round trips
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_every_dtype(fmt, dtype, comm, shared):
+    save_fn, load_fn, name = FORMATS[fmt]
+    ref = sample((13, 6), dtype)
+    path = shared / name
+    for spec in layouts(comm.size, ref.shape):
+        x = da.asarray(ref, **spec)
+        save_fn(path, x)
+        y = load_fn(path, **spec)
+        assert y.dtype == ref.dtype and y.shape == ref.shape
+        assert_equal(y, ref, err_msg=ident(spec))
+        assert y.layout == x.layout, ident(spec)
+    stored = reference_read(fmt, path)
+    assert_equal(da.asarray(stored, split=None), ref)  # the file is a normal file of its format
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("shape", [(), (0,), (13,), (0, 4), (7, 5), (5, 4, 3)])
+def test_cross_layout_reads(fmt, shape, comm, shared):
+    """Write with every layout, read with three others in rotation (and on one process as the reference)."""
+    save_fn, load_fn, name = FORMATS[fmt]
+    ref = sample(shape, "float64", seed=len(shape))
+    path = shared / name
+    specs = layouts(comm.size, shape)
+    for i, write in enumerate(specs):
+        save_fn(path, da.asarray(ref, **write))
+        for read in [specs[(i + k) % len(specs)] for k in range(1, min(4, len(specs)))]:
+            assert_equal(load_fn(path, **read), ref, err_msg=f"write {ident(write)} read {ident(read)}")
+        alone = load_fn(path, comm=SelfCommunicator())  # every rank reads the whole file by itself
+        same = alone.shape == ref.shape and np.array_equal(alone.local, ref)
+        assert not agree(comm, same), f"write {ident(write)}: single-process read differs"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_halo_and_boundary_on_load(fmt, comm, shared):
+    save_fn, load_fn, name = FORMATS[fmt]
+    ref = sample((13, 4), "float32")
+    path = shared / name
+    save_fn(path, da.asarray(ref, split=0))
+    y = load_fn(path, split=0, halo=(1, 0), boundary="periodic")
+    assert y.halo == (1, 0) and y.layout.boundary[0] == "periodic"
+    assert_equal(y, ref)
+
+
+def test_zarr_chunk_plan_aligned_to_blocks():
+    even = da.Layout.create("t", (12, 5), 3, split=0)
+    assert chunk_plan(even) == ((4, 5), True)  # the chunk is the block
+    uneven = da.Layout.create("t", (12, 5), 3, split=0, sizes=[4, 2, 6])
+    assert chunk_plan(uneven) == ((2, 5), True)  # gcd of the boundaries 4, 6
+    grid = da.Layout.create("t", (12, 10), 4, split=(0, 1), grid=(2, 2), sizes={0: (6, 6), 1: (4, 6)})
+    assert chunk_plan(grid) == ((6, 4), True)  # one interior boundary per axis: 6 and 4
+    drifting = da.Layout.create("t", (1000,), 3, split=0)  # 334, 333, 333: gcd 1
+    assert chunk_plan(drifting) == ((334,), False)  # largest block, shared chunks written in rounds
+    assert chunk_plan(da.Layout.create("t", (7, 3), 3, split=None)) == ((7, 3), True)
+
+
+def test_zarr_uneven_blocks_sharing_chunks(comm, shared):
+    """Blocks whose boundaries share no common chunk length: shared chunks are written in rounds."""
+    sizes = {1: [13], 2: [1, 12], 3: [5, 7, 6], 4: [5, 7, 6, 9]}[comm.size]
+    ref = sample((sum(sizes), 3), "int32")
+    x = da.asarray(ref, split=0, sizes=sizes)
+    if comm.size > 1:
+        assert not chunk_plan(x.layout)[1]
+    save(shared / "u.zarr", x)
+    assert_equal(load(shared / "u.zarr", split=0), ref)
+    assert_equal(load(shared / "u.zarr", split=1), ref)
+    if comm.size == 4:
+        y = da.asarray(sample((11, 13), "float64"), split=(0, 1), grid=(2, 2), sizes={0: (1, 10), 1: (7, 6)})
+        save(shared / "g.zarr", y)
+        assert_equal(load(shared / "g.zarr", split=0), sample((11, 13), "float64"))
+
+
+def test_npy_reads_foreign_files(comm, shared):
+    """Any .npy loads: Fortran order, big-endian, no sidecar."""
+    ref = sample((9, 7), "float64")
+    path = shared / "f.npy"
+    if comm.rank == 0:
+        np.save(path, np.asfortranarray(ref))
+        np.save(shared / "b.npy", ref.astype(">i4"))
+    comm.barrier()
+    for spec in layouts(comm.size, ref.shape):
+        assert_equal(load_npy(path, **spec), ref)
+        assert_equal(load_npy(shared / "b.npy", **spec), ref.astype("<i4"))
+
+
+def test_npy_sidecar_written_and_removed(comm, shared):
+    path = shared / "s.npy"
+    save_npy(path, da.arange(10.0, split=0))
+    assert not agree(comm, os.path.exists(str(path) + ".sha256"))
+    save_npy(path, da.arange(10.0, split=0), checksum=False)  # no stale sidecar survives
+    assert not agree(comm, not os.path.exists(str(path) + ".sha256"))
+    assert_equal(load_npy(path, split=0), np.arange(10.0))
+    raises_everywhere(comm, ValueError, load_npy, path, verify=True)
+
+
+# ------------------------------------------------------------------ errors on every rank
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_missing_file(fmt, comm, shared):
+    _, load_fn, _ = FORMATS[fmt]
+    text = raises_everywhere(comm, FileNotFoundError, load_fn, shared / "nothing-here")
+    assert "nothing-here" in text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_save_into_missing_directory(fmt, comm, shared):
+    save_fn, _, name = FORMATS[fmt]
+    raises_everywhere(comm, FileNotFoundError, save_fn, shared / "no" / "such" / name, da.arange(5, split=0))
+
+
+def test_npy_refuses_object_arrays(comm, shared):
+    path = shared / "o.npy"
+    if comm.rank == 0:
+        np.save(path, np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    comm.barrier()
+    text = raises_everywhere(comm, TypeError, load_npy, path)
+    assert "object" in text
+
+
+def test_npy_not_a_npy_file(comm, shared):
+    path = shared / "garbage.npy"
+    if comm.rank == 0:
+        path.write_bytes(b"this is not numpy" * 10)
+    comm.barrier()
+    raises_everywhere(comm, CorruptFileError, load_npy, path)
+
+
+def test_hdf5_missing_dataset(comm, shared):
+    save_hdf5(shared / "d.h5", da.arange(6, split=0), "u")
+    text = raises_everywhere(comm, ValueError, load_hdf5, shared / "d.h5", "v")
+    assert "'u'" in text
+
+
+def _chunk_files(store: Path) -> list[Path]:
+    return sorted(p for p in store.rglob("*") if p.is_file() and p.name != "zarr.json")
+
+
+def _data_offset(fmt: str, path: Path) -> int:
+    if fmt == "npy":
+        with open(path, "rb") as f:
+            np.lib.format.read_magic(f)
+            np.lib.format.read_array_header_1_0(f)
+            return f.tell()
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return f["data"].id.get_offset()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_truncated_file(fmt, comm, shared):
+    save_fn, load_fn, name = FORMATS[fmt]
+    path = shared / name
+    ref = sample((40, 5), "float64")
+    save_fn(path, da.asarray(ref, split=0))
+    if comm.rank == 0:
+        target = _chunk_files(path)[0] if fmt == "zarr" else path
+        size = target.stat().st_size
+        os.truncate(target, size // 2)
+    comm.barrier()
+    for spec in (dict(split=0), dict(split=None)):
+        raises_everywhere(comm, CorruptFileError, load_fn, path, **spec)
+    if fmt == "zarr":  # damaged metadata too
+        if comm.rank == 0:
+            (path / "zarr.json").write_text("{ not json")
+        comm.barrier()
+        raises_everywhere(comm, CorruptFileError, load, path)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_bit_flip_is_a_checksum_error(fmt, comm, shared):
+    save_fn, load_fn, name = FORMATS[fmt]
+    path = shared / name
+    ref = sample((40, 5), "float64")
+    if fmt == "zarr":
+        save(path, da.asarray(ref, split=0), compressors=None)  # raw chunks: the flip reaches the data
+    else:
+        save_fn(path, da.asarray(ref, split=0))
+    if comm.rank == 0:
+        target = _chunk_files(path)[-1] if fmt == "zarr" else path
+        offset = 0 if fmt == "zarr" else _data_offset(fmt, path)
+        with open(target, "r+b") as f:
+            f.seek(offset + 17)
+            byte = f.read(1)
+            f.seek(offset + 17)
+            f.write(bytes([byte[0] ^ 0x10]))
+    comm.barrier()
+    for spec in (dict(split=0), dict(split=1), dict(split=None)):  # same and other layouts
+        text = raises_everywhere(comm, ChecksumError, load_fn, path, **spec)
+        assert "checksum" in text
+    y = load_fn(path, split=0, verify=False)  # explicitly unchecked: loads
+    assert y.shape == ref.shape
+
+
+def test_checksum_of_other_layout_verified_only_when_small(comm, shared, monkeypatch):
+    """verify="auto" skips re-reading blocks no rank holds whole above VERIFY_MAX_BYTES; verify=True does not."""
+    import darray.io._common as common
+
+    path = shared / "v.npy"
+    ref = sample((40, 5), "float64")
+    save_npy(path, da.asarray(ref, split=0))
+    if comm.rank == 0:
+        off = _data_offset("npy", path)
+        with open(path, "r+b") as f:
+            f.seek(off + 3)
+            f.write(b"\xff")
+    comm.barrier()
+    monkeypatch.setattr(common, "VERIFY_MAX_BYTES", 0)
+    if comm.size > 1:  # split=1 holds no saved row-block whole: nothing cheap to verify
+        assert load_npy(path, split=1).shape == ref.shape
+    raises_everywhere(comm, ChecksumError, load_npy, path, split=1, verify=True)
+    raises_everywhere(comm, ChecksumError, load_npy, path, split=0)
+
+
+# ------------------------------------------------------------------ atomicity
+class SimulatedCrash(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_crash_before_rename_keeps_previous_file(fmt, comm, shared, monkeypatch):
+    save_fn, load_fn, name = FORMATS[fmt]
+    path = shared / name
+    old = sample((13, 4), "int64", seed=1)
+    new = sample((13, 4), "int64", seed=2)
+    save_fn(path, da.asarray(old, split=0))
+
+    def crash(tmps, finals):
+        assert all(os.path.exists(t) for t in tmps[:1])  # the new data is fully written...
+        raise SimulatedCrash("killed between writing the temporary and the rename")
+
+    monkeypatch.setattr(_atomic, "_before_commit", crash)
+    raises_everywhere(comm, SimulatedCrash, save_fn, path, da.asarray(new, split=1 if comm.size > 1 else 0))
+    monkeypatch.setattr(_atomic, "_before_commit", None)
+    assert_equal(load_fn(path, split=0), old)  # ...but the previous file is what loads
+    leftovers = [p for p in os.listdir(shared) if ".tmp-" in p]
+    assert not agree(comm, len(leftovers) >= 1)
+    save_fn(path, da.asarray(new, split=0))  # a later save still works
+    assert_equal(load_fn(path, split=1), new)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_failed_write_cleans_up_and_keeps_previous(fmt, comm, shared, monkeypatch):
+    """A write failing on ONE rank raises on every rank, removes the temporary, keeps the old file."""
+    save_fn, load_fn, name = FORMATS[fmt]
+    path = shared / name
+    old = sample((13, 4), "float32", seed=3)
+    save_fn(path, da.asarray(old, split=0))
+    def disk_full(*args, **kwargs):
+        raise OSError("disk full (simulated)")
+
+    if comm.rank == comm.size - 1:  # the last rank's block write fails
+        import h5py
+        import zarr
+
+        target = {"npy": "darray.io.npy_io._pwrite_all", "zarr": zarr.Array, "hdf5": h5py.Dataset}[fmt]
+        if isinstance(target, str):
+            monkeypatch.setattr(target, disk_full)
+        else:
+            monkeypatch.setattr(target, "__setitem__", disk_full)
+    text = raises_everywhere(comm, OSError, save_fn, path, da.asarray(old * 2, split=0))
+    assert "disk full" in text
+    monkeypatch.undo()
+    comm.barrier()
+    assert_equal(load_fn(path, split=0), old)
+    assert not agree(comm, not any(".tmp-" in p for p in os.listdir(shared)))
+
+
+def test_overwrite_replaces_store_and_file_kinds(comm, shared):
+    path = shared / "kind"
+    save(path, da.arange(6, split=0))
+    save_npy(path, da.arange(7, split=0))  # a file over a directory
+    assert_equal(load_npy(path), np.arange(7))
+    save(path, da.arange(8, split=0))  # and back
+    assert_equal(load(path), np.arange(8))
+    assert not agree(comm, not any(".old-" in p for p in os.listdir(shared)))
