@@ -197,7 +197,11 @@ def test_binary_function_mixed_operands(row):
                                 (scalar, scalar)):
             got = func(x, other)
             assert_equal(got, ref(a, other_np), err_msg=f"{row.name} with {type(other).__name__}")
-            assert got.layout.blocks_key == x.layout.blocks_key
+            # the result takes the layout of one distributed operand: x's, or the other's when that one is
+            # cut more evenly (x is uneven here; aligning to the balanced one moves the least)
+            keys = [x.layout.blocks_key] + ([other.layout.blocks_key] if isinstance(other, da.DArray)
+                                            and not other.layout.is_replicated else [])
+            assert got.layout.blocks_key in keys
         # the distributed operand second: the result takes its layout
         y = da.asarray(b, split=1)
         got = func(da.asarray(a, split=None), y)

@@ -59,10 +59,11 @@ class _Staged:
 
 
 class _Request:
-    __slots__ = ("requests", "staged", "MPI", "trace", "peers")
+    __slots__ = ("requests", "staged", "MPI", "trace", "peers", "keep")
 
     def __init__(self, MPI, requests, staged, trace=None, peers=()):
         self.MPI, self.requests, self.staged, self.trace, self.peers = MPI, requests, staged, trace, peers
+        self.keep = None
 
     def _wait_bounded(self, timeout: float) -> None:
         """Poll until done; after ``timeout`` seconds name the peers whose messages are missing."""
@@ -86,6 +87,7 @@ class _Request:
             else:
                 self._wait_bounded(_debug.wait_timeout)
             self.requests = []
+            self.keep = None
         if self.trace is not None and _tracing.active is not None:
             begin, nbytes, peers, posted, label = self.trace
             waited = _tracing.now()
@@ -230,8 +232,10 @@ class MPICommunicator:
         staged_send = self._host(send)
         staged_recv = self._host(recv)
         sbuf, rbuf = staged_send.host, staged_recv.host
-        if not sbuf.flags.c_contiguous:  # a strided view (e.g. a user's array): one copy
-            sbuf = np.ascontiguousarray(sbuf)
+        if not sbuf.flags.c_contiguous:  # a strided view (a slice of a block): pack only what is sent
+            packed = [np.ascontiguousarray(sbuf[region]) for _, region in sends]
+        else:
+            packed = None
         if not rbuf.flags.c_contiguous:
             raise ValueError("exchange: the receive buffer must be C-contiguous")
         reqs, peers = [], []
@@ -240,16 +244,21 @@ class MPICommunicator:
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=self._tag))
                 peers.append(peer)
-        for peer, region in sends:
+        for k, (peer, region) in enumerate(sends):
             if all(s.stop > s.start for s in region):
-                reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=self._tag))
+                if packed is not None:
+                    reqs.append(self.comm.Isend(packed[k], dest=peer, tag=self._tag))
+                else:
+                    reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=self._tag))
                 peers.append(peer)
         trace = None
         if _tracing.active is not None:
             nbytes = sum(_volume(r) for _, r in sends) * sbuf.itemsize
             trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _tracing.now(),
                      _tracing.label)
-        return _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers)
+        request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers)
+        request.keep = packed  # packed send buffers live until the wait
+        return request
 
     def __repr__(self):
         return f"MPICommunicator(rank={self.rank}, size={self.size})"

@@ -152,9 +152,91 @@ def _general(row: Elementwise, args: tuple) -> DArray:
     _check(row, [check_dtype(row.name, x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
                  for x in args if not isinstance(x, _SCALARS)])
     target, layout = align_target(row.name, args)
-    locals_ = [local_operand(row.name, x, layout, target) for x in args]
-    out = _func(target._xp, row.name)(*locals_)
-    return wrap_like(out, layout, target)
+    f = _func(target._xp, row.name)
+    parts = [_aligned_parts(row.name, x, layout, target) for x in args]
+    if all(not isinstance(p, list) for p in parts):
+        return wrap_like(f(*parts), layout, target)
+    return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target), layout, target)
+
+
+def _aligned_parts(func: str, x, layout: Layout, target: DArray):
+    """``x``'s part of ``layout``: a whole local array, or for a DArray cut otherwise, a list of pieces.
+
+    Pieces are ``(region, array)`` in the operand's aligned block: views of
+    its own block where it already holds the cells, and received buffers for
+    the cells that other ranks own. Shifted slices of one array (stencils
+    written with slicing) thereby move only boundary strips and copy nothing
+    locally.
+    """
+    if not isinstance(x, DArray) or x._xp is not target._xp:
+        return local_operand(func, x, layout, target)
+    want = layout.broadcast_layout(x.shape)
+    if x._layout.blocks_key == want.blocks_key:
+        return x.local
+    if x.shape != layout.shape:  # broadcast operands are materialised (they are the small ones)
+        return local_operand(func, x, layout, target)
+    from .plans import redistribution_plan
+
+    rank = x._comm.rank
+    plan = redistribution_plan(x._layout, want, rank)
+    if 0 in want.block_shape(rank):  # still a collective: serve the other ranks
+        buffer = x._xp.empty(want.block_shape(rank), dtype=x._block.dtype, device=x.device)
+        x._comm.exchange(x._block, [(p, r) for p, r in plan.sends if p != rank], buffer, []).wait()
+        return buffer
+    xp = x._xp
+    buffer = xp.empty(want.block_shape(rank), dtype=x._block.dtype, device=x.device)
+    sends = [(p, r) for p, r in plan.sends if p != rank]
+    recvs = [(p, r) for p, r in plan.recvs if p != rank]
+    with _tracing.labelled("align"):
+        x._comm.exchange(x._block, sends, buffer, recvs).wait()
+    own_src = [r for p, r in plan.sends if p == rank]
+    own_dst = [r for p, r in plan.recvs if p == rank]
+    pieces = [(dst, x._block[src]) for src, dst in zip(own_src, own_dst)]
+    pieces += [(r, buffer[r]) for _, r in recvs]
+    return pieces
+
+
+def _piecewise(f, parts, shape, target: DArray):
+    """Evaluate ``f`` cell by cell over the partition that the operands' pieces induce."""
+    xp = target._xp
+    ndim = len(shape)
+    cuts = [{0, n} for n in shape]
+    for part in parts:
+        if isinstance(part, list):
+            for region, _ in part:
+                for a, sl in enumerate(region):
+                    cuts[a].update((sl.start, sl.stop))
+    bounds = [sorted(c) for c in cuts]
+    cells = [list(zip(b[:-1], b[1:])) for b in bounds]
+    out = None
+    from itertools import product
+
+    for cell in product(*cells):
+        args = [_restrict(part, cell, ndim) for part in parts]
+        value = f(*args)
+        if out is None:
+            out = xp.empty(shape, dtype=value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype,
+                           device=target.device)
+        out[tuple(slice(lo, hi) for lo, hi in cell)] = value
+    if out is None:  # an empty block: evaluate on empty operands for the dtype
+        value = f(*[_restrict(part, tuple((0, 0) for _ in shape), ndim) for part in parts])
+        out = xp.empty(shape, dtype=value.dtype, device=target.device)
+    return out
+
+
+def _restrict(part, cell, ndim):
+    """The operand ``part`` restricted to ``cell`` (a (lo, hi) pair per result axis)."""
+    if isinstance(part, _SCALARS):
+        return part
+    if not isinstance(part, list):  # a whole local operand, possibly broadcast (length-1 or missing axes)
+        lead = ndim - part.ndim
+        return part[tuple(slice(lo, hi) if part.shape[a] != 1 else slice(None)
+                          for a, (lo, hi) in enumerate(cell[lead:]))]
+    for region, array in part:  # pieces tile the block: the cell lies inside exactly one
+        if all(sl.start <= lo and hi <= sl.stop for sl, (lo, hi) in zip(region, cell)):
+            return array[tuple(slice(lo - sl.start, hi - sl.start) for sl, (lo, hi) in zip(region, cell))]
+    raise AssertionError(f"elementwise: cell {cell} is covered by no piece")  # pragma: no cover
+
 
 
 def align_target(func: str, args) -> tuple[DArray, Layout]:
@@ -174,10 +256,20 @@ def align_target(func: str, args) -> tuple[DArray, Layout]:
     full = [x for x in darrays if x.shape == shape]
     if full:
         distributed = [x for x in full if not x._layout.is_replicated]
+        if len(distributed) > 1 and any(x._layout.blocks_key != distributed[0]._layout.blocks_key
+                                        for x in distributed[1:]):
+            # shifted views of one array differ by a few cells per block: aligning to the most balanced
+            # one moves the least and keeps chains like a[2:] + a[:-2] + a[1:-1] on one layout
+            distributed.sort(key=lambda x: _imbalance(x._layout))
         target = (distributed or full)[0]
         return target, target._layout
     target = max(darrays, key=lambda x: (not x._layout.is_replicated, x.size))
     return target, _expand(target._layout, shape)
+
+
+def _imbalance(layout: Layout) -> int:
+    """How far the block sizes are from even (0 for a balanced layout)."""
+    return sum(max(layout.sizes[a]) - min(layout.sizes[a]) for a, g in enumerate(layout.axis_dim) if g is not None)
 
 
 def _expand(layout: Layout, shape) -> Layout:
