@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 
+import array_api_compat
 import numpy as np
 
 from .._backend import namespace_of, to_numpy
@@ -171,13 +172,14 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
             out = astype(obj, obj.dtype, copy=True)
         return out
     comm = resolve_comm(comm)
-    if device is None and hasattr(obj, "__array_namespace__") and not isinstance(obj, (np.ndarray, np.generic)):
+    foreign = not isinstance(obj, (np.ndarray, np.generic)) and array_api_compat.is_array_api_obj(obj)
+    if device is None and foreign:  # a torch / CuPy / array-api-strict array keeps its backend
         xp, dev = namespace_of(obj), None
         data = obj
     else:
         xp, dev = resolve_device(device)
         data = obj
-    if not hasattr(data, "__array_namespace__") or isinstance(data, (np.ndarray, np.generic)):
+    if not foreign:
         array = np.asarray(data) if dtype is None else np.asarray(data, dtype=to_numpy_dtype(dtype))
         if array.dtype.kind not in "biufc":
             raise TypeError(message("asarray", "unsupported data", array.dtype,

@@ -280,6 +280,8 @@ def reshape(x, /, shape, *, copy: bool | None = None) -> DArray:
         return _via_replicated_small(x, shape)
     if x._layout.is_replicated:
         return _via_replicated_small(x, shape)
+    if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
+        return _insert_remove_ones(x, shape)  # only length-1 axes change: the cut stays where it is
     rows = _row_split(x)
     if rows is not None:
         done = _local_reshape(rows, shape)
@@ -295,6 +297,15 @@ def reshape(x, /, shape, *, copy: bool | None = None) -> DArray:
                     (0,), ("none",))
     flat = redistribute_to(flat, target)
     return _local_reshape(flat, shape)
+
+
+def _insert_remove_ones(x: DArray, shape) -> DArray:
+    """Reshape that only adds or drops length-1 axes: indexing with 0 and None, no data moves."""
+    drop = tuple(0 if n == 1 else slice(None) for n in x.shape)
+    core = getitem(x, drop) if any(n == 1 for n in x.shape) else x
+    if core.ndim == len(shape):
+        return core
+    return getitem(core, tuple(None if n == 1 else slice(None) for n in shape))
 
 
 def _resolve_shape(x, shape) -> tuple[int, ...]:

@@ -14,13 +14,16 @@ field for 200 steps in well under a minute on one core.
 
 :func:`train_surrogate` makes the training pair from one field: input
 ``u_t``, target ``u_{t+1} = u_t + nu * laplacian(u_t)`` (a periodic
-5-point halo stencil, :func:`darray.stencil.laplacian`), both standardised
-with the mean and standard deviation of ``u_t`` (one affine map, so the
-target is still one step of the same equation), and fits the model with
-Adam. The field stays sharded over the ranks throughout: activations are
-cut like the field, parameters are replicated, and gradients are summed
-over the ranks by the layers. The loss history is the same on every rank
-and, up to rounding (~1e-12 relative), on every rank count.
+5-point halo stencil, :func:`darray.stencil.laplacian`). The model predicts
+the increment: ``u_{t+1} ~ u_t + r * net((u_t - mean) / std)`` with ``r``
+the root mean square of the true increment, and the loss is the mean squared
+error of that prediction in units of ``r**2``. So a loss of 1 is the
+persistence forecast (``u_{t+1} = u_t``) and 0 is exact. (One explicit step
+of a smooth field changes it by little; predicting ``u_{t+1}`` outright
+would reward learning the identity.) The field stays sharded over the ranks
+throughout: activations are cut like the field, parameters are replicated,
+gradients are summed over the ranks by the layers. The loss history is the
+same on every rank and, up to rounding (~1e-12 relative), on every rank count.
 
 Fields wider than ``max_size`` (default 256) cells along either axis are
 first average-pooled by the smallest integer factor that brings both axes
@@ -41,7 +44,7 @@ from . import init
 from .layers import GELU, AvgPool2d, Conv2d, ReLU, Upsample
 from .module import Module
 
-__all__ = ["SurrogateNet", "heat_step", "train_surrogate"]
+__all__ = ["SurrogateNet", "heat_step", "train_surrogate", "training_pair"]
 
 
 class SurrogateNet(Module):
@@ -121,7 +124,8 @@ def _prepare(u, max_size: int):
                                  "(H, W) or (1, 1, H, W)"))
     if data.dtype.kind != "f":
         data = data.astype(darray.float64)
-    x = darray.reshape(data, (1, 1, h, w)) if data.ndim == 2 else data
+    # indexing keeps the cut of the spatial axes (darray.reshape would put the split on the unit axis)
+    x = data[None, None] if data.ndim == 2 else data
     factor = max(1, math.ceil(max(h, w) / int(max_size)))
     if factor > 1:
         with no_grad():
@@ -133,7 +137,27 @@ def _prepare(u, max_size: int):
                                  "at least 2x2 cells after downsampling"))
     if (he, we) != (h, w):
         x = x[:, :, :he, :we]
-    return darray.reshape(x, (he, we)), factor
+    return x[0, 0], factor
+
+
+def training_pair(u, nu: float = 0.2, max_size: int = 256):
+    """``(x, y, factor)``: the standardised input ``(1, 1, H, W)`` and the increment target in rms units.
+
+    ``x = (u_t - mean) / std``; ``y = (u_{t+1} - u_t) / rms(u_{t+1} - u_t)``
+    with ``u_{t+1} = heat_step(u_t, nu)``; both cut like ``u`` (after the
+    downsampling by ``factor`` that ``max_size`` asks for). Collective.
+    """
+    import darray
+
+    if int(max_size) < 2:
+        raise ValueError(message("train_surrogate", "max_size too small", max_size, "an int >= 2"))
+    field, factor = _prepare(u, max_size)
+    increment = heat_step(field, nu) - field
+    mean, std = float(darray.mean(field)), float(darray.std(field))
+    rms = math.sqrt(float(darray.mean(increment * increment)))
+    x = ((field - mean) * (1.0 / std if std > 0 else 1.0))[None, None]
+    y = (increment * (1.0 / rms if rms > 0 else 1.0))[None, None]
+    return x, y, factor
 
 
 def _progress(enabled, rank: int, steps: int):
@@ -162,11 +186,11 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
     ``u``: the field ``u_t``, a 2-d DArray (or ``(1, 1, H, W)``) in any
     layout, typically cut over the ranks; it is used as is (sharded),
     downsampled first when wider than ``max_size`` (see the module notes).
-    The target ``u_{t+1}`` comes from :func:`heat_step` (``nu``); input and
-    target are standardised with ``u_t``'s mean and standard deviation; the
-    loss is their mean squared error in those units. ``steps`` Adam steps
-    with learning rate ``lr``; parameters from ``seed``
-    (:func:`darray.nn.init.manual_seed`) unless ``model`` is given.
+    The target ``u_{t+1}`` comes from :func:`heat_step` (``nu``); the loss is
+    the mean squared error of the predicted ``u_{t+1}`` relative to that of
+    persistence (module notes). ``steps`` Adam steps with learning rate
+    ``lr``; parameters from ``seed`` (:func:`darray.nn.init.manual_seed`)
+    unless ``model`` is given.
 
     ``log``: called on rank 0 only with a line of text at the start, every
     ``log_every`` steps (default ``steps // 10``) and at the end (None:
@@ -177,8 +201,6 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
     """
     import numpy as np
 
-    import darray
-
     from ..optim import Adam
 
     steps = int(steps)
@@ -186,20 +208,10 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
         raise ValueError(message("train_surrogate", "steps must be non-negative", steps, "an int >= 0"))
     if lr <= 0:
         raise ValueError(message("train_surrogate", "lr must be positive", lr, "a float > 0"))
-    if int(max_size) < 2:
-        raise ValueError(message("train_surrogate", "max_size too small", max_size, "an int >= 2"))
-    field, factor = _prepare(u, max_size)
-    comm = field.comm
+    x, y, factor = training_pair(u, nu, max_size)
+    comm = x.comm
+    h, w = x.shape[2:]
     say = log if (log is not None and comm.rank == 0) else (lambda *_: None)
-
-    # the training pair, standardised by u_t's statistics (one collective each)
-    target = heat_step(field, nu)
-    mean, std = float(darray.mean(field)), float(darray.std(field))
-    scale = 1.0 / std if std > 0 else 1.0
-    h, w = field.shape
-    x = darray.reshape((field - mean) * scale, (1, 1, h, w))
-    y = darray.reshape((target - mean) * scale, (1, 1, h, w))
-    baseline = float(darray.mean((y - x) ** 2))  # loss of "no change" (the identity map)
 
     if model is None:
         init.manual_seed(seed)
@@ -210,8 +222,8 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
     optimizer = Adam(model.parameters(), lr=lr)
     every = max(1, steps // 10) if log_every is None else max(1, int(log_every))
     note = f" (downsampled by {factor})" if factor > 1 else ""
-    say(f"  training: SurrogateNet(channels={model.channels}) on {h}x{w}{note}, {comm.size} rank(s), "
-        f"{steps} Adam steps, lr={lr:g}; persistence loss {baseline:.3e}")
+    say(f"  training: {type(model).__name__}(channels={getattr(model, 'channels', '?')}) on {h}x{w}{note}, {comm.size} rank(s), "
+        f"{steps} Adam steps, lr={lr:g} (loss 1 = persistence)")
 
     bar = _progress(progress, comm.rank, steps)
     losses: list[float] = []
