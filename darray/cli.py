@@ -173,7 +173,7 @@ def _configure_demo(parser: argparse.ArgumentParser) -> None:
                         help="ranks to launch (default: 2 when MPI is installed, else 1)")
     parser.add_argument("--size", type=int, default=1024, help="field is SIZE x SIZE (default 1024)")
     parser.add_argument("--steps", type=int, default=200, help="simulation steps (default 200)")
-    parser.add_argument("--train-steps", type=int, default=200, help="surrogate training steps (default 200)")
+    parser.add_argument("--train-steps", type=int, default=100, help="surrogate training steps (default 100)")
     parser.add_argument("--out", default="darray-demo", help="folder for the field and the PNGs")
 
 

@@ -62,7 +62,7 @@ def _check_against_one_process(comm, n: int = 96, steps: int = 20) -> float:
     return float(np.asarray(comm.allreduce(np.asarray([diff]), "max"))[0])
 
 
-def run_demo(size: int = 1024, steps: int = 200, out_dir: str = "darray-demo", train_steps: int = 200,
+def run_demo(size: int = 1024, steps: int = 200, out_dir: str = "darray-demo", train_steps: int = 100,
              quiet: bool = False) -> dict:
     """Run the demo on the default communicator; returns the key numbers (same on every rank)."""
     comm = da.default_communicator()
