@@ -16,7 +16,7 @@ from math import e, inf, nan, pi
 
 from ._api import fft, linalg
 from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
-from ._api.creation import (arange, asarray, empty, empty_like, eye, from_local, full, full_like, linspace,
+from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, from_local, full, full_like, linspace,
                             meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._core.advanced import take, take_along_axis
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
@@ -27,11 +27,11 @@ from ._api.info import __array_namespace_info__
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names
 from ._api.layouts import redistribute
-from ._api.manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
+from ._api.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
                                  repeat, reshape, roll, squeeze, stack, tile, unstack)
 from ._api.overlap import map_overlap
 from ._api.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
-from ._api.sets import unique_all, unique_counts, unique_inverse, unique_values
+from ._api.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._api.sorting import argsort, sort
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
@@ -63,6 +63,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
     __version__ = "0.0.0+unknown"
 
 __all__ = sorted([
+    "from_dlpack", "broadcast_shapes", "isin",
     "interop", "io",
     "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim",
     "fft",

@@ -22,7 +22,7 @@ from .._errors import message
 from .._layout import Layout
 from ._common import make_layout, normalize_shape, resolve_comm, resolve_device
 
-__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_local", "full", "full_like", "linspace",
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_local", "full", "full_like", "linspace",
            "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 
@@ -440,3 +440,18 @@ def meshgrid(*arrays, indexing: str = "xy", split="auto", grid=None, comm=None) 
         local = xp.broadcast_to(xp.reshape(part, tuple(view)), layout.block_shape(comm.rank))
         out.append(DArray._wrap(xp.asarray(local, copy=True), layout, comm, xp))
     return out
+
+
+def from_dlpack(x, /, *, device=None, copy=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+                comm=None) -> DArray:
+    """A DArray from any DLPack-capable array holding the GLOBAL data (each rank passes the same).
+
+    The standard's ``from_dlpack`` for a distributed namespace: like
+    :func:`asarray`, the producer's backend is kept for the local blocks.
+    To wrap per-rank blocks instead, use :func:`from_local`.
+    """
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(message("from_dlpack", "object does not implement __dlpack__", type(x).__name__))
+    array = x if array_api_compat.is_array_api_obj(x) else np.from_dlpack(x)
+    return asarray(array, device=device, copy=copy, split=split, grid=grid, sizes=sizes, halo=halo,
+                   boundary=boundary, comm=comm)

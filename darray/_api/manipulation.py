@@ -26,7 +26,7 @@ from .._core.manipulation import balanced_like, permute_dims, place
 from .._errors import message
 from .._layout import Layout, balanced_sizes, normalize_axis
 
-__all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
+__all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
            "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
@@ -99,6 +99,18 @@ def broadcast_to(x, /, shape) -> DArray:
     layout = _expand(x._layout, shape)
     local = local_operand("broadcast_to", x, layout, x)
     return DArray._wrap(x._xp.broadcast_to(local, layout.block_shape(x._comm.rank)), layout, x._comm, x._xp)
+
+
+def broadcast_shapes(*shapes) -> tuple[int, ...]:
+    """The shape that ``shapes`` broadcast to (Array API 2025.12; metadata only).
+
+    >>> broadcast_shapes((3, 1), (4,))
+    (3, 4)
+    """
+    try:
+        return tuple(int(n) for n in np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(message("broadcast_shapes", "shapes cannot be broadcast together", shapes)) from None
 
 
 def broadcast_arrays(*arrays) -> list[DArray]:

@@ -27,7 +27,7 @@ from .._layout import Layout
 from .manipulation import reshape
 from .sorting import Routed, line_layout, sample_sort
 
-__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+__all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
@@ -139,3 +139,24 @@ def _unique_local(x: DArray, indices: bool, inverse: bool, counts: bool):
             replicated(int64(res.indices), n) if indices else None,
             replicated(xp.reshape(int64(res.inverse_indices), x.shape), x.shape) if inverse else None,
             replicated(int64(res.counts), n) if counts else None)
+
+
+def isin(x1, x2, /, *, invert: bool = False) -> DArray:
+    """Whether each element of ``x1`` occurs in ``x2`` (Array API 2025.12), in ``x1``'s layout.
+
+    ``x2`` is the test set: its distinct values are gathered to every rank
+    (usually a short list; its unique values are computed distributed first),
+    then each rank tests its own block. Nothing of ``x1`` moves.
+    """
+    from .._backend import to_numpy
+    from .._core.elementwise import wrap_like
+
+    if not isinstance(x1, DArray):
+        raise TypeError(message("isin", "x1 must be a DArray", type(x1).__name__))
+    if isinstance(x2, DArray):
+        values = to_numpy(unique_values(x2).gather())
+    else:
+        values = np.asarray(x2)
+    local = np.isin(to_numpy(x1.local), values, invert=invert)
+    plain = x1.layout.replace(halo=(0,) * x1.ndim, boundary=("none",) * x1.ndim)
+    return wrap_like(x1._xp.asarray(local, device=x1.device), plain, x1)

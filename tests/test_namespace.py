@@ -1,0 +1,96 @@
+"""The public namespace against the Array API 2024.12 standard and against a written-out ``__all__``."""
+
+from __future__ import annotations
+
+import darray as da
+
+#: Every name of the Array API standard 2024.12 main namespace.
+STANDARD = frozenset({
+    '__array_api_version__', '__array_namespace_info__', '__version__', 'abs', 'acos', 'acosh', 'add', 'all',
+    'any', 'arange', 'argmax', 'argmin', 'argsort', 'asarray', 'asin', 'asinh', 'astype', 'atan', 'atan2',
+    'atanh', 'bitwise_and', 'bitwise_invert', 'bitwise_left_shift', 'bitwise_or', 'bitwise_right_shift',
+    'bitwise_xor', 'bool', 'broadcast_arrays', 'broadcast_to', 'can_cast', 'ceil', 'clip', 'complex128',
+    'complex64', 'concat', 'conj', 'copysign', 'cos', 'cosh', 'count_nonzero', 'cumulative_prod',
+    'cumulative_sum', 'diff', 'divide', 'e', 'empty', 'empty_like', 'equal', 'exp', 'expand_dims', 'expm1',
+    'eye', 'finfo', 'flip', 'float32', 'float64', 'floor', 'floor_divide', 'from_dlpack', 'full', 'full_like',
+    'greater', 'greater_equal', 'hypot', 'iinfo', 'imag', 'inf', 'int16', 'int32', 'int64', 'int8', 'isdtype',
+    'isfinite', 'isinf', 'isnan', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log1p', 'log2',
+    'logaddexp', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'matmul', 'matrix_transpose',
+    'max', 'maximum', 'mean', 'meshgrid', 'min', 'minimum', 'moveaxis', 'multiply', 'nan', 'negative',
+    'newaxis', 'nextafter', 'nonzero', 'not_equal', 'ones', 'ones_like', 'permute_dims', 'pi', 'positive',
+    'pow', 'prod', 'real', 'reciprocal', 'remainder', 'repeat', 'reshape', 'result_type', 'roll', 'round',
+    'searchsorted', 'sign', 'signbit', 'sin', 'sinh', 'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std',
+    'subtract', 'sum', 'take', 'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'tril', 'triu', 'trunc',
+    'uint16', 'uint32', 'uint64', 'uint8', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values',
+    'unstack', 'var', 'vecdot', 'where', 'zeros', 'zeros_like'
+})
+
+LINALG = frozenset({
+    'cholesky', 'cross', 'det', 'diagonal', 'eigh', 'eigvalsh', 'inv', 'matmul', 'matrix_norm',
+    'matrix_power', 'matrix_rank', 'matrix_transpose', 'outer', 'pinv', 'qr', 'slogdet', 'solve', 'svd',
+    'svdvals', 'tensordot', 'trace', 'vecdot', 'vector_norm'
+})
+
+FFT = frozenset({
+    'fft', 'fftfreq', 'fftn', 'fftshift', 'hfft', 'ifft', 'ifftn', 'ifftshift', 'ihfft', 'irfft', 'irfftn',
+    'rfft', 'rfftfreq', 'rfftn'
+})
+
+#: darray's own public names, written out: a change to the namespace must change this list too.
+ALL = frozenset({
+    'Communicator', 'DArray', 'Layout', '__array_api_version__', '__array_namespace_info__', '__version__',
+    'abs', 'acos', 'acosh', 'add', 'all', 'any', 'arange', 'argmax', 'argmin', 'argsort', 'asarray', 'asin',
+    'asinh', 'astype', 'atan', 'atan2', 'atanh', 'autodiff', 'bitwise_and', 'bitwise_invert',
+    'bitwise_left_shift', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bool', 'broadcast_arrays',
+    'broadcast_shapes', 'broadcast_to', 'can_cast', 'ceil', 'clip', 'complex128', 'complex64', 'concat',
+    'config', 'conj', 'copysign', 'cos', 'cosh', 'count_nonzero', 'cumulative_prod', 'cumulative_sum',
+    'default_communicator', 'diff', 'divide', 'e', 'empty', 'empty_like', 'equal', 'exp', 'expand_dims',
+    'explain', 'expm1', 'eye', 'fft', 'finfo', 'flip', 'float32', 'float64', 'floor', 'floor_divide',
+    'from_dlpack', 'from_local', 'full', 'full_like', 'greater', 'greater_equal', 'hypot', 'iinfo', 'imag',
+    'inf', 'int16', 'int32', 'int64', 'int8', 'interop', 'io', 'isdtype', 'isfinite', 'isin', 'isinf',
+    'isnan', 'less', 'less_equal', 'linalg', 'linspace', 'log', 'log10', 'log1p', 'log2', 'logaddexp',
+    'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'map_overlap', 'matmul', 'matrix_transpose',
+    'max', 'maximum', 'mean', 'meshgrid', 'min', 'minimum', 'moveaxis', 'multiply', 'nan', 'negative',
+    'newaxis', 'nextafter', 'nn', 'nonzero', 'not_equal', 'ones', 'ones_like', 'optim', 'permute_dims', 'pi',
+    'plan_grid', 'positive', 'pow', 'prod', 'random', 'real', 'reciprocal', 'redistribute', 'remainder',
+    'repeat', 'reshape', 'result_type', 'roll', 'round', 'searchsorted', 'sign', 'signbit', 'sin', 'sinh',
+    'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stencil', 'subtract', 'sum', 'take',
+    'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'trace', 'tril', 'triu', 'trunc', 'uint16',
+    'uint32', 'uint64', 'uint8', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unstack',
+    'var', 'vecdot', 'where', 'zeros', 'zeros_like'
+})
+
+#: The array object's attributes and methods in the standard.
+ARRAY_OBJECT = frozenset({
+    "__abs__", "__add__", "__and__", "__array_namespace__", "__bool__", "__complex__", "__dlpack__",
+    "__dlpack_device__", "__eq__", "__float__", "__floordiv__", "__ge__", "__getitem__", "__gt__", "__index__",
+    "__int__", "__invert__", "__le__", "__lshift__", "__lt__", "__matmul__", "__mod__", "__mul__", "__ne__",
+    "__neg__", "__or__", "__pos__", "__pow__", "__rshift__", "__setitem__", "__sub__", "__truediv__", "__xor__",
+    "to_device", "dtype", "device", "mT", "ndim", "shape", "size", "T",
+})
+
+
+def test_standard_names_are_all_exported():
+    missing = sorted(STANDARD - set(da.__all__))
+    assert not missing, f"names of the standard missing from darray.__all__: {missing}"
+    for name in STANDARD:
+        assert hasattr(da, name), name
+
+
+def test_all_is_sorted_and_written_out():
+    assert list(da.__all__) == sorted(da.__all__)
+    assert set(da.__all__) == ALL, (sorted(set(da.__all__) - ALL), sorted(ALL - set(da.__all__)))
+
+
+def test_extensions():
+    assert sorted(LINALG - set(dir(da.linalg))) == []
+    assert sorted(FFT - set(dir(da.fft))) == []
+    assert da.__array_api_version__ == "2024.12"
+
+
+def test_array_object_attributes():
+    missing = sorted(name for name in ARRAY_OBJECT if not hasattr(da.DArray, name))
+    assert not missing, missing
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift",
+               "matmul"):
+        assert hasattr(da.DArray, f"__r{op}__") and hasattr(da.DArray, f"__i{op}__"), op
