@@ -314,6 +314,12 @@ class DArray:
     def any(self, axis=None, keepdims=False):
         return self._reduce("any", axis=axis, keepdims=keepdims)
 
+    def copy(self) -> DArray:
+        """A copy in the same layout (NumPy's ``x.copy()``)."""
+        from .elementwise import astype
+
+        return astype(self, self.dtype, copy=True)
+
     def astype(self, dtype, copy=True):
         from .elementwise import astype
 
