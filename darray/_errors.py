@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["message", "AxisError"]
+__all__ = ["message", "AxisError", "names_errors"]
 
 from numpy.exceptions import AxisError
 
@@ -21,3 +21,32 @@ def message(func: str, problem: str, got: object = None, expected: object = None
     if expected is not None:
         text += f", expected {expected}"
     return text
+
+
+def names_errors(func: str):
+    """Decorate a public function so bad input raised by a helper still names ``func``.
+
+    NumPy-type errors (TypeError, ValueError, IndexError and subclasses)
+    whose message does not start with ``func`` are re-raised with the same type
+    and ``"<func>: "`` in front; the original stays chained.
+    """
+    import functools
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            try:
+                return f(*args, **kwargs)
+            except (TypeError, ValueError, IndexError) as exc:
+                text = str(exc)
+                if text.startswith(func):
+                    raise
+                try:
+                    renamed = type(exc)(f"{func}: {text}")
+                except Exception:  # an exception type with another constructor: leave it as it is
+                    raise exc from None
+                raise renamed from exc
+
+        return wrapper
+
+    return decorate

@@ -752,11 +752,23 @@ def _attempt(name: str, variant: str, factory, ctx: Ctx, reps: int, say) -> dict
 
 def _phase_serial(sz: dict, names: list[str], reps: int, with_dask: bool, say) -> dict:
     """NumPy, darray on 1 rank, Dask: in this process."""
+    from darray import _comm
     from darray._comm import SelfCommunicator
 
-    results: dict[str, dict] = {}
     ctx_np = Ctx(sz)
     ctx_da = Ctx(sz, comm=SelfCommunicator())
+    # arrays made without comm= (e.g. nn parameters) must land on the 1-rank communicator too: under mpiexec
+    # this part runs on rank 0 alone, where creating the MPI default communicator would wait for the others
+    previous = _comm._default
+    _comm.set_default_communicator(ctx_da.comm)
+    try:
+        return _serial_workloads(sz, names, reps, with_dask, say, ctx_np, ctx_da)
+    finally:
+        _comm._default = previous
+
+
+def _serial_workloads(sz, names, reps, with_dask, say, ctx_np: Ctx, ctx_da: Ctx) -> dict:
+    results: dict[str, dict] = {}
     dask_cfg = None
     if with_dask:
         try:

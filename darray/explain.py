@@ -98,6 +98,10 @@ def explain(x, /, *, nprocs: int | None = None, split="auto", grid=None, halo=No
                                    boundary=layout.boundary if boundary is None else boundary,
                                    min_size=config.min_distributed_size)
     else:
+        if isinstance(x, (str, bytes)) or not all(isinstance(n, int) for n in x):
+            raise TypeError(f"explain: expected a DArray or a shape; got {x!r}")
+        if nprocs is not None and (not isinstance(nprocs, int) or nprocs < 1):
+            raise ValueError(f"explain: nprocs must be a positive integer; got {nprocs!r}")
         shape = tuple(x)
         layout = Layout.create("explain", shape, nprocs or 1, split=split, grid=grid, halo=halo or 0,
                                boundary=boundary or "none", min_size=0)

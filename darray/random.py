@@ -358,7 +358,10 @@ class Generator:
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` independent generators (``SeedSequence.spawn``); call it on every rank alike."""
-        return [Generator(s) for s in self._seed_seq.spawn(_int("spawn", "n_children", n_children))]
+        n = _int("spawn", "n_children", n_children)
+        if n < 0:
+            raise ValueError(message("spawn", "n_children must be non-negative", n))
+        return [Generator(s) for s in self._seed_seq.spawn(n)]
 
     # ------------------------------------------------------------ the engine
     def _stream(self) -> int:

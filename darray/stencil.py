@@ -19,7 +19,7 @@ import numpy as np
 from ._api.manipulation import concat, flip
 from ._api.overlap import map_overlap
 from ._core import DArray
-from ._errors import message
+from ._errors import message, names_errors
 from ._layout import normalize_axis
 
 __all__ = ["laplacian", "gradient", "correlate", "convolve", "uniform_filter", "gaussian_filter", "pad"]
@@ -153,7 +153,7 @@ def _gradient_axis(f: DArray, axis: int, spacing, edge_order: int) -> DArray:
 def correlate(x: DArray, weights, /, *, mode: str = "reflect", cval: float = 0.0) -> DArray:
     """n-d correlation with a small kernel (``scipy.ndimage.correlate`` semantics, origin 0)."""
     _check("correlate", x)
-    w = np.asarray(weights.gather() if isinstance(weights, DArray) else weights)
+    w = _weights("correlate", weights)
     if w.ndim != x.ndim:
         raise ValueError(message("correlate", "weights need one axis per array axis", w.shape, f"{x.ndim} axes"))
     if x.dtype == np.float32 or x.dtype == np.complex64:  # keep single precision, as scipy.ndimage does
@@ -177,9 +177,17 @@ def correlate(x: DArray, weights, /, *, mode: str = "reflect", cval: float = 0.0
     return map_overlap(block_correlate, x, depth=halo, boundary=_boundary("correlate", mode, cval), trim=False)
 
 
+def _weights(func: str, weights) -> np.ndarray:
+    w = np.asarray(weights.gather() if isinstance(weights, DArray) else weights)
+    if w.dtype.kind not in "biufc":
+        raise TypeError(message(func, "weights must be numbers", w.dtype, "a numeric array"))
+    return w
+
+
+@names_errors("convolve")
 def convolve(x: DArray, weights, /, *, mode: str = "reflect", cval: float = 0.0) -> DArray:
     """n-d convolution with a small kernel (``scipy.ndimage.convolve`` semantics, origin 0)."""
-    w = np.asarray(weights.gather() if isinstance(weights, DArray) else weights)
+    w = _weights("convolve", weights)
     flipped = w[tuple(slice(None, None, -1) for _ in range(w.ndim))]
     # scipy shifts the flipped kernel's centre for even sizes
     pad = [(1, 0) if k % 2 == 0 else (0, 0) for k in w.shape]
@@ -200,7 +208,13 @@ def _separable(func, x, kernels, mode, cval):
 def uniform_filter(x: DArray, /, size=3, *, mode: str = "reflect", cval: float = 0.0) -> DArray:
     """Moving average over a box of ``size`` cells (``scipy.ndimage.uniform_filter``), separable."""
     _check("uniform_filter", x)
+    if isinstance(size, (str, bytes, numbers.Real)) and not isinstance(size, numbers.Integral):
+        raise TypeError(message("uniform_filter", "size must be an int or a tuple of ints", size))
     sizes = (size,) * x.ndim if isinstance(size, numbers.Integral) else tuple(size)
+    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in sizes):
+        raise TypeError(message("uniform_filter", "size must be an int or a tuple of ints", size))
+    if any(s < 1 for s in sizes):
+        raise ValueError(message("uniform_filter", "size must be at least 1", size))
     kernels = [np.full(s, 1.0 / s) if s > 1 else None for s in sizes]
     return _separable("uniform_filter", x, kernels, mode, cval)
 
@@ -208,7 +222,13 @@ def uniform_filter(x: DArray, /, size=3, *, mode: str = "reflect", cval: float =
 def gaussian_filter(x: DArray, /, sigma, *, truncate: float = 4.0, mode: str = "reflect", cval: float = 0.0):
     """Gaussian smoothing (``scipy.ndimage.gaussian_filter``), separable, radius ``truncate * sigma``."""
     _check("gaussian_filter", x)
-    sigmas = (float(sigma),) * x.ndim if isinstance(sigma, numbers.Real) else tuple(float(s) for s in sigma)
+    items = (sigma,) * x.ndim if isinstance(sigma, numbers.Real) else tuple(sigma)
+    if isinstance(sigma, (str, bytes)) or not all(isinstance(s, numbers.Real) and not isinstance(s, bool)
+                                                  for s in items):
+        raise TypeError(message("gaussian_filter", "sigma must be a number or a tuple of numbers", sigma))
+    sigmas = tuple(float(s) for s in items)
+    if any(s < 0 for s in sigmas):
+        raise ValueError(message("gaussian_filter", "sigma must be non-negative", sigma))
     kernels = []
     for s in sigmas:
         if s <= 0:

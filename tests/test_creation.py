@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 import darray as da
+from darray._backend import to_numpy
+from darray._core.dtypes import to_numpy_dtype
 from darray._layout import Layout
 from darray.testing import agree, assert_equal
 
@@ -165,9 +167,9 @@ def check_storage(x, comm, opts="") -> None:
     rank = comm.rank
     ok = (tuple(x.block.shape) == x.layout.padded_shape(rank)
           and tuple(x.local.shape) == x.layout.block_shape(rank)
-          and x.local.dtype == x.dtype == x.block.dtype)
+          and to_numpy_dtype(x.local.dtype) == x.dtype == to_numpy_dtype(x.block.dtype))
     if ok and x.layout.has_halo and x.local.size:
-        ok = np.shares_memory(x.local, x.block)  # .local is a view into the padded block
+        ok = np.shares_memory(to_numpy(x.local), to_numpy(x.block))  # .local is a view into the padded block
     collective_check(comm, ok, f"{opts}: storage: block {x.block.shape} local {x.local.shape} "
                                f"expected {x.layout.padded_shape(rank)}")
 

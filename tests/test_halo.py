@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 import darray as da
+from darray._backend import namespace_of, to_numpy
+from darray._core.dtypes import to_numpy_dtype
 from darray._core.halo import HaloExchange
 from darray.testing import agree, assert_equal
 
@@ -158,7 +160,7 @@ def assert_block(x, expected_padded, msg="", owned=None):
     if owned is not None:
         want = want.copy()
         want[x.layout.interior(x.comm.rank)] = owned[x.layout.block_slices(x.comm.rank)]
-    got = np.asarray(x.block)
+    got = to_numpy(x.block)
     ok = got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
     problem = "" if ok else f"rank {x.comm.rank}: got\n{got}\nexpected\n{want}"
     failed = agree(x.comm, ok)
@@ -168,8 +170,9 @@ def assert_block(x, expected_padded, msg="", owned=None):
 def with_sentinel(g, sentinel, **kw):
     """``g`` laid out with halos whose storage holds ``sentinel`` everywhere but the owned cells."""
     x = da.asarray(g, **kw)
+    xp = namespace_of(x.block)
     x.block[...] = sentinel
-    x.local[...] = g[x.layout.block_slices(x.comm.rank)]
+    x.local[...] = xp.asarray(g[x.layout.block_slices(x.comm.rank)])
     return x
 
 
@@ -210,7 +213,7 @@ def test_exchange_dtypes(dtype):
             g = values(SHAPES[ndim], dtype, seed=3)
             x = with_sentinel(g, SENTINEL[kind], halo=halo, boundary=b, **layouts(ndim)[name])
             x.exchange_halos()
-            assert x.block.dtype == np.dtype(dtype)
+            assert to_numpy_dtype(x.block.dtype) == np.dtype(dtype)
             assert_block(x, padded_model(g, halo, b, SENTINEL[kind]), f"{dtype} {name} halo={halo} boundary={b}")
 
 
@@ -261,7 +264,7 @@ def test_exchange_freshness_and_force():
         x.exchange_halos()
         assert_block(x, padded_model(g, 1, "nearest", None), f"first {name}")
         g2 = g + 100.0
-        x.local[...] = g2[x.layout.block_slices(x.comm.rank)]  # untracked write
+        x.local[...] = namespace_of(x.local).asarray(g2[x.layout.block_slices(x.comm.rank)])  # untracked write
         x.exchange_halos()  # skipped: halos believed fresh
         assert_block(x, padded_model(g, 1, "nearest", None), f"untracked write then exchange {name}", owned=g2)
         x.exchange_halos(force=True)
@@ -335,7 +338,7 @@ def test_exchange_adjoint(ndim, boundary):
         # every rank's y, drawn identically on every rank (the model needs all of them)
         ys = [np.random.default_rng([9, r]).standard_normal(lay.padded_shape(r)) for r in range(P)]
         x.exchange_halos()
-        mine = float(np.sum(np.asarray(x.block) * ys[x.comm.rank]))
+        mine = float(np.sum(to_numpy(x.block) * ys[x.comm.rank]))
         lhs = float(np.asarray(x.comm.allreduce(np.asarray([mine]), "sum"))[0])
         rhs = float(np.sum(xg * adjoint_model(lay, ys, boundary)))
         ok = np.isfinite(lhs) and abs(lhs - rhs) <= 1e-10 * max(1.0, abs(rhs))
@@ -346,7 +349,7 @@ def test_exchange_adjoint(ndim, boundary):
 # ------------------------------------------------------------------ map_overlap
 def cross(b: np.ndarray) -> np.ndarray:
     """b plus its two neighbours along every axis, where both exist (trim=True friendly)."""
-    out = b.copy()
+    out = namespace_of(b).asarray(b, copy=True)
     for axis in range(b.ndim):
         inner = [slice(None)] * b.ndim
         lo, hi = list(inner), list(inner)
@@ -365,7 +368,7 @@ def cross_reference(g, boundary):
 def box(b: np.ndarray, depth) -> np.ndarray:
     """Sum over the (2d+1)^n box around each owned cell (trim=False: returns the owned part)."""
     shape = tuple(n - 2 * d for n, d in zip(b.shape, depth))
-    out = np.zeros(shape, dtype=b.dtype)
+    out = namespace_of(b).zeros(shape, dtype=b.dtype)
     for offs in np.ndindex(*(2 * d + 1 for d in depth)):
         out += b[tuple(slice(o, o + n) for o, n in zip(offs, shape))]
     return out

@@ -412,3 +412,211 @@ def test_against_torch():
     assert_equal(conv.weight.grad, wt.grad.numpy(), rtol=1e-8, atol=1e-12)
     bn_t = tf.batch_norm(xt.detach(), None, None, training=True)
     assert_equal(F.batch_norm(da.asarray(x, split=3), training=True).data, bn_t.numpy(), rtol=1e-9)
+    # a U-Net decoder step on top: learned 2x upsampling (ConvTranspose2d, stride == kernel)
+    up = nn.ConvTranspose2d(4, 3, 2, stride=2)
+    conv.zero_grad()
+    xt.grad = wt.grad = bt.grad = None
+    upw = torch.tensor(up.weight.data.gather(), requires_grad=True)
+    upb = torch.tensor(up.bias.data.gather(), requires_grad=True)
+    zt = tf.conv_transpose2d(tf.max_pool2d(tf.conv2d(xt, wt, bt, 2, 1, 1, 2), 2), upw, upb, stride=2)
+    zt.tanh().pow(2).sum().backward()
+    for layout in sorted(LAYOUTS):
+        conv.zero_grad()
+        up.zero_grad()
+        v = Variable(da.asarray(x, **LAYOUTS[layout]), requires_grad=True)
+        z = up(F.max_pool2d(conv(v), 2))
+        ad.sum(ad.tanh(z) ** 2).backward()
+        assert_equal(z.data, zt.detach().numpy(), rtol=1e-9, atol=1e-12)
+        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-8, atol=1e-12)
+        for ours, theirs in ((conv.weight, wt), (conv.bias, bt), (up.weight, upw), (up.bias, upb)):
+            assert_equal(ours.grad, theirs.grad.numpy(), rtol=1e-8, atol=1e-12)
+
+
+# ------------------------------------------------------------------ transposed convolution (stride == kernel)
+def ref_conv_transpose(x, w, b, stride, groups=1):
+    """torch's conv_transpose (padding 0, dilation 1) by scattering one weighted kernel per input cell."""
+    nsp = w.ndim - 2
+    n, cin = x.shape[:2]
+    og, k = w.shape[1], w.shape[2:]
+    cg = cin // groups
+    y = np.zeros((n, og * groups) + tuple((x.shape[2 + i] - 1) * stride[i] + k[i] for i in range(nsp)))
+    for cell in np.ndindex(*x.shape[2:]):
+        patch = tuple(slice(c * s, c * s + kk) for c, s, kk in zip(cell, stride, k))
+        for g in range(groups):
+            y[(slice(None), slice(g * og, (g + 1) * og)) + patch] += np.tensordot(
+                x[(slice(None), slice(g * cg, (g + 1) * cg)) + cell], w[g * cg:(g + 1) * cg], axes=([1], [0]))
+    return y + b.reshape((1, -1) + (1,) * nsp) if b is not None else y
+
+
+def uneven(n):
+    """Block sizes along an axis of length ``n`` with an empty block (P > 1)."""
+    return [0, n] if P == 2 else [1, 0] + [len(b) for b in np.array_split(np.arange(n - 1), P - 2)]
+
+
+TRANSPOSE_CASES = [  # in, out, kernel, groups, bias
+    (2, 3, 2, 1, True), (2, 4, (3, 2), 2, True), (4, 2, (1, 3), 1, False), (2, 2, 2, 2, False),
+]
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=str)
+def test_conv_transpose2d_forward_and_backward(case, layout):
+    cin, cout, k, groups, bias = case
+    nn.init.manual_seed(21)
+    up = nn.ConvTranspose2d(cin, cout, k, stride=k, groups=groups, bias=bias)
+    kk = (k, k) if isinstance(k, int) else k
+    assert up.weight.shape == (cin, cout // groups) + kk
+    assert (up.bias is None) if not bias else up.bias.shape == (cout,)
+    x = field((1, cin, 13, 11))
+    w = up.weight.data.gather()
+    b = up.bias.data.gather() if bias else None
+    y = up(da.asarray(x, **LAYOUTS[layout]))
+    ref = ref_conv_transpose(x, w, b, kk, groups)
+    assert y.shape == (1, cout, 13 * kk[0], 11 * kk[1])
+    assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
+    if layout != "replicated":  # local: the output blocks are the input blocks times the stride
+        lay = da.asarray(x, **LAYOUTS[layout]).layout
+        assert y.data.layout.dims == lay.dims and y.data.layout.split == lay.split
+        assert y.data.layout.sizes[2:] == tuple(tuple(s * kk[i] for s in lay.sizes[2 + i]) for i in range(2))
+    target = np.random.default_rng(22).standard_normal(ref.shape)
+    params = [up.weight] + ([up.bias] if bias else [])
+
+    def loss(v):
+        return F.mse_loss(F.tanh(up(v)), da.asarray(target, split=None))
+
+    compare_grads(loss, x, LAYOUTS[layout], params)
+    if layout == "H":
+        fd_check(loss, x)
+
+
+def test_conv_transpose_weight_gradient_finite_differences():
+    nn.init.manual_seed(23)
+    x = da.asarray(field((2, 2, 9, 7)), split=2, **({"sizes": {2: uneven(9)}} if P > 1 else {}))
+    up = nn.ConvTranspose2d(2, 4, (2, 3), stride=(2, 3), groups=2)
+
+    def loss_of(wv, bv):
+        return ad.sum(ad.sin(F.conv_transpose2d(x, wv, bv, (2, 3), groups=2)))
+
+    gw, gb = ad.grad(loss_of, (0, 1))(up.weight.data, up.bias.data)
+    w0, b0 = up.weight.data.gather(), up.bias.data.gather()
+    e = 1e-6
+    for grad, base, which in ((gw, w0, 0), (gb, b0, 1)):
+        d = np.random.default_rng(24 + which).standard_normal(base.shape)
+
+        def at(delta):
+            args = [up.weight.data, up.bias.data]
+            args[which] = da.asarray(base + delta * d, split=None)
+            return float(loss_of(*args).data)
+
+        fd = (at(e) - at(-e)) / (2 * e)
+        assert grad.layout.is_replicated
+        assert abs(fd - np.sum(grad.local * d)) < 1e-6 * max(1, abs(fd)), (which, fd)
+        assert same_everywhere(float(np.sum(grad.local * d)))
+
+
+@pytest.mark.parametrize("nsp", [1, 3])
+def test_conv_transpose1d_3d(nsp):
+    shape = (2, 2, 13) if nsp == 1 else (1, 2, 7, 6, 5)
+    k = 3 if nsp == 1 else (2, 1, 2)
+    nn.init.manual_seed(25)
+    up = (nn.ConvTranspose1d if nsp == 1 else nn.ConvTranspose3d)(2, 3, k, stride=k)
+    kk = (k,) if nsp == 1 else k
+    x = field(shape)
+    layouts = [dict(split=2), dict(split=None)]
+    if P > 1:
+        layouts.append(dict(split=2, sizes={2: uneven(shape[2])}))
+    if P == 4 and nsp == 3:
+        layouts.append(dict(split=(2, 4), grid=(2, 2)))
+    ref = ref_conv_transpose(x, up.weight.data.gather(), up.bias.data.gather(), kk)
+    for layout in layouts:
+        y = up(da.asarray(x, **layout))
+        assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
+        compare_grads(lambda v: ad.sum(up(v) ** 2), x, layout, [up.weight, up.bias])
+    fd_check(lambda v: ad.sum(up(v) ** 2), x)
+
+
+def test_conv_transpose_on_a_split_channel_axis_and_in_a_unet_block():
+    nn.init.manual_seed(26)
+    up = nn.ConvTranspose2d(4, 2, 2, stride=2)
+    x = field((1, 4, 9, 7))
+    y = up(da.asarray(x, split=1))
+    assert_equal(y.data, ref_conv_transpose(x, up.weight.data.gather(), up.bias.data.gather(), (2, 2)),
+                 rtol=1e-10, atol=1e-12)
+    compare_grads(lambda v: ad.sum(up(v) ** 2), x, dict(split=1), [up.weight, up.bias])
+    # down (pool on misaligned blocks: redistributed) then learned up, as in a U-Net
+    block = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.MaxPool2d(2), nn.ConvTranspose2d(2, 1, 2, stride=2))
+    x = field((1, 1, 13, 11), 27)  # POOL_LAYOUTS are for 13 rows (odd: the last row is dropped by the pool)
+    for name in sorted(POOL_LAYOUTS):
+        compare_grads(lambda v: ad.sum(block(v) ** 2), x, POOL_LAYOUTS[name], list(block.parameters()))
+
+
+def test_conv_transpose_unsupported_and_bad_input():
+    x = da.asarray(field((1, 2, 5, 4)), split=2)
+    w = da.asarray(np.ones((2, 3, 2, 2)), split=None)
+    for kwargs, name in ((dict(stride=1), "stride"), (dict(stride=2, padding=1), "padding"),
+                         (dict(stride=2, output_padding=1), "output_padding"),
+                         (dict(stride=2, dilation=2), "dilation")):
+        with pytest.raises(NotImplementedError, match=f"unsupported {name}"):
+            F.conv_transpose2d(x, w, **kwargs)
+        with pytest.raises(NotImplementedError, match=f"ConvTranspose2d: .*unsupported {name}"):
+            nn.ConvTranspose2d(2, 3, 2, **kwargs)
+    with pytest.raises(NotImplementedError, match="stride == kernel_size"):
+        nn.ConvTranspose2d(2, 3, 3, stride=2)
+    with pytest.raises(ValueError, match="channels do not match"):
+        F.conv_transpose2d(da.asarray(field((1, 3, 5, 4)), split=2), w, stride=2)
+    with pytest.raises(ValueError, match="channels must be divisible by groups"):
+        nn.ConvTranspose2d(3, 4, 2, stride=2, groups=2)
+    with pytest.raises(ValueError, match="padding_mode"):
+        nn.ConvTranspose2d(2, 4, 2, stride=2, padding_mode="circular")
+    with pytest.raises(ValueError, match="bias shape"):
+        F.conv_transpose2d(x, w, da.zeros((4,), split=None), stride=2)
+    with pytest.raises(ValueError, match="conv_transpose1d"):
+        F.conv_transpose1d(x, w, stride=2)
+    up = nn.ConvTranspose2d(2, 3, 2, stride=2)
+    assert up(x, output_size=(10, 8)).shape == (1, 3, 10, 8)
+    with pytest.raises(NotImplementedError, match="output_size"):
+        up(x, output_size=(11, 8))
+
+
+def test_conv_transpose_initialiser_is_torchs_and_identical_everywhere():
+    nn.init.manual_seed(28)
+    up = nn.ConvTranspose2d(4, 6, 2, stride=2, groups=2)
+    fan_in = 3 * 4  # torch: weight.size(1) * receptive field, the weight being (C_in, C_out / groups, *k)
+    bound = nn.init.calculate_gain("leaky_relu", math.sqrt(5)) * math.sqrt(3 / fan_in)  # kaiming_uniform(a=sqrt(5))
+    assert abs(bound - 1 / math.sqrt(fan_in)) < 1e-15
+    rng = da.random.default_rng(28)
+    expected = rng.uniform(-bound, bound, size=(4, 3, 2, 2), split=0).gather()
+    np.testing.assert_array_equal(up.weight.data.gather(), expected)
+    expected_bias = rng.uniform(-1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in), size=(6,), split=None).gather()
+    np.testing.assert_array_equal(up.bias.data.gather(), expected_bias)
+    assert up.weight.data.layout.is_replicated
+    assert same_everywhere(float(np.sum(up.weight.data.local * np.arange(48).reshape(4, 3, 2, 2))))
+    assert [n for n, _ in up.named_parameters()] == ["weight", "bias"]
+
+
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_conv_transpose_against_torch(nsp):
+    torch = pytest.importorskip("torch")
+    shape = {1: (2, 4, 13), 2: (1, 4, 13, 11), 3: (1, 4, 7, 6, 5)}[nsp]
+    k = {1: 3, 2: (2, 3), 3: (2, 1, 2)}[nsp]
+    ours = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}[nsp](4, 6, k, stride=k, groups=2)
+    theirs = {1: torch.nn.ConvTranspose1d, 2: torch.nn.ConvTranspose2d, 3: torch.nn.ConvTranspose3d}[nsp](
+        4, 6, k, stride=k, groups=2, dtype=torch.float64)
+    assert tuple(theirs.weight.shape) == ours.weight.shape and tuple(theirs.bias.shape) == ours.bias.shape
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.data.gather()))
+        theirs.bias.copy_(torch.tensor(ours.bias.data.gather()))
+    x = field(shape, 29)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = theirs(xt)
+    yt.sin().sum().backward()
+    layouts = [dict(split=2)] + ([dict(split=2, sizes={2: uneven(shape[2])})] if P > 1 else [])
+    for layout in layouts:
+        ours.zero_grad()
+        v = Variable(da.asarray(x, **layout), requires_grad=True)
+        y = ours(v)
+        ad.sum(ad.sin(y)).backward()
+        assert_equal(y.data, yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+        assert_equal(ours.weight.grad, theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12)
+        assert_equal(ours.bias.grad, theirs.bias.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -50,10 +50,12 @@ def normalize_shape(func: str, shape) -> tuple[int, ...]:
 
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         shape = (shape,)
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"{func}: shape must be an int or a tuple of ints; got {shape!r}")
     try:
         out = tuple(int(n) for n in shape)
         bad = any(not isinstance(n, numbers.Integral) or isinstance(n, bool) for n in shape)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{func}: shape must be an int or a tuple of ints; got {shape!r}") from None
     if bad:
         raise TypeError(f"{func}: shape must be an int or a tuple of ints; got {shape!r}")

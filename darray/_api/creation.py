@@ -14,11 +14,11 @@ import numbers
 import array_api_compat
 import numpy as np
 
-from .._backend import namespace_of, to_numpy
+from .._backend import is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import check_dtype
 from .._core.elementwise import astype
-from .._errors import message
+from .._errors import message, names_errors
 from .._layout import Layout
 from ._common import make_layout, normalize_shape, resolve_comm, resolve_device
 
@@ -42,6 +42,8 @@ def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary
     elif fill == 0:
         block = xp.zeros(padded, dtype=dtype, device=dev)
     else:
+        if isinstance(fill, np.generic) and not is_numpy_namespace(xp):
+            fill = fill.item()  # strict namespaces take Python scalars only
         block = xp.full(padded, fill, dtype=dtype, device=dev)
     return DArray._wrap(block, layout, comm, xp)
 
@@ -180,7 +182,10 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
         xp, dev = resolve_device(device)
         data = obj
     if not foreign:
-        array = np.asarray(data) if dtype is None else np.asarray(data, dtype=to_numpy_dtype(dtype))
+        try:
+            array = np.asarray(data) if dtype is None else np.asarray(data, dtype=to_numpy_dtype(dtype))
+        except ValueError as exc:
+            raise ValueError(message("asarray", "cannot make an array of the data", str(exc))) from None
         if array.dtype.kind not in "biufc":
             raise TypeError(message("asarray", "unsupported data", array.dtype,
                                     "booleans or numbers (bool, int, float or complex)"))
@@ -218,6 +223,9 @@ def from_local(block, /, *, split=0, grid=None, shape=None, halo=0, boundary="no
     0
     """
     comm = resolve_comm(comm)
+    if not array_api_compat.is_array_api_obj(block):
+        raise TypeError(message("from_local", "block must be an array", type(block).__name__,
+                                "a NumPy, CuPy, torch or Array API array"))
     xp = namespace_of(block)
     dtype = to_numpy_dtype(block.dtype)
     ndim = block.ndim
@@ -326,7 +334,9 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, spl
     """
     if dtype is not None:
         check_dtype("linspace", dtype)
-    if not isinstance(num, numbers.Integral) or num < 0:
+    if not isinstance(num, numbers.Integral) or isinstance(num, bool):
+        raise TypeError(message("linspace", "num must be an integer", num))
+    if num < 0:
         raise ValueError(message("linspace", "num must be a non-negative integer", num))
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     if dtype is None:
@@ -442,6 +452,7 @@ def meshgrid(*arrays, indexing: str = "xy", split="auto", grid=None, comm=None) 
     return out
 
 
+@names_errors("from_dlpack")
 def from_dlpack(x, /, *, device=None, copy=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
                 comm=None) -> DArray:
     """A DArray from any DLPack-capable array holding the GLOBAL data (each rank passes the same).

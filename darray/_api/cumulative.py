@@ -7,7 +7,7 @@ import numpy as np
 from .._core import DArray, to_backend_dtype
 from .._core.dtypes import check_category
 from .._core.elementwise import wrap_like
-from .._errors import message
+from .._errors import message, names_errors
 from .._layout import Layout, normalize_axis
 
 __all__ = ["cumulative_sum", "cumulative_prod", "diff"]
@@ -25,7 +25,7 @@ def _scan(func: str, x, axis, dtype, include_initial: bool) -> DArray:
     xp = x._xp
     kind = "sum" if func == "cumulative_sum" else "prod"
     local_scan = getattr(xp, func)
-    kwargs = {} if dtype is None else {"dtype": to_backend_dtype(xp, dtype)}
+    kwargs = {} if dtype is None else {"dtype": to_backend_dtype(xp, dtype, func)}
     local = local_scan(x.local, axis=axis, **kwargs)
     layout = x._layout
     g = layout.axis_dim[axis]
@@ -81,6 +81,7 @@ def cumulative_prod(x, /, *, axis: int | None = None, dtype=None, include_initia
     return _scan("cumulative_prod", x, axis, dtype, include_initial)
 
 
+@names_errors("diff")
 def diff(x, /, *, axis: int = -1, n: int = 1, prepend=None, append=None) -> DArray:
     """``n``-th discrete difference along ``axis``; on a cut axis only the block edges move.
 

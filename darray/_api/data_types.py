@@ -4,21 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._core import DArray, astype, to_numpy_dtype
-from .._errors import message
+from .._core import DArray, to_numpy_dtype
+from .._core import astype as _core_astype
+from .._errors import message, names_errors
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
 def _dtype_of(x):
-    return x.dtype if isinstance(x, DArray) else to_numpy_dtype(x)
+    if isinstance(x, DArray):
+        return x.dtype
+    if not isinstance(x, (str, np.dtype, type)) and not hasattr(x, "dtype"):
+        raise TypeError(message("dtype", "expected a dtype or an array", type(x).__name__))
+    return to_numpy_dtype(x.dtype if hasattr(x, "dtype") and not isinstance(x, (np.dtype, type)) else x)
 
 
+@names_errors("can_cast")
 def can_cast(from_, to, /) -> bool:
     """Whether ``from_`` (a dtype or DArray) casts to ``to`` under the promotion rules."""
     return bool(np.can_cast(_dtype_of(from_), to_numpy_dtype(to), casting="safe"))
 
 
+@names_errors("finfo")
 def finfo(type, /):
     """Machine limits of a floating-point dtype (``numpy.finfo``)."""
     dtype = _dtype_of(type)
@@ -27,6 +34,7 @@ def finfo(type, /):
     return np.finfo(dtype)
 
 
+@names_errors("iinfo")
 def iinfo(type, /):
     """Machine limits of an integer dtype (``numpy.iinfo``)."""
     dtype = _dtype_of(type)
@@ -35,6 +43,7 @@ def iinfo(type, /):
     return np.iinfo(dtype)
 
 
+@names_errors("isdtype")
 def isdtype(dtype, kind) -> bool:
     """Whether ``dtype`` is of ``kind`` (a dtype, a kind name like ``"real floating"``, or a tuple)."""
     if isinstance(kind, tuple):
@@ -44,6 +53,7 @@ def isdtype(dtype, kind) -> bool:
     return bool(np.isdtype(to_numpy_dtype(dtype), kind))
 
 
+@names_errors("result_type")
 def result_type(*arrays_and_dtypes):
     """The promoted dtype of DArrays, dtypes and Python scalars."""
     if not arrays_and_dtypes:
@@ -59,3 +69,14 @@ def result_type(*arrays_and_dtypes):
     if all(isinstance(a, (bool, int, float, complex)) for a in args):
         raise ValueError(message("result_type", "needs at least one array or dtype", arrays_and_dtypes))
     return np.result_type(*args)
+
+
+@names_errors("astype")
+def astype(x, dtype, /, *, copy: bool = True, device=None) -> DArray:
+    """``x`` converted to ``dtype``, in the same layout."""
+    if not isinstance(x, DArray):
+        raise TypeError(message("astype", "expected a DArray", type(x).__name__))
+    from .._core.dtypes import check_dtype
+
+    check_dtype("astype", dtype)
+    return _core_astype(x, dtype, copy=copy, device=device)

@@ -37,11 +37,18 @@ class Info:
         """Backends usable for local blocks here (``device=`` accepts their names)."""
         return ["cpu"] + [name for name, ok in available_backends().items() if ok and name != "numpy"]
 
+    def _check_device(self, func: str, device) -> None:
+        if device is not None and device not in self.devices():
+            raise ValueError(f"__array_namespace_info__().{func}: unknown device; got {device!r}, "
+                             f"expected None or one of {self.devices()}")
+
     def default_dtypes(self, *, device=None) -> dict:
+        self._check_device("default_dtypes", device)
         return {"real floating": np.dtype("float64"), "complex floating": np.dtype("complex128"),
                 "integral": np.dtype("int64"), "indexing": np.dtype("int64")}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
+        self._check_device("dtypes", device)
         if kind is None:
             return dict(DTYPES)
         kinds = kind if isinstance(kind, tuple) else (kind,)

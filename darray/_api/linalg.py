@@ -47,7 +47,7 @@ from .._core import DArray, redistribute_to
 from .._core.dtypes import check_category
 from .._core.elementwise import align_target, astype, local_operand
 from .._core.reductions import max as _max, min as _min, normalize_axes, sum as _sum
-from .._errors import message
+from .._errors import message, names_errors
 from .._layout import Layout, normalize_axis
 from .elementwise import abs as _abs, multiply, not_equal, pow as _pow, sqrt
 from .linear_algebra import _cut_layout, _replicated_layout, matmul, matrix_transpose, tensordot, vecdot
@@ -515,6 +515,7 @@ def diagonal(x, /, *, offset: int = 0) -> DArray:
     return DArray._wrap(local, new, x._comm, x._xp)
 
 
+@names_errors("trace")
 def trace(x, /, *, offset: int = 0, dtype=None) -> DArray:
     """Sum along diagonal ``offset`` of the last two axes (:func:`diagonal` then a sum, allreduced)."""
     d = diagonal(x, offset=offset)

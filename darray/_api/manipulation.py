@@ -266,6 +266,8 @@ def repeat(x, repeats, /, *, axis: int | None = None) -> DArray:
 def tile(x, repetitions, /) -> DArray:
     """Repeat the whole array along each axis (``numpy.tile``)."""
     _check("tile", x)
+    if isinstance(repetitions, (str, bytes)) or not all(isinstance(r, numbers.Integral) for r in repetitions):
+        raise TypeError(message("tile", "repetitions must be a tuple of ints", repetitions))
     reps = tuple(int(r) for r in repetitions)
     if any(r < 0 for r in reps):
         raise ValueError(message("tile", "repetitions must be non-negative", reps))
@@ -323,6 +325,8 @@ def _insert_remove_ones(x: DArray, shape) -> DArray:
 def _resolve_shape(x, shape) -> tuple[int, ...]:
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
+    if isinstance(shape, (str, bytes)) or not all(isinstance(s, numbers.Integral) for s in shape):
+        raise TypeError(message("reshape", "shape must be an int or a tuple of ints", shape))
     shape = tuple(int(s) for s in shape)
     if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
         raise ValueError(message("reshape", "invalid shape", shape, "non-negative sizes and at most one -1"))

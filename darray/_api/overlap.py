@@ -53,6 +53,8 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     >>> smooth.gather()[:3].tolist()
     [0.3333333333333333, 1.0, 2.0]
     """
+    if not callable(func):
+        raise TypeError(message("map_overlap", "func must be callable", type(func).__name__))
     if not arrays or not all(isinstance(a, DArray) for a in arrays):
         raise TypeError(message("map_overlap", "expects DArray arguments", tuple(type(a).__name__ for a in arrays)))
     first = arrays[0]

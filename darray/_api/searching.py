@@ -21,7 +21,7 @@ import numpy as np
 from .._backend import NUMPY, to_numpy
 from .._core import DArray, align_target, local_operand, redistribute_to, wrap_like
 from .._core.reductions import normalize_axes, sum as _sum
-from .._errors import message
+from .._errors import message, names_errors
 from .._layout import Layout
 from .sorting import Routed, sample_sort, sort
 
@@ -120,6 +120,7 @@ def _combine(func: str, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- count_nonzero / where
+@names_errors("count_nonzero")
 def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> DArray:
     """Number of non-zero elements over ``axis`` (int64)."""
     _check("count_nonzero", x)
@@ -127,13 +128,17 @@ def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> DArray:
     if layout.has_halo:
         layout = layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
     xp = x._xp
-    nonzero_ = DArray._wrap(xp.astype(x.local != 0, xp.uint8), layout, x._comm, xp)
+    mask = x.local if x.dtype == np.bool_ else x.local != 0  # strict namespaces refuse bool != int
+    nonzero_ = DArray._wrap(xp.astype(mask, xp.uint8), layout, x._comm, xp)
     return _sum(nonzero_, axis=axis, dtype=np.int64, keepdims=keepdims)
 
 
 def where(condition, x1, x2, /) -> DArray:
     """``x1`` where ``condition`` is true, else ``x2`` (broadcast; the layout of the largest distributed operand)."""
     args = (condition, x1, x2)
+    for a in args:
+        if not isinstance(a, (DArray, bool, int, float, complex, np.ndarray, np.generic, list, tuple)):
+            raise TypeError(message("where", "arguments must be arrays or numbers", type(a).__name__))
     if not any(isinstance(a, DArray) for a in args):
         raise TypeError(message("where", "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
     target, layout = align_target("where", args)

@@ -153,6 +153,9 @@ def isin(x1, x2, /, *, invert: bool = False) -> DArray:
 
     if not isinstance(x1, DArray):
         raise TypeError(message("isin", "x1 must be a DArray", type(x1).__name__))
+    if isinstance(x2, (str, bytes)) or not (isinstance(x2, (DArray, list, tuple, np.ndarray, np.generic, int, float,
+                                                            complex, bool))):
+        raise TypeError(message("isin", "x2 must be an array or numbers", type(x2).__name__))
     if isinstance(x2, DArray):
         values = to_numpy(unique_values(x2).gather())
     else:

@@ -133,6 +133,11 @@ def getitem_advanced(x: DArray, key) -> DArray:
     """``x[mask]`` and ``x[int_array]`` / ``x[int_array, ...]`` (one array on the leading axes)."""
     if boolean_key(key):
         mask = key[0] if isinstance(key, tuple) else key
+        if getattr(mask, "ndim", 1) == 0:  # a 0-d mask adds a length-1 axis, kept (True) or empty (False)
+            from .indexing import getitem
+
+            keep = bool(mask.gather() if isinstance(mask, DArray) else mask)
+            return getitem(getitem(x, (None,)), (slice(0, 1 if keep else 0),))
         rows, mask = _mask_and_rows("__getitem__", x, mask)
         xp = x._xp
         local = rows.local[mask.local]

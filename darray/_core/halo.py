@@ -23,6 +23,9 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import product
 
+import numpy as np
+
+from .._backend import is_numpy_namespace
 from .. import _debug, _tracing
 from .._layout import Layout, locate
 from .array import DArray
@@ -139,6 +142,8 @@ def _fill_boundaries(x: DArray) -> None:
             continue
         where = [slice(None)] * block.ndim
         if not isinstance(kind, str):
+            if not is_numpy_namespace(xp):  # strict namespaces: a Python scalar of the block's kind, cast like NumPy
+                kind = np.asarray(kind).astype(x.dtype).item()
             for p in outside:
                 where[axis] = slice(p, p + 1)
                 block[tuple(where)] = kind

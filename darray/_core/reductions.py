@@ -242,6 +242,8 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
         correction = ddof
     if type(x) is not DArray:
         raise TypeError(message(_func, "expected a DArray", type(x).__name__))
+    if not isinstance(correction, numbers.Real) or isinstance(correction, bool):
+        raise TypeError(message(_func, "correction must be a real number", correction))
     axes = normalize_axes(_func, axis, x.ndim)
     check_category(_func, x.dtype, "numeric")
     xp = x._xp

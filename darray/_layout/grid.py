@@ -81,6 +81,10 @@ def plan_grid(shape: Sequence[int], nprocs: int, halo: Sequence[int] | None = No
     (1, 4)
     """
     shape = tuple(shape)
+    if not isinstance(nprocs, int) or isinstance(nprocs, bool) or nprocs < 1:
+        raise ValueError(f"plan_grid: the number of processes must be a positive integer; got {nprocs!r}")
+    if any(not isinstance(n, int) or n < 0 for n in shape):
+        raise ValueError(f"plan_grid: shape must hold non-negative integers; got {shape!r}")
     if not shape:
         return ()
     halo = tuple(halo) if halo is not None else (0,) * len(shape)

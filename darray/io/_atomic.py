@@ -99,3 +99,18 @@ def atomic_targets(func: str, comm, paths):
                 _remove(tmp)
         raise
 
+
+
+def recovered(path: str) -> str:
+    """``path``, or the previous store set aside by a commit that was killed mid-swap.
+
+    A directory commit moves the old store to ``<path>.old-<token>`` and then
+    the new one into place; a kill between the two leaves nothing at ``path``.
+    Loading then reads the set-aside previous store (the newest one).
+    """
+    if os.path.lexists(path):
+        return path
+    import glob
+
+    aside = sorted(glob.glob(glob.escape(path) + ".old-*"), key=os.path.getmtime)
+    return aside[-1] if aside else path

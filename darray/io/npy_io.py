@@ -30,8 +30,8 @@ import numpy as np
 import darray
 
 from ._atomic import atomic_targets
-from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_table, checksum_table,
-                      collective, comm_of, host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap,
+from ._common import (ChecksumError, CorruptFileError, block_bounds, check_darray, check_dtype, check_table,
+                      checksum_table, collective, comm_of, host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap,
                       writer_blocks)
 
 __all__ = ["save_npy", "load_npy"]
@@ -111,7 +111,9 @@ def save_npy(path, x, *, checksum: bool = True) -> None:
     table = checksum_table(x, block) if checksum else None
     header = _header(shape, dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    with atomic_targets(func, comm, [path, os.fspath(path) + SIDECAR]) as (tmp, tmp_sidecar):
+    # The sidecar is committed FIRST and also carries the previous file's checksums: a job killed
+    # between the two renames leaves the old data, which then verifies against "previous".
+    with atomic_targets(func, comm, [os.fspath(path) + SIDECAR, path]) as (tmp_sidecar, tmp):
         def create():
             if comm.rank == 0:
                 with open(tmp, "wb") as f:
@@ -119,7 +121,7 @@ def save_npy(path, x, *, checksum: bool = True) -> None:
                     f.truncate(len(header) + nbytes)
                 if table is not None:
                     with open(tmp_sidecar, "w") as f:
-                        json.dump(table, f)
+                        json.dump({**table, "previous": _previous_table(os.fspath(path) + SIDECAR)}, f)
 
         collective(comm, create, func=func)
         writer = is_writer(layout, comm.rank)
@@ -190,7 +192,19 @@ def read_npy_header(func: str, path: str):
     return tuple(shape), bool(fortran), dtype, offset
 
 
+def _previous_table(side: str):
+    """The checksum table of the file about to be replaced (None if there is none or it is damaged)."""
+    try:
+        with open(side) as f:
+            table = json.load(f)
+        table.pop("previous", None)
+        return table
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _read_sidecar(func: str, path: str, shape, dtype):
+    """Candidate block lists: the current table, then (if a commit was interrupted) the previous one."""
     side = path + SIDECAR
     if not os.path.exists(side):
         return None
@@ -199,7 +213,20 @@ def _read_sidecar(func: str, path: str, shape, dtype):
             table = json.load(f)
     except (OSError, ValueError) as e:
         raise CorruptFileError(f"{func}: damaged checksum sidecar; got {side!r} ({e}), expected JSON") from e
-    return check_table(func, table, shape, dtype)
+    previous = table.pop("previous", None) if isinstance(table, dict) else None
+    candidates = []
+    for t in (table, previous):
+        if t is None:
+            continue
+        try:
+            candidates.append(check_table(func, t, shape, dtype))
+        except ChecksumError:
+            if t is table and previous is None:
+                raise
+    if not candidates:
+        raise ChecksumError(f"{func}: the stored checksums describe another array; got {side!r}, expected "
+                            f"checksums of shape {tuple(shape)}")
+    return candidates
 
 
 def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None,
@@ -252,5 +279,11 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
 
     block = collective(comm, read, func=func)
     if blocks:
-        verify_blocks(func, comm, layout, block, blocks, read_region, verify)
+        for i, candidate in enumerate(blocks):  # the current checksums, else those of an interrupted commit
+            try:
+                verify_blocks(func, comm, layout, block, candidate, read_region, verify)
+                break
+            except ChecksumError:
+                if i == len(blocks) - 1:
+                    raise
     return wrap(block, layout, comm)

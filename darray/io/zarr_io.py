@@ -31,7 +31,7 @@ from itertools import product
 
 import numpy as np
 
-from ._atomic import atomic_targets
+from ._atomic import atomic_targets, recovered
 from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_table, checksum_table,
                       collective, comm_of, host_block, is_writer, read_layout, verify_blocks, wrap)
 
@@ -185,7 +185,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     func = "load"
     comm = comm_of(comm)
     zarr = collective(comm, _zarr, func=func)
-    path = os.path.abspath(os.fspath(path))
+    path = recovered(os.path.abspath(os.fspath(path)))
 
     def open_meta():
         if not os.path.isdir(path):

@@ -9,8 +9,12 @@ blocks. Pooling is local once block boundaries sit on the pooling grid
 (otherwise the input is first redistributed to such blocks, on the tape).
 Normalisations combine statistics over the ranks through :func:`darray.mean`.
 
-The local kernels (``conv_local``, ``pool_local``, ``upsample_local``,
-``linear_local`` and the activations) are registered in
+Transposed convolutions (``conv_transpose*``) support the non-overlapping
+case kernel_size == stride (learned upsampling): each input cell owns its
+output patch, so they are local on every block with no halo.
+
+The local kernels (``conv_local``, ``conv_transpose_local``, ``pool_local``,
+``upsample_local``, ``linear_local`` and the activations) are registered in
 :data:`darray.autodiff.RULES` next to every other rule.
 """
 
@@ -31,7 +35,8 @@ from .._layout import Layout, balanced_sizes
 from ..autodiff import Variable, apply, register
 from ..autodiff.rules import allreduce_partial
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv", "linear", "relu", "leaky_relu", "gelu", "silu", "tanh",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "conv_transpose", "linear", "relu", "leaky_relu", "gelu", "silu", "tanh",
            "sigmoid", "softplus", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d",
            "max_pool3d", "interpolate", "upsample", "batch_norm", "group_norm", "layer_norm", "dropout",
            "softmax", "log_softmax", "mse_loss", "l1_loss", "huber_loss", "cross_entropy"]
@@ -366,6 +371,147 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, padd
 
 
 conv2d = conv3d = conv1d
+
+
+# ------------------------------------------------------------------ transposed convolution
+def _transpose_geometry(func, nsp, kernel, stride, padding, output_padding, dilation):
+    """``(kernel, stride)`` as tuples; NotImplementedError naming any unsupported setting (same on every rank)."""
+    kernel = _tuple(func, "kernel_size", kernel, nsp)
+    stride = _tuple(func, "stride", stride, nsp)
+    padding = _tuple(func, "padding", padding, nsp)
+    output_padding = _tuple(func, "output_padding", output_padding, nsp)
+    dilation = _tuple(func, "dilation", dilation, nsp)
+    if any(k < 1 for k in kernel) or any(s < 1 for s in stride):
+        raise ValueError(message(func, "kernel_size and stride must be positive", (kernel, stride)))
+    unsupported = [(name, value, ok) for name, value, ok in (
+        ("stride", stride, kernel), ("padding", padding, (0,) * nsp),
+        ("output_padding", output_padding, (0,) * nsp), ("dilation", dilation, (1,) * nsp)) if value != ok]
+    if unsupported:
+        name, value, ok = unsupported[0]
+        what = "stride == kernel_size" if name == "stride" else f"{name}={ok[0]}"
+        raise NotImplementedError(message(
+            func, f"only the non-overlapping case (stride == kernel_size, padding=0, output_padding=0, "
+                  f"dilation=1) is supported; unsupported {name}", value,
+            f"{what} (kernel_size={kernel})"))
+    return kernel, stride
+
+
+def _transpose_layout(layout: Layout, cout: int, stride) -> Layout:
+    """Output layout: channels ``cout``; every block ``stride`` times larger along the spatial axes."""
+    shape, sizes = list(layout.shape), list(layout.sizes)
+    shape[1], sizes[1] = cout, (cout,)
+    for i, s in enumerate(stride):
+        shape[2 + i] *= s
+        sizes[2 + i] = tuple(n * s for n in sizes[2 + i])
+    return layout.replace(shape=tuple(shape), sizes=tuple(sizes))
+
+
+def _transpose_subscripts(nsp):
+    i, k = _OUT[:nsp], _KER[:nsp]
+    return i, k, "".join(a + b for a, b in zip(i, k))  # output cells: (input cell, offset in its patch)
+
+
+def _conv_transpose_forward(ctx, x, w, stride, groups):
+    local, weight = x.local, _full(w)
+    nsp = len(stride)
+    n, cin = local.shape[:2]
+    cout_g = weight.shape[1]
+    out = _transpose_layout(_plain(x._layout), cout_g * groups, stride)
+    oshape = out.block_shape(x._comm.rank)
+    if not local.size:
+        return DArray._wrap(np.zeros(oshape, dtype=local.dtype), out, x._comm, x._xp)
+    i, k, ik = _transpose_subscripts(nsp)
+    xg = local.reshape((n, groups, cin // groups) + local.shape[2:])
+    wg = weight.reshape((groups, cin // groups, cout_g) + tuple(stride))
+    y = np.einsum(f"ngc{i},gcd{k}->ngd{ik}", xg, wg, optimize=True).reshape(oshape)
+    return DArray._wrap(np.ascontiguousarray(y, dtype=local.dtype), out, x._comm, x._xp)
+
+
+def _conv_transpose_backward(ctx, g):
+    x, w = ctx.xs
+    stride, groups = ctx.params["stride"], ctx.params["groups"]
+    local, weight = x.local, _full(w)
+    nsp = len(stride)
+    n, cin = local.shape[:2]
+    cout_g = weight.shape[1]
+    i, k, ik = _transpose_subscripts(nsp)
+    gx = np.zeros(local.shape, dtype=local.dtype)
+    gw = np.zeros(weight.shape, dtype=weight.dtype)
+    if local.size:
+        xg = local.reshape((n, groups, cin // groups) + local.shape[2:])
+        wg = weight.reshape((groups, cin // groups, cout_g) + tuple(stride))
+        gg = g.local.reshape((n, groups, cout_g) + tuple(v for m, s in zip(local.shape[2:], stride) for v in (m, s)))
+        if ctx.needs[0]:
+            gx = np.einsum(f"ngd{ik},gcd{k}->ngc{i}", gg, wg, optimize=True).reshape(local.shape)
+        if ctx.needs[1]:
+            gw = np.einsum(f"ngc{i},ngd{ik}->gcd{k}", xg, gg, optimize=True).reshape(weight.shape)
+    out_x = DArray._wrap(np.ascontiguousarray(gx, dtype=local.dtype), _plain(x._layout), x._comm, x._xp) \
+        if ctx.needs[0] else None
+    out_w = None
+    if ctx.needs[1]:
+        gw = allreduce_partial(np.ascontiguousarray(gw, dtype=weight.dtype), _plain(x._layout), x)
+        out_w = DArray._wrap(gw, w._layout.replicated(), w._comm, w._xp)
+    return out_x, out_w
+
+
+register("conv_transpose_local", _conv_transpose_forward, _conv_transpose_backward)
+
+
+def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1, dilation=1,
+                   *, _func="conv_transpose"):
+    """N-d transposed convolution (torch's ``conv_transpose*d``) of ``x`` ``(N, C_in, *spatial)``.
+
+    ``weight``: ``(C_in, C_out / groups, *kernel)``. Only the non-overlapping
+    case is supported: ``stride == kernel_size``, ``padding=0``,
+    ``output_padding=0``, ``dilation=1`` (NotImplementedError otherwise);
+    the output is ``(N, C_out, *(spatial * stride))``. Each input cell fills
+    its own output patch, so the op is local on every block: output blocks
+    are the input blocks times ``stride`` (no communication forward; the
+    weight gradient is summed over the ranks, like :func:`conv`'s).
+    """
+    xd, wd = _data(x), _data(weight)
+    nsp = wd.ndim - 2
+    if nsp < 1 or xd.ndim != nsp + 2:
+        raise ValueError(message(_func, "input must be (N, C, *spatial) matching the weight", xd.shape,
+                                 f"{nsp + 2}-d for a weight of shape {wd.shape}"))
+    groups = int(groups)
+    cin, cout_g = wd.shape[0], wd.shape[1]
+    if groups < 1 or xd.shape[1] != cin or cin % groups:
+        raise ValueError(message(_func, "channels do not match the weight and groups", xd.shape[1],
+                                 f"{cin} input channels (weight of shape {wd.shape}), divisible by groups={groups}"))
+    cout = cout_g * groups
+    if bias is not None and tuple(_data(bias).shape) != (cout,):
+        raise ValueError(message(_func, "bias shape does not match the output channels", _data(bias).shape,
+                                 (cout,)))
+    kernel, stride = _transpose_geometry(_func, nsp, tuple(wd.shape[2:]), stride, padding, output_padding, dilation)
+    layout = _plain(xd._layout)
+    if layout.axis_dim[1] is not None:  # the channel axis is contracted: make it whole
+        split = tuple(None if s == 1 else s for s in layout.split)
+        layout = Layout.create(_func, layout.shape, xd._comm.size, split=split, grid=layout.dims)
+    if layout != xd._layout:
+        x = ad.redistribute(x, layout=layout)
+    out = apply("conv_transpose_local", x, weight, stride=stride, groups=groups)
+    if bias is not None:
+        out = out + ad.reshape(bias, (cout,) + (1,) * nsp)
+    return out
+
+
+def _conv_transpose_nd(nsp):
+    name = f"conv_transpose{nsp}d"
+
+    def f(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        wd = _data(weight)
+        if wd.ndim != nsp + 2:
+            raise ValueError(message(name, f"weight must be (C_in, C_out / groups, *kernel) with {nsp} kernel axes",
+                                     wd.shape, f"a {nsp + 2}-d weight"))
+        return conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, _func=name)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{nsp}-d transposed convolution (see :func:`conv_transpose`; stride == kernel_size only)."
+    return f
+
+
+conv_transpose1d, conv_transpose2d, conv_transpose3d = (_conv_transpose_nd(n) for n in (1, 2, 3))
 
 
 # ------------------------------------------------------------------ linear

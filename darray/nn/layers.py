@@ -11,7 +11,8 @@ from . import functional as F
 from . import init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "Linear", "Identity", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh",
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+           "Identity", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh",
            "Sigmoid", "Softplus", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
            "Upsample", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm", "LayerNorm", "Dropout",
            "MSELoss", "L1Loss", "HuberLoss", "CrossEntropyLoss"]
@@ -81,6 +82,66 @@ class Conv2d(_ConvNd):
 
 
 class Conv3d(_ConvNd):
+    _nsp = 3
+
+
+class _ConvTransposeNd(Module):
+    """torch's ConvTranspose*d; only the non-overlapping case ``stride == kernel_size`` (learned upsampling)."""
+
+    _nsp = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(message(name, "channels must be divisible by groups", (in_channels, out_channels),
+                                     f"multiples of groups={groups}"))
+        if padding_mode != "zeros":
+            raise ValueError(message(name, "only padding_mode='zeros' is supported for transposed convolutions",
+                                     padding_mode))
+        n = self._nsp
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride, self.padding = _ntuple(stride, n), _ntuple(padding, n)
+        self.output_padding, self.dilation = _ntuple(output_padding, n), _ntuple(dilation, n)
+        self.groups, self.padding_mode = groups, padding_mode
+        F._transpose_geometry(name, n, self.kernel_size, self.stride, self.padding, self.output_padding,
+                              self.dilation)
+        dtype = dtype or "float64"
+        self.weight = Parameter(_zeros((in_channels, out_channels // groups, *self.kernel_size), dtype))
+        self.bias = Parameter(_zeros((out_channels,), dtype)) if bias else None
+        self.reset_parameters()
+
+    reset_parameters = _ConvNd.reset_parameters  # torch's: fans from the (C_in, C_out / groups, *k) weight
+
+    def forward(self, x, output_size=None):
+        if output_size is not None:
+            natural = tuple(m * s for m, s in zip(tuple(x.shape)[2:], self.stride))
+            if tuple(output_size)[-self._nsp:] != natural:
+                raise NotImplementedError(message(type(self).__name__, "output_size other than the natural size "
+                                                  "(input * stride) is not supported", tuple(output_size), natural))
+        return F.conv_transpose(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                self.groups, self.dilation, _func=type(self).__name__)
+
+    def extra_repr(self):
+        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        return text + (", bias=False" if self.bias is None else "")
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _nsp = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Learned 2-d upsampling (stride == kernel_size): local on every block, blocks grow by ``stride``."""
+
+    _nsp = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
     _nsp = 3
 
 

@@ -1,0 +1,459 @@
+"""Bad input to every public function: the same exception on every rank, named after the function, no hang.
+
+One table, :data:`CASES`: (function name, a call with bad arguments, the exception type expected: NumPy's
+type for the same mistake). Every callable in ``darray.__all__``, in ``darray.linalg``, ``darray.fft``,
+``darray.stencil`` and every method of ``darray.random.Generator`` has at least one row
+(:func:`test_every_public_function_has_a_bad_call`). For each row, every rank must
+
+- raise (not return, not hang),
+- an instance of the expected type, the SAME type on every rank, with the same message,
+- with a message naming the function (``"<function>: ..."`` is the house style; containing the name is
+  the minimum asserted here),
+
+and the communicator must still work afterwards: a collective ``darray.sum`` right after the call.
+The elementwise rows are generated from ``darray._core.table`` (a non-array argument, a dtype outside
+the function's category, non-broadcastable shapes). ``pytest -s`` prints the number of calls tried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+from numpy.exceptions import AxisError
+
+import darray as da
+from darray._core.table import ELEMENTWISE
+from darray.testing import agree
+
+pytestmark = pytest.mark.mpi
+
+COMM = da.default_communicator()
+P = COMM.size
+COUNT = {"calls": 0, "ok": 0}
+
+
+@pytest.fixture(autouse=True)
+def small_auto_threshold(monkeypatch):
+    monkeypatch.setattr(da.config, "min_distributed_size", 4)
+
+
+# ------------------------------------------------------------------ operands (created inside each call)
+def f64(shape=(6, 4)):
+    return da.asarray(np.arange(np.prod(shape), dtype=np.float64).reshape(shape) + 1.0, split=0)
+
+
+def c128(shape=(6, 4)):
+    return da.asarray((np.arange(np.prod(shape)) + 1j).reshape(shape), split=0)
+
+
+def i64(shape=(6, 4)):
+    return da.asarray(np.arange(np.prod(shape), dtype=np.int64).reshape(shape), split=0)
+
+
+def b1(shape=(6, 4)):
+    return da.asarray((np.arange(np.prod(shape)) % 2 == 0).reshape(shape), split=0)
+
+
+def vec(n=6, dtype=np.float64):
+    values = np.arange(n) % 2 == 0 if dtype is bool else np.arange(n, dtype=dtype)
+    return da.asarray(values, split=0)
+
+
+def sq(n=4):
+    return da.asarray(np.eye(n) * 2.0 + 1.0, split=0)
+
+
+def rng():
+    return da.random.default_rng(0)
+
+
+# ------------------------------------------------------------------ the table
+CASES: list[tuple[str, str, object, object]] = []  # (id, function name for the message, call, expected type)
+
+
+def case(name: str, call, kind, what: str = "", label: str | None = None) -> None:
+    CASES.append((f"{label or name}-{what or len([c for c in CASES if c[1] == name])}", name, call, kind))
+
+
+# elementwise, from THE table
+_BAD_DTYPE = {  # category -> an operand outside it
+    "numeric": b1, "real numeric": c128, "floating-point": b1, "real floating-point": c128,
+    "complex floating-point": f64, "integer": f64, "integer or boolean": f64, "bool": f64,
+}
+for row in ELEMENTWISE:
+    fn = getattr(da, row.name)
+    if row.nargs == 1:
+        case(row.name, lambda fn=fn: fn(object()), TypeError, "object")
+        if row.category in _BAD_DTYPE:
+            case(row.name, lambda fn=fn, mk=_BAD_DTYPE[row.category]: fn(mk()), TypeError, "dtype")
+    else:
+        case(row.name, lambda fn=fn: fn(object(), vec()), TypeError, "object")
+        if row.category in _BAD_DTYPE:
+            case(row.name, lambda fn=fn, mk=_BAD_DTYPE[row.category]: fn(mk(), mk()), TypeError, "dtype")
+        dt = (bool if row.category in ("bool", "integer or boolean") else np.int64 if row.category == "integer"
+              else np.float64)
+        case(row.name, lambda fn=fn, dt=dt: fn(vec(6, dt), vec(5, dt)), ValueError, "shapes")
+
+# creation
+for name in ("zeros", "ones", "empty"):
+    fn = getattr(da, name)
+    case(name, lambda fn=fn: fn((-1, 3)), ValueError, "negative")
+    case(name, lambda fn=fn: fn("abc"), TypeError, "shape-type")
+    case(name, lambda fn=fn: fn((4, 3), dtype="object"), TypeError, "dtype")
+    case(name, lambda fn=fn: fn((4, 3), split=2), AxisError, "split-axis")
+    case(name, lambda fn=fn: fn((4, 3), split="rows"), ValueError, "split-str")
+    case(name, lambda fn=fn: fn((4, 3), split=0, grid=(P + 1,)), ValueError, "grid")
+    case(name, lambda fn=fn: fn((4, 3), split=0, sizes=[5] + [0] * (P - 1)), ValueError, "sizes")
+    case(name, lambda fn=fn: fn((4, 3), halo=-1), ValueError, "halo")
+    case(name, lambda fn=fn: fn((4, 3), halo=1, boundary="mirror"), ValueError, "boundary")
+case("full", lambda: da.full((3,), "x"), TypeError, "fill")
+case("full", lambda: da.full((3,), 1.0, split=(0, 0), grid=(P, 1)), ValueError, "split-twice")
+for name in ("zeros_like", "ones_like", "empty_like"):
+    fn = getattr(da, name)
+    case(name, lambda fn=fn: fn(np.zeros(3)), TypeError, "not-darray")
+    case(name, lambda fn=fn: fn(f64(), dtype="U3"), TypeError, "dtype")
+    case(name, lambda fn=fn: fn(f64(), split=5), AxisError, "split")
+case("full_like", lambda: da.full_like([1, 2], 1.0), TypeError, "not-darray")
+case("full_like", lambda: da.full_like(f64(), 1.0, halo=-2), ValueError, "halo")
+case("asarray", lambda: da.asarray(["a", "b"]), TypeError, "strings")
+case("asarray", lambda: da.asarray([[1, 2], [3]]), ValueError, "ragged")
+case("asarray", lambda: da.asarray(np.arange(6), split=1), AxisError, "split")
+case("asarray", lambda: da.asarray(np.arange(6), split=0, sizes=[1] * (P + 1)), ValueError, "sizes")
+case("asarray", lambda: da.asarray(np.arange(6), halo=7), ValueError, "halo-wide")
+case("arange", lambda: da.arange(0, 10, 0), ValueError, "step0")
+case("arange", lambda: da.arange("a"), TypeError, "str")
+case("linspace", lambda: da.linspace(0, 1, num=-1), ValueError, "num")
+case("linspace", lambda: da.linspace(0, 1, num=2.5), TypeError, "num-float")
+case("eye", lambda: da.eye(-2), ValueError, "n")
+case("eye", lambda: da.eye(3, dtype="object"), TypeError, "dtype")
+case("tril", lambda: da.tril(vec()), ValueError, "1d")
+case("triu", lambda: da.triu(np.ones((3, 3))), TypeError, "not-darray")
+case("meshgrid", lambda: da.meshgrid(vec(), vec(), indexing="zz"), ValueError, "indexing")
+case("meshgrid", lambda: da.meshgrid(f64(), vec()), ValueError, "2d")
+case("from_local", lambda: da.from_local("abc"), TypeError, "str")
+case("from_local", lambda: da.from_local(np.zeros((2, 2)), split=3), AxisError, "split")
+case("from_local", lambda: da.from_local(np.zeros((2, 2)), split=0, shape=(2 * P + 5, 2)), ValueError,
+     "shape")
+
+# statistical and searching
+for name in ("sum", "prod", "min", "max", "mean", "var", "std", "all", "any"):
+    fn = getattr(da, name)
+    case(name, lambda fn=fn: fn(f64(), axis=2), AxisError, "axis")
+    case(name, lambda fn=fn: fn(f64(), axis=(0, 0)), ValueError, "axis-twice")
+    case(name, lambda fn=fn: fn([1.0, 2.0]), TypeError, "list")
+case("sum", lambda: da.sum(f64(), axis=0.5), TypeError, "axis-float")
+case("mean", lambda: da.mean(f64(), axis=(0, 3)), AxisError, "axis-tuple")
+case("var", lambda: da.var(f64(), correction="a"), TypeError, "correction")
+case("std", lambda: da.std(b1(), axis=-3), AxisError, "axis-negative")
+case("min", lambda: da.min(da.zeros((0, 3), split=0)), ValueError, "empty")
+case("max", lambda: da.max(c128()), TypeError, "complex")
+case("argmax", lambda: da.argmax(f64(), axis=2), AxisError, "axis")
+case("argmax", lambda: da.argmax(da.zeros((0,), split=0)), ValueError, "empty")
+case("argmin", lambda: da.argmin(c128()), TypeError, "complex")
+case("argmin", lambda: da.argmin("x"), TypeError, "str")
+case("count_nonzero", lambda: da.count_nonzero(f64(), axis=-3), AxisError, "axis")
+case("count_nonzero", lambda: da.count_nonzero(3), TypeError, "int")
+case("nonzero", lambda: da.nonzero(da.asarray(1.0)), ValueError, "0d")
+case("nonzero", lambda: da.nonzero([1, 0]), TypeError, "list")
+case("where", lambda: da.where(b1((6, 4)), f64((6, 4)), f64((5, 4))), ValueError, "shapes")
+case("where", lambda: da.where("cond", f64(), f64()), TypeError, "condition-type")
+case("searchsorted", lambda: da.searchsorted(f64(), vec()), ValueError, "2d")
+case("searchsorted", lambda: da.searchsorted(vec(), vec(), side="middle"), ValueError, "side")
+case("searchsorted", lambda: da.searchsorted(vec(), vec(), sorter=vec(5, np.int64)), ValueError, "sorter")
+
+# sorting, sets, cumulative
+case("sort", lambda: da.sort(c128()), TypeError, "complex")
+case("sort", lambda: da.sort(f64(), axis=2), AxisError, "axis")
+case("argsort", lambda: da.argsort(f64(), axis=-3), AxisError, "axis")
+case("argsort", lambda: da.argsort(np.arange(3)), TypeError, "numpy")
+for name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
+    case(name, lambda fn=getattr(da, name): fn([1, 2, 2]), TypeError, "list")
+case("cumulative_sum", lambda: da.cumulative_sum(f64()), ValueError, "2d-no-axis")
+case("cumulative_sum", lambda: da.cumulative_sum(vec(), axis=1), AxisError, "axis")
+case("cumulative_sum", lambda: da.cumulative_sum(b1(), axis=0), TypeError, "bool")
+case("cumulative_prod", lambda: da.cumulative_prod(f64()), ValueError, "2d-no-axis")
+case("cumulative_prod", lambda: da.cumulative_prod(vec(), dtype="U2"), TypeError, "dtype")
+case("diff", lambda: da.diff(vec(), n=-1), ValueError, "n")
+case("diff", lambda: da.diff(vec(), axis=1), AxisError, "axis")
+case("diff", lambda: da.diff(f64(), prepend=vec(3)), ValueError, "prepend")
+
+# manipulation and indexing
+case("reshape", lambda: da.reshape(f64(), (5, 5)), ValueError, "size")
+case("reshape", lambda: da.reshape(f64(), (-1, -1)), ValueError, "two-minus-one")
+case("reshape", lambda: da.reshape(f64(), "ab"), TypeError, "str")
+case("concat", lambda: da.concat([f64((6, 4)), f64((6, 3))], axis=0), ValueError, "shapes")
+case("concat", lambda: da.concat([f64(), f64()], axis=2), AxisError, "axis")
+case("concat", lambda: da.concat([]), ValueError, "empty")
+case("stack", lambda: da.stack([vec(6), vec(5)]), ValueError, "shapes")
+case("stack", lambda: da.stack([vec(), vec()], axis=3), AxisError, "axis")
+case("unstack", lambda: da.unstack(f64(), axis=2), AxisError, "axis")
+case("unstack", lambda: da.unstack(da.asarray(1.0)), ValueError, "0d")
+case("flip", lambda: da.flip(f64(), axis=2), AxisError, "axis")
+case("roll", lambda: da.roll(f64(), 1.5), TypeError, "shift")
+case("roll", lambda: da.roll(f64(), (1, 2), axis=(0,)), ValueError, "shift-axis")
+case("roll", lambda: da.roll(f64(), 1, axis=4), AxisError, "axis")
+case("squeeze", lambda: da.squeeze(f64(), axis=0), ValueError, "not-one")
+case("squeeze", lambda: da.squeeze(f64(), axis=5), AxisError, "axis")
+case("expand_dims", lambda: da.expand_dims(f64(), axis=4), AxisError, "axis")
+case("moveaxis", lambda: da.moveaxis(f64(), 0, 3), AxisError, "axis")
+case("moveaxis", lambda: da.moveaxis(f64(), (0, 1), (0,)), ValueError, "lengths")
+case("permute_dims", lambda: da.permute_dims(f64(), (0, 0)), ValueError, "repeated")
+case("permute_dims", lambda: da.permute_dims(f64(), (0,)), ValueError, "short")
+case("broadcast_to", lambda: da.broadcast_to(f64(), (5, 4)), ValueError, "shape")
+case("broadcast_to", lambda: da.broadcast_to(f64(), (4,)), ValueError, "fewer-dims")
+case("broadcast_shapes", lambda: da.broadcast_shapes((3,), (4,)), ValueError, "shapes")
+case("broadcast_shapes", lambda: da.broadcast_shapes((3,), (-1,)), ValueError, "negative")
+case("isin", lambda: da.isin("a", vec()), TypeError, "str")
+case("isin", lambda: da.isin(vec(), "b"), TypeError, "x2-str")
+case("from_dlpack", lambda: da.from_dlpack("abc"), TypeError, "str")
+case("from_dlpack", lambda: da.from_dlpack(np.arange(6), split=3), AxisError, "split")
+case("broadcast_arrays", lambda: da.broadcast_arrays(vec(6), vec(5)), ValueError, "shapes")
+case("repeat", lambda: da.repeat(vec(), -1), ValueError, "negative")
+case("repeat", lambda: da.repeat(f64(), 2, axis=3), AxisError, "axis")
+case("tile", lambda: da.tile(vec(), (-1,)), ValueError, "negative")
+case("tile", lambda: da.tile(vec(), "ab"), TypeError, "str")
+case("take", lambda: da.take(vec(), [0, 6]), IndexError, "bounds")
+case("take", lambda: da.take(vec(), [0.5]), IndexError, "float-index")
+case("take", lambda: da.take(f64(), [0]), ValueError, "2d-no-axis")
+case("take", lambda: da.take(f64(), [0], axis=2), AxisError, "axis")
+case("take_along_axis", lambda: da.take_along_axis(f64(), vec(3, np.int64), axis=0), ValueError, "ndim")
+case("take_along_axis", lambda: da.take_along_axis(vec(), vec(3, np.int64) + 10, axis=0), IndexError,
+     "bounds")
+case("take_along_axis", lambda: da.take_along_axis(vec(), vec(3), axis=0), IndexError, "float-index")
+case("__getitem__", lambda: f64()[7], IndexError, "bounds", label="getitem")
+case("__getitem__", lambda: f64()[0, 0, 0], IndexError, "too-many", label="getitem")
+case("__getitem__", lambda: f64()[b1((5, 4))], IndexError, "mask-shape", label="getitem")
+case("__getitem__", lambda: f64()["a"], IndexError, "str", label="getitem")
+case("__setitem__", lambda: f64().__setitem__(slice(None), f64((5, 4))), ValueError, "shape", label="setitem")
+case("__setitem__", lambda: f64().__setitem__((9, 0), 1.0), IndexError, "bounds", label="setitem")
+
+# data types
+case("astype", lambda: da.astype(f64(), "object"), TypeError, "object")
+case("astype", lambda: da.astype([1.0], da.float32), TypeError, "list")
+case("can_cast", lambda: da.can_cast("nonsense", da.float64), TypeError, "from")
+case("can_cast", lambda: da.can_cast(da.float64, 3.5), TypeError, "to")
+case("result_type", lambda: da.result_type(), ValueError, "none")
+case("result_type", lambda: da.result_type("nonsense"), TypeError, "str")
+case("isdtype", lambda: da.isdtype(da.float64, "weird kind"), ValueError, "kind")
+case("isdtype", lambda: da.isdtype("float64x", "integral"), TypeError, "dtype")
+case("finfo", lambda: da.finfo(da.int32), ValueError, "int")
+case("iinfo", lambda: da.iinfo(da.float64), ValueError, "float")
+
+# linear algebra (top level and darray.linalg)
+case("matmul", lambda: da.matmul(f64((6, 4)), f64((5, 4))), ValueError, "inner")
+case("matmul", lambda: da.matmul(da.asarray(1.0), f64()), ValueError, "0d")
+case("matmul", lambda: f64((6, 4)) @ f64((5, 4)), ValueError, "operator")
+case("matrix_transpose", lambda: da.matrix_transpose(vec()), ValueError, "1d")
+case("tensordot", lambda: da.tensordot(f64((6, 4)), f64((5, 4)), axes=1), ValueError, "axes")
+case("tensordot", lambda: da.tensordot(f64(), f64(), axes=-1), ValueError, "negative")
+case("vecdot", lambda: da.vecdot(vec(6), vec(5)), ValueError, "shapes")
+case("vecdot", lambda: da.vecdot(f64(), f64(), axis=3), AxisError, "axis")
+LA = da.linalg
+for name in ("cholesky", "det", "eigh", "eigvalsh", "inv", "slogdet", "svd", "svdvals", "qr", "pinv",
+             "matrix_rank", "diagonal", "trace", "matrix_norm"):
+    fn = getattr(LA, name)
+    case(name, lambda fn=fn: fn(vec()), ValueError, "1d", label=f"linalg.{name}")
+for name in ("cholesky", "det", "eigh", "eigvalsh", "inv", "slogdet"):
+    fn = getattr(LA, name)
+    case(name, lambda fn=fn: fn(f64((6, 4))), ValueError, "not-square", label=f"linalg.{name}")
+for name in ("cholesky", "det", "inv", "svd", "qr"):
+    case(name, lambda fn=getattr(LA, name): fn(b1((4, 4))), TypeError, "bool", label=f"linalg.{name}")
+case("matmul", lambda: LA.matmul(f64((6, 4)), f64((6, 4))), ValueError, "inner", label="linalg.matmul")
+case("matrix_transpose", lambda: LA.matrix_transpose(vec()), ValueError, "1d", label="linalg.matrix_transpose")
+case("tensordot", lambda: LA.tensordot(f64(), vec(3), axes=1), ValueError, "axes", label="linalg.tensordot")
+case("vecdot", lambda: LA.vecdot(vec(6), vec(4)), ValueError, "shapes", label="linalg.vecdot")
+case("solve", lambda: LA.solve(sq(4), vec(5)), ValueError, "shapes", label="linalg.solve")
+case("solve", lambda: LA.solve(f64((6, 4)), vec(6)), ValueError, "not-square", label="linalg.solve")
+case("cross", lambda: LA.cross(vec(4), vec(4)), ValueError, "dim", label="linalg.cross")
+case("cross", lambda: LA.cross(vec(3), vec(3), axis=2), AxisError, "axis", label="linalg.cross")
+case("outer", lambda: LA.outer(f64(), vec()), ValueError, "2d", label="linalg.outer")
+case("matrix_power", lambda: LA.matrix_power(sq(), 1.5), TypeError, "n", label="linalg.matrix_power")
+case("matrix_power", lambda: LA.matrix_power(f64((6, 4)), 2), ValueError, "not-square",
+     label="linalg.matrix_power")
+case("matrix_norm", lambda: LA.matrix_norm(sq(), ord="bad"), ValueError, "ord", label="linalg.matrix_norm")
+case("vector_norm", lambda: LA.vector_norm(vec(), ord="bad"), ValueError, "ord", label="linalg.vector_norm")
+case("vector_norm", lambda: LA.vector_norm(vec(), axis=1), AxisError, "axis", label="linalg.vector_norm")
+case("qr", lambda: LA.qr(sq(), mode="full"), ValueError, "mode", label="linalg.qr")
+case("diagonal", lambda: LA.diagonal(sq(), offset=0.5), TypeError, "offset", label="linalg.diagonal")
+case("trace", lambda: LA.trace(sq(), dtype="U1"), TypeError, "dtype", label="linalg.trace")
+
+# fft
+FFT = da.fft
+for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
+    fn = getattr(FFT, name)
+    case(name, lambda fn=fn: fn(f64(), axis=2), AxisError, "axis", label=f"fft.{name}")
+    case(name, lambda fn=fn: fn(vec(), n=0), ValueError, "n", label=f"fft.{name}")
+    case(name, lambda fn=fn: fn(vec(), norm="sideways"), ValueError, "norm", label=f"fft.{name}")
+    case(name, lambda fn=fn: fn(np.arange(4.0)), TypeError, "numpy", label=f"fft.{name}")
+for name in ("fftn", "ifftn", "rfftn", "irfftn"):
+    fn = getattr(FFT, name)
+    case(name, lambda fn=fn: fn(f64(), axes=(0, 2)), AxisError, "axes", label=f"fft.{name}")
+    case(name, lambda fn=fn: fn(f64(), s=(4,), axes=(0, 1)), ValueError, "s-axes", label=f"fft.{name}")
+case("rfft", lambda: FFT.rfft(vec(8).astype(da.complex128)), TypeError, "complex", label="fft.rfft")
+case("fftshift", lambda: FFT.fftshift(f64(), axes=3), AxisError, "axes", label="fft.fftshift")
+case("ifftshift", lambda: FFT.ifftshift(f64(), axes=(0, 5)), AxisError, "axes", label="fft.ifftshift")
+case("fftfreq", lambda: FFT.fftfreq(0), ValueError, "n", label="fft.fftfreq")
+case("fftfreq", lambda: FFT.fftfreq(4.5), TypeError, "n-float", label="fft.fftfreq")
+case("rfftfreq", lambda: FFT.rfftfreq(-3), ValueError, "n", label="fft.rfftfreq")
+case("rfftfreq", lambda: FFT.rfftfreq(8, dtype="int64"), (TypeError, ValueError), "dtype", label="fft.rfftfreq")
+
+# random
+case("default_rng", lambda: da.random.default_rng("seed"), TypeError, "seed", label="random.default_rng")
+case("random", lambda: rng().random((-1,)), ValueError, "size", label="Generator.random")
+case("random", lambda: rng().random((3,), dtype="int32"), TypeError, "dtype", label="Generator.random")
+case("standard_normal", lambda: rng().standard_normal((3,), dtype="int64"), TypeError, "dtype",
+     label="Generator.standard_normal")
+case("standard_exponential", lambda: rng().standard_exponential((-2, 2)), ValueError, "size",
+     label="Generator.standard_exponential")
+case("normal", lambda: rng().normal(0.0, -1.0, size=(4,)), ValueError, "scale", label="Generator.normal")
+case("uniform", lambda: rng().uniform(0.0, 1.0, size="ab"), TypeError, "size", label="Generator.uniform")
+case("exponential", lambda: rng().exponential(-1.0, size=(4,)), ValueError, "scale",
+     label="Generator.exponential")
+case("integers", lambda: rng().integers(5, 2, size=(4,)), ValueError, "low-high", label="Generator.integers")
+case("integers", lambda: rng().integers(0, 5, size=(4,), dtype="float64"), TypeError, "dtype",
+     label="Generator.integers")
+case("choice", lambda: rng().choice(5, size=(6,), replace=False), ValueError, "replace",
+     label="Generator.choice")
+case("choice", lambda: rng().choice(0, size=(2,)), ValueError, "empty", label="Generator.choice")
+case("permutation", lambda: rng().permutation(-3), ValueError, "n", label="Generator.permutation")
+case("shuffle", lambda: rng().shuffle(np.arange(4)), TypeError, "numpy", label="Generator.shuffle")
+case("spawn", lambda: rng().spawn(-1), ValueError, "n", label="Generator.spawn")
+case("spawn", lambda: rng().spawn("2"), TypeError, "str", label="Generator.spawn")
+
+# stencils and overlap
+ST = da.stencil
+case("laplacian", lambda: ST.laplacian(f64(), order=3), ValueError, "order", label="stencil.laplacian")
+case("laplacian", lambda: ST.laplacian(f64(), mode="sideways"), ValueError, "mode", label="stencil.laplacian")
+case("laplacian", lambda: ST.laplacian(np.ones((4, 4))), TypeError, "numpy", label="stencil.laplacian")
+case("gradient", lambda: ST.gradient(f64(), axis=3), AxisError, "axis", label="stencil.gradient")
+case("gradient", lambda: ST.gradient(f64(), edge_order=3), ValueError, "edge_order", label="stencil.gradient")
+case("correlate", lambda: ST.correlate(f64(), np.ones(3)), ValueError, "weights-ndim", label="stencil.correlate")
+case("correlate", lambda: ST.correlate(f64(), np.ones((3, 3)), mode="sideways"), ValueError, "mode",
+     label="stencil.correlate")
+case("convolve", lambda: ST.convolve(f64(), np.ones((3, 3, 3))), ValueError, "weights-ndim",
+     label="stencil.convolve")
+case("convolve", lambda: ST.convolve(f64(), "ab"), TypeError, "weights-str", label="stencil.convolve")
+case("uniform_filter", lambda: ST.uniform_filter(f64(), size=0), ValueError, "size",
+     label="stencil.uniform_filter")
+case("uniform_filter", lambda: ST.uniform_filter(f64(), size=2.5), TypeError, "size-float",
+     label="stencil.uniform_filter")
+case("gaussian_filter", lambda: ST.gaussian_filter(f64(), sigma=-1.0), ValueError, "sigma",
+     label="stencil.gaussian_filter")
+case("gaussian_filter", lambda: ST.gaussian_filter(f64(), sigma="a"), TypeError, "sigma-str",
+     label="stencil.gaussian_filter")
+case("pad", lambda: ST.pad(f64(), -1), ValueError, "width", label="stencil.pad")
+case("pad", lambda: ST.pad(f64(), 1, mode="sideways"), ValueError, "mode", label="stencil.pad")
+case("map_overlap", lambda: da.map_overlap("not callable", f64()), TypeError, "func")
+case("map_overlap", lambda: da.map_overlap(lambda b: b, f64(), depth=-1), ValueError, "depth")
+case("map_overlap", lambda: da.map_overlap(lambda b: b, f64(), boundary="sideways"), ValueError, "boundary")
+case("map_overlap", lambda: da.map_overlap(lambda b: b, f64((6, 4)), f64((5, 4))), ValueError, "shapes")
+
+# layouts, utilities
+case("redistribute", lambda: da.redistribute(f64(), split=2), AxisError, "split")
+case("redistribute", lambda: da.redistribute(f64(), split=0, grid=(P + 1,)), ValueError, "grid")
+case("redistribute", lambda: da.redistribute(f64(), split=0, sizes=[1] * P + [1]), ValueError, "sizes")
+case("redistribute", lambda: da.redistribute(f64(), halo=-1), ValueError, "halo")
+case("redistribute", lambda: da.redistribute(np.ones(3)), TypeError, "numpy")
+case("plan_grid", lambda: da.plan_grid((4, 4), 0), ValueError, "nprocs")
+case("plan_grid", lambda: da.plan_grid((4, -4), 2), ValueError, "shape")
+case("explain", lambda: da.explain("abc"), TypeError, "str")
+case("explain", lambda: da.explain((4, 4), nprocs=0), ValueError, "nprocs")
+def _trace_with_bad_comm():
+    with da.trace(comm="world"):
+        da.sum(f64())
+
+
+case("trace", _trace_with_bad_comm, TypeError, "comm")
+case("default_communicator", lambda: da.default_communicator("mpi"), TypeError, "args")
+case("__array_namespace_info__", lambda: da.__array_namespace_info__().default_dtypes(device="tpu:7"), ValueError,
+     "device")
+case("clip", lambda: da.clip(f64(), min=vec(5)), ValueError, "shapes")
+case("clip", lambda: da.clip(c128(), min=0.0), TypeError, "complex")
+
+# io (collective, the functions are documented to raise the same error everywhere)
+case("save", lambda: da.io.save("/nonexistent-dir-darray/x.zarr", f64()), FileNotFoundError, "dir",
+     label="io.save")
+case("save", lambda: da.io.save("/tmp/x.zarr", np.ones(3)), TypeError, "numpy", label="io.save")
+case("load", lambda: da.io.load("/nonexistent-dir-darray/x.zarr"), FileNotFoundError, "missing", label="io.load")
+case("save_npy", lambda: da.io.save_npy("/tmp/x.npy", [1, 2]), TypeError, "list", label="io.save_npy")
+case("load_npy", lambda: da.io.load_npy("/nonexistent-dir-darray/x.npy"), FileNotFoundError, "missing",
+     label="io.load_npy")
+
+
+# ------------------------------------------------------------------ checking one call
+def _encode(text: str, size: int = 512) -> np.ndarray:
+    buf = np.zeros(size, dtype=np.uint8)
+    data = text.encode("utf-8", "replace")[:size]
+    buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return buf
+
+
+def _decode(buf) -> str:
+    return bytes(np.asarray(buf, dtype=np.uint8)).rstrip(b"\0").decode("utf-8", "replace")
+
+
+def check_bad_call(name: str, call, kind: type) -> None:
+    COUNT["calls"] += 1
+    try:
+        result = call()
+        exc = None
+    except Exception as e:  # noqa: BLE001 - judged below
+        exc = e
+    short = name.split(".")[-1].strip("_")
+    problem = ""
+    if exc is None:
+        problem = f"no exception (returned {type(result).__name__})"
+    elif not isinstance(exc, kind):
+        want = " or ".join(k.__name__ for k in kind) if isinstance(kind, tuple) else kind.__name__
+        problem = f"raised {type(exc).__name__}: {exc}, expected {want}"
+    elif short not in str(exc):
+        problem = f"message does not name {short!r}: {type(exc).__name__}: {exc}"
+    # every rank: the same type and message
+    mine = f"{type(exc).__name__}" if exc is not None else "none"
+    digest = hashlib.sha256(str(exc).encode()).hexdigest()[:16] if exc is not None else ""
+    every = [_decode(b) for b in np.asarray(COMM.allgather(_encode(f"{mine}|{digest}")))]
+    if len(set(every)) > 1:
+        problem += f"; ranks disagree: {every}"
+    failed = agree(COMM, not problem)
+    # the communicator still works
+    total = float(da.sum(da.ones(3 * P, split=0)))
+    assert total == 3 * P, f"collective sum after a bad call gave {total}"
+    assert not failed, f"{name}: {problem or 'failed on other ranks'} (ranks {failed} of {P})"
+    COUNT["ok"] += 1
+
+
+@pytest.mark.parametrize("name, call, kind", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_call(name, call, kind):
+    check_bad_call(name, call, kind)
+
+
+# ------------------------------------------------------------------ coverage of the table
+def public_functions() -> set[str]:
+    names = set()
+    for n in da.__all__:
+        obj = getattr(da, n)
+        if callable(obj) and not isinstance(obj, type) and not isinstance(obj, np.dtype):
+            names.add(n)
+    for prefix, mod in (("linalg", da.linalg), ("fft", da.fft), ("stencil", da.stencil)):
+        for n in mod.__all__:
+            obj = getattr(mod, n)
+            if callable(obj) and not isinstance(obj, type):
+                names.add(n)
+    names.add("default_rng")
+    names |= {n for n, v in vars(da.random.Generator).items() if not n.startswith("_") and callable(v)}
+    return names
+
+
+def test_every_public_function_has_a_bad_call():
+    covered = {c[1] for c in CASES}
+    missing = sorted(public_functions() - covered)
+    assert not missing, f"no bad-input row for: {missing}"
+
+
+def test_zz_count():
+    """Runs last: how many bad calls were tried on this rank count."""
+    print(f"\ntest_bad_input: {COUNT['calls']} bad calls tried, {COUNT['ok']} behaved, table of {len(CASES)} "
+          f"rows, at {P} rank(s)")
+    assert COUNT["calls"] > 0
