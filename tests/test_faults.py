@@ -277,4 +277,3 @@ def test_memory_limit_one_rank_fails_four_ranks_fit(tmp_path):
     x = np.asarray(da.random.default_rng(7).standard_normal((FIELD_N, FIELD_N), split=None).gather())
     lap = sum(np.roll(x, s, axis=a) for a in (0, 1) for s in (1, -1)) - 4 * x
     assert np.isclose(float(values.pop()), float(np.sum(lap * lap)), rtol=1e-10)
-    assert sum(t for _, t in results.values()) < 60
