@@ -136,17 +136,17 @@ def _gradient_axis(f: DArray, axis: int, spacing, edge_order: int) -> DArray:
     shape[axis] = n - 2
     dx1, dx2 = dx[:-1].reshape(shape), dx[1:].reshape(shape)
     a, b, c = -dx2 / (dx1 * (dx1 + dx2)), (dx2 - dx1) / (dx1 * dx2), dx1 / (dx2 * (dx1 + dx2))
-    inner = a * at(slice(None, -2)) + b * at(slice(1, -1)) + c * at(slice(2, None))
+    inner = at(slice(None, -2)) * a + at(slice(1, -1)) * b + at(slice(2, None)) * c  # DArray first: any backend
     if edge_order == 1:
         first = (at(slice(1, 2)) - at(slice(0, 1))) / dx[0]
         last = (at(slice(n - 1, n)) - at(slice(n - 2, n - 1))) / dx[-1]
     else:
         d1, d2 = dx[0], dx[1]
-        first = (-(2 * d1 + d2) / (d1 * (d1 + d2)) * at(slice(0, 1)) + (d1 + d2) / (d1 * d2) * at(slice(1, 2))
-                 - d1 / (d2 * (d1 + d2)) * at(slice(2, 3)))
+        first = (at(slice(0, 1)) * (-(2 * d1 + d2) / (d1 * (d1 + d2))) + at(slice(1, 2)) * ((d1 + d2) / (d1 * d2))
+                 - at(slice(2, 3)) * (d1 / (d2 * (d1 + d2))))
         d1, d2 = dx[-2], dx[-1]
-        last = (d2 / (d1 * (d1 + d2)) * at(slice(n - 3, n - 2)) - (d2 + d1) / (d1 * d2) * at(slice(n - 2, n - 1))
-                + (2 * d2 + d1) / (d2 * (d1 + d2)) * at(slice(n - 1, n)))
+        last = (at(slice(n - 3, n - 2)) * (d2 / (d1 * (d1 + d2))) - at(slice(n - 2, n - 1)) * ((d2 + d1) / (d1 * d2))
+                + at(slice(n - 1, n)) * ((2 * d2 + d1) / (d2 * (d1 + d2))))
     return concat([first, inner, last], axis=axis)
 
 
@@ -169,7 +169,10 @@ def correlate(x: DArray, weights, /, *, mode: str = "reflect", cval: float = 0.0
         out = 0
         for index in nonzero:
             view = tuple(slice(h - d + i, h - d + i + n) for h, d, i, n in zip(halo, depth, index, shape))
-            out = out + w[tuple(index)] * b[view]
+            weight = w[tuple(index)]
+            if not isinstance(b, np.ndarray):  # a NumPy scalar would turn other backends' blocks into ndarrays
+                weight = weight.item()
+            out = out + weight * b[view]
         if isinstance(out, int):
             return b[tuple(slice(h, h + n) for h, n in zip(halo, shape))] * 0
         return out

@@ -505,9 +505,10 @@ def diagonal(x, /, *, offset: int = 0) -> DArray:
     start = layout.block_start(rank)
     lo, hi = ranges[layout.block_index(rank)[axis]]
     r0, c0 = (start[nd - 2] if by_rows else 0), (0 if by_rows else start[nd - 1])
-    part = x.local[..., rs + lo - r0:rs + hi - r0, cs + lo - c0:cs + hi - c0]
-    local = x._xp.linalg.diagonal(part) if hi > lo else x._xp.zeros((*part.shape[:-2], 0), dtype=part.dtype,
-                                                                       device=x.device)
+    if hi > lo:
+        local = x._xp.linalg.diagonal(x.local[..., rs + lo - r0:rs + hi - r0, cs + lo - c0:cs + hi - c0])
+    else:  # no slicing: out-of-bounds starts are unspecified in the Array API
+        local = x._xp.zeros((*x.local.shape[:-2], 0), dtype=x._block.dtype, device=x.device)
     g = layout.axis_dim[axis]
     split = tuple(nd - 2 if s == axis else (None if s in (nd - 2, nd - 1) else s) for s in layout.split)
     sizes = (*layout.sizes[:nd - 2], tuple(h - lo_ for lo_, h in ranges) if g is not None else (L,))

@@ -18,7 +18,7 @@ from .._layout import Layout
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _tracing
-from .._backend import NUMPY as _NUMPY
+from .._backend import NUMPY as _NUMPY, is_numpy_namespace
 from .table import ELEMENTWISE, Elementwise
 
 __all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like"]
@@ -53,12 +53,16 @@ def _kind(block) -> str:
     return dtype.kind if isinstance(dtype, np.dtype) else to_numpy_dtype(dtype).kind
 
 
+_KIND_NAMES = {"b": "bool", "i": "a signed integer", "u": "an unsigned integer", "f": "a real floating-point",
+               "c": "a complex floating-point"}
+
+
 def _check(row: Elementwise, kinds) -> None:
     allowed = CATEGORIES[row.category]
     for k in kinds:
         if k not in allowed:
-            raise TypeError(message(row.name, "unsupported dtype", np.dtype(k if k != "b" else "?").name
-                                    if k in "biufc" else k, f"a {row.category} dtype"))
+            raise TypeError(message(row.name, "unsupported dtype", f"{_KIND_NAMES.get(k, k)} dtype",
+                                    f"a {row.category} dtype"))
 
 
 def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
@@ -287,6 +291,8 @@ def _expand(layout: Layout, shape) -> Layout:
 def local_operand(func: str, x, layout: Layout, target: DArray):
     """This rank's part of operand ``x`` aligned with ``layout`` (communicating if x is cut otherwise)."""
     if isinstance(x, _SCALARS):
+        if isinstance(x, np.generic) and not is_numpy_namespace(target._xp):
+            return x.item()  # np.float64 is a float, but strict namespaces take Python scalars only
         return x
     want = layout.broadcast_layout(x.shape)
     if isinstance(x, DArray):

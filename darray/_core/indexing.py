@@ -15,6 +15,7 @@ from math import ceil
 
 import numpy as np
 
+from .._backend import is_numpy_namespace
 from .._errors import message
 from .._layout import Layout
 from .array import DArray
@@ -250,6 +251,8 @@ def setitem(x: DArray, key, value) -> None:
         x._halo_fresh = False
         return
     if scalar:
+        if isinstance(value, (bool, int, float, complex, np.generic)) and not is_numpy_namespace(x._xp):
+            value = np.asarray(value).astype(x.dtype).item()  # cast like NumPy: strict namespaces refuse bool -> float
         target[...] = value
     else:
         xp = x._xp
