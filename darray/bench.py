@@ -75,12 +75,10 @@ SIZES: dict[str, dict[str, Any]] = {
                  surrogate=(512, 3), reps=3),
 }
 
-VARIANTS = ("numpy", "darray1", "darrayP", "handP", "dask")
-
-
 def _labels(P: int) -> dict[str, str]:
-    return {"numpy": "NumPy, 1 process", "darray1": "darray, 1 rank", "darrayP": f"darray, {P} ranks",
-            "handP": f"mpi4py + NumPy, {P} ranks", "dask": "Dask, 2 threads"}
+    ranks = f"{P} rank" + ("s" if P != 1 else "")
+    return {"numpy": "NumPy, 1 process", "darray1": "darray, 1 rank", "darrayP": f"darray, {ranks}",
+            "handP": f"mpi4py + NumPy, {ranks}", "dask": "Dask, 2 threads"}
 
 
 # ------------------------------------------------------------------------------------------- data + check --
@@ -466,8 +464,10 @@ def _rd_darray(ctx):
 
     m = ctx.sz["redist"]
     x = _from_rows(ctx, "mat", (m, m))
-    return Case(lambda: da.redistribute(x, split=1), lambda y: _darray_sums(ctx, y=y),
-                note="darray: redistribute(x, split=1) of x split along axis 0")
+    note = "darray: redistribute(x, split=1) of x split along axis 0"
+    if ctx.size == 1:
+        note += " (on 1 rank both layouts are the whole array: nothing moves)"
+    return Case(lambda: da.redistribute(x, split=1), lambda y: _darray_sums(ctx, y=y), note=note)
 
 
 def _rd_hand(ctx):
@@ -941,13 +941,15 @@ def _report(meta: dict, results: dict, png_name: str | None) -> str:
     lines += ["## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in meta["machine"]]
     la = meta["loadavg"]
-    lines += [f"| load average (1, 5, 15 min) | start {la['start']}; before the {P}-rank part "
-              f"{la.get('parallel', 'n/a')}; end {la['end']} |", ""]
+    middle = f"; before the {P}-rank part {la['parallel']}" if meta["parallel_ran"] else ""
+    lines += [f"| load average (1, 5, 15 min) | start {la['start']}{middle}; end {la['end']} |", ""]
+    reps = f"{meta['reps']} reps" if meta["reps"] > 1 else "1 rep"
     lines += ["## Results", "",
-              f"Time relative to NumPy on one process (below 1 is faster), median of {meta['reps']} reps after "
-              f"one warm-up, absolute median time in parentheses. `da{P}/hand{P}`: darray on {P} ranks over the "
-              f"hand-written mpi4py + NumPy code on {P} ranks (the bar; 1.00 = as fast). "
-              f"{meta['parallel_status']}", ""]
+              f"Time relative to NumPy on one process (below 1 is faster), median of {reps} after one warm-up, "
+              "absolute median time in parentheses. "
+              + (f"`da{P}/hand{P}`: darray on {P} ranks over the hand-written mpi4py + NumPy code on {P} ranks "
+                 "(the bar; 1.00 = as fast). " if meta["parallel_ran"] else "")
+              + meta["parallel_status"], ""]
     cols = ["numpy", "darray1", "darrayP", "handP", "dask"]
     lines.append("| workload | size | " + " | ".join(labels[c] for c in cols) + f" | da{P}/hand{P} |")
     lines.append("|---|---|" + "---|" * (len(cols) + 1))
@@ -962,7 +964,7 @@ def _report(meta: dict, results: dict, png_name: str | None) -> str:
         elif w.dask is None:
             why["dask"] = "n/a (no dask equivalent)"
         if "dask" not in meta["have"]:
-            why["dask"] = "n/a (dask not installed)"
+            why["dask"] = meta["dask_status"]
         if not meta["parallel_ran"]:
             why["darrayP"] = why["handP"] = "not run"
         dp, hp = row.get("darrayP"), row.get("handP")
@@ -1037,6 +1039,9 @@ def _plot(path: Path, meta: dict, results: dict) -> bool:
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([WORKLOADS[n].title.replace("`", "") for n in names], rotation=20, ha="right", fontsize=8)
     ax.set_yscale("log")
+    floor = 0.05  # e.g. a redistribution that is a no-op on 1 rank: clip instead of squashing the other bars
+    if ax.get_ylim()[0] < floor:
+        ax.set_ylim(bottom=floor)
     ax.set_ylabel("time / NumPy (log; below 1 is faster)")
     ax.set_title(f"darray bench, {meta['size']}: 1 vs {P} ranks (load avg {meta['loadavg']['start']})",
                  fontsize=9)
@@ -1198,8 +1203,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = _target(out, date, label)
+    dask_status = "not run (--no-dask)" if args.no_dask else "n/a (dask not installed)"
     meta = {"size": size, "sizes": sz, "date": date, "reps": reps, "ranks": P, "have": sorted(have),
-            "command": _command_line(), "parallel_ran": parallel is not None,
+            "dask_status": dask_status, "command": _command_line(), "parallel_ran": parallel is not None,
             "machine": _machine(facts), "loadavg": loadavg, "parallel_status": status,
             "seconds": round(time.perf_counter() - t_start, 1)}
     png = path.with_suffix(".png")

@@ -1,4 +1,4 @@
-"""The ``darray`` command: ``darray info``, ``darray run``, ``darray demo``.
+"""The ``darray`` command: ``darray info``, ``darray run``, ``darray demo``, ``darray bench``.
 
 Each subcommand is one entry in :data:`COMMANDS`: a help line, a function that
 adds its arguments to its parser, and a function that runs it and returns the
@@ -197,6 +197,9 @@ COMMANDS: dict[str, Command] = {
     "run": Command("run a script on N ranks (mpiexec through mpi4py's runner)", _configure_run, _run),
     "demo": Command("the main job: simulate, check, train and trace a field split over ranks", _configure_demo,
                     _demo),
+    "bench": Command("time the workloads against NumPy, Dask and mpi4py on 1 and 2 ranks; write a Markdown table",
+                     lambda parser: importlib.import_module("darray.bench").configure(parser),
+                     lambda args: importlib.import_module("darray.bench").run(args)),
 }
 
 
