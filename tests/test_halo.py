@@ -253,6 +253,34 @@ def test_exchange_nonblocking(ndim):
         assert np.array_equal(interior, 2.0 * g[x.layout.block_slices(x.comm.rank)])
 
 
+def test_repeated_exchanges_reuse_their_plan_safely():
+    """Halo exchanges are keyed (transports keep persistent requests per buffer): reuse must stay correct.
+
+    Two arrays of one layout in flight together and waited in reverse order,
+    one array exchanged twice before its first wait, an array freed and
+    another of the same shape made in its place, and many rounds of new data.
+    """
+    g = values(SHAPES[2], seed=15)
+    for name, kw in layouts(2).items():
+        x = da.asarray(g, halo=(2, 1), boundary="periodic", **kw)
+        y = da.asarray(-g, halo=(2, 1), boundary="periodic", **kw)
+        hx, hy = x.exchange_halos(wait=False), y.exchange_halos(wait=False)
+        hy.wait()
+        hx.wait()
+        assert_block(x, padded_model(g, (2, 1), "periodic", None), f"first of two in flight {name}")
+        assert_block(y, padded_model(-g, (2, 1), "periodic", None), f"second of two in flight {name}")
+        first = x.exchange_halos(wait=False, force=True)
+        second = x.exchange_halos(wait=False, force=True)  # the same buffer twice in flight
+        first.wait()
+        second.wait()
+        assert_block(x, padded_model(g, (2, 1), "periodic", None), f"twice in flight {name}")
+        for k in range(3):
+            del x
+            x = da.asarray(g + k, halo=(2, 1), boundary="periodic", **kw)  # may reuse the freed memory
+            x.exchange_halos()
+            assert_block(x, padded_model(g + k, (2, 1), "periodic", None), f"round {k} {name}")
+
+
 def test_exchange_freshness_and_force():
     """A second exchange of unchanged data is skipped; ``__setitem__`` marks halos stale; ``force`` refreshes.
 

@@ -58,13 +58,17 @@ class Communicator(Protocol):
         """``root``'s array on every rank (others pass an array of the same shape and dtype)."""
 
     def exchange(self, send: Any, sends: Sequence[tuple[int, Region]], recv: Any,
-                 recvs: Sequence[tuple[int, Region]]) -> Request:
+                 recvs: Sequence[tuple[int, Region]], key: Any = None) -> Request:
         """Start moving ``send[region]`` to each peer and receiving into ``recv[region]`` from each peer.
 
         The k-th send to peer q matches the k-th receive from this rank on q;
         matching regions hold the same number of elements (their shapes may
         differ: an n-d region may arrive in a 1-d staging slice, C order).
         Every rank of the communicator calls ``exchange`` together.
+
+        ``key`` (hashable, the same on every rank) names an exchange that
+        repeats with the same messages, such as a halo exchange: a transport
+        may then keep persistent requests for each buffer it sees with it.
         """
 
     def barrier(self) -> None: ...

@@ -58,12 +58,34 @@ class _Staged:
             self.array[...] = xp.asarray(self.host, device=array_api_compat.device(self.array))
 
 
+#: Tags of keyed (repeated) exchanges: the k-th message between a pair has tag ``KEYED_TAG + k``,
+#: so persistent requests started in any order still match (rotating tags stay below it).
+KEYED_TAG = 32000
+KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up to 32767
+_PERSISTENT_CACHE = 64  # persistent request sets kept per communicator
+
+
+class _Persistent:
+    """Persistent requests of one keyed exchange within one buffer (MPI ``*_init``)."""
+
+    __slots__ = ("pairs", "requests", "peers", "nbytes", "active")
+
+    def __init__(self, pairs, requests, peers, nbytes):
+        self.pairs, self.requests, self.peers, self.nbytes = pairs, requests, peers, nbytes
+        self.active = False
+
+    def free(self) -> None:
+        for r in self.requests:
+            r.Free()
+        self.requests = []
+
+
 class _Request:
     __slots__ = ("requests", "staged", "MPI", "trace", "peers", "keep")
 
     def __init__(self, MPI, requests, staged, trace=None, peers=()):
         self.MPI, self.requests, self.staged, self.trace, self.peers = MPI, requests, staged, trace, peers
-        self.keep = None
+        self.keep = None  # what must live until the wait: packed send buffers, or a _Persistent
 
     def _wait_bounded(self, timeout: float) -> None:
         """Poll until done; after ``timeout`` seconds name the peers whose messages are missing."""
@@ -87,6 +109,8 @@ class _Request:
             else:
                 self._wait_bounded(_debug.wait_timeout)
             self.requests = []
+            if type(self.keep) is _Persistent:
+                self.keep.active = False
             self.keep = None
         if self.trace is not None and _tracing.active is not None:
             begin, nbytes, peers, posted, label = self.trace
@@ -115,6 +139,7 @@ class MPICommunicator:
                      "lor": MPI.LOR}
         self._subs: dict = {}
         self._types: dict = {}
+        self._persistent: dict = {}
         self._tag = 0
 
     # ------------------------------------------------------------ topology
@@ -222,11 +247,16 @@ class MPICommunicator:
             self._types[key] = dtype
         return dtype
 
-    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]]):
+    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
+                 key=None):
+        if key is not None and send is recv and type(send) is np.ndarray and send.flags.c_contiguous:
+            entry = self._persistent_entry(send, sends, recvs, key)
+            if entry is not None and not entry.active:
+                return self._start_persistent(send, entry)
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
         for src, dst in pairs:
             copy_region(send, src, recv, dst)
-        self._tag = (self._tag + 1) % 32000
+        self._tag = (self._tag + 1) % KEYED_TAG
         if not sends and not recvs:
             return DoneRequest()
         staged_send = self._host(send)
@@ -238,18 +268,21 @@ class MPICommunicator:
             packed = None
         if not rbuf.flags.c_contiguous:
             raise ValueError("exchange: the receive buffer must be C-contiguous")
+        # keyed exchanges may meet persistent requests on the peer: use the same per-pair tags
+        recv_tags = _keyed_tags(recvs) if key is not None else [self._tag] * len(recvs)
+        send_tags = _keyed_tags(sends) if key is not None else [self._tag] * len(sends)
         reqs, peers = [], []
         begin = _tracing.now() if _tracing.active is not None else 0.0
-        for peer, region in recvs:
+        for (peer, region), tag in zip(recvs, recv_tags):
             if all(s.stop > s.start for s in region):
-                reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=self._tag))
+                reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=tag))
                 peers.append(peer)
-        for k, (peer, region) in enumerate(sends):
+        for k, ((peer, region), tag) in enumerate(zip(sends, send_tags)):
             if all(s.stop > s.start for s in region):
                 if packed is not None:
-                    reqs.append(self.comm.Isend(packed[k], dest=peer, tag=self._tag))
+                    reqs.append(self.comm.Isend(packed[k], dest=peer, tag=tag))
                 else:
-                    reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=self._tag))
+                    reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=tag))
                 peers.append(peer)
         trace = None
         if _tracing.active is not None:
@@ -260,8 +293,74 @@ class MPICommunicator:
         request.keep = packed  # packed send buffers live until the wait
         return request
 
+    def _persistent_entry(self, buf: np.ndarray, sends, recvs, key) -> _Persistent | None:
+        """The persistent requests of ``key`` on this very buffer (address, shape, dtype), made once.
+
+        A request set only names memory, so a new array at the same address with
+        the same shape and dtype reuses it safely.
+        """
+        cache_key = (key, buf.__array_interface__["data"][0], buf.shape, buf.dtype.str)
+        entry = self._persistent.get(cache_key)
+        if entry is not None:
+            return entry
+        pairs, sends, recvs = split_self(self.rank, sends, recvs)
+        recv_tags, send_tags = _keyed_tags(recvs), _keyed_tags(sends)
+        if max(recv_tags + send_tags, default=KEYED_TAG) >= KEYED_TAG + KEYED_MAX:
+            return None  # too many messages per pair for the keyed tags: one-shot requests instead
+        reqs, peers = [], []
+        for (peer, region), tag in zip(recvs, recv_tags):
+            if all(s.stop > s.start for s in region):
+                reqs.append(self.comm.Recv_init([buf, 1, self._subarray(buf, region)], source=peer, tag=tag))
+                peers.append(peer)
+        for (peer, region), tag in zip(sends, send_tags):
+            if all(s.stop > s.start for s in region):
+                reqs.append(self.comm.Send_init([buf, 1, self._subarray(buf, region)], dest=peer, tag=tag))
+                peers.append(peer)
+        nbytes = sum(_volume(r) for _, r in sends) * buf.itemsize
+        entry = _Persistent(pairs, reqs, peers, nbytes)
+        if len(self._persistent) >= _PERSISTENT_CACHE:  # evict the oldest idle set
+            for old_key, old in list(self._persistent.items()):
+                if not old.active:
+                    old.free()
+                    del self._persistent[old_key]
+                    break
+        self._persistent[cache_key] = entry
+        return entry
+
+    def _start_persistent(self, buf: np.ndarray, entry: _Persistent) -> _Request:
+        self._tag = (self._tag + 1) % KEYED_TAG  # keep the rotating tags of all ranks in step
+        for src, dst in entry.pairs:
+            copy_region(buf, src, buf, dst)
+        begin = _tracing.now() if _tracing.active is not None else 0.0
+        for request in entry.requests:  # in order: messages of one pair and tag stay ordered
+            request.Start()
+        entry.active = True
+        trace = None
+        if _tracing.active is not None:
+            trace = (begin, entry.nbytes, sorted(set(entry.peers)), _tracing.now(), _tracing.label)
+        request = _Request(self.MPI, list(entry.requests), None, trace, entry.peers)
+        request.keep = entry
+        return request
+
+    def free_persistent(self) -> None:
+        """Release every cached persistent request (none may be in flight)."""
+        for entry in self._persistent.values():
+            entry.free()
+        self._persistent.clear()
+
     def __repr__(self):
         return f"MPICommunicator(rank={self.rank}, size={self.size})"
+
+
+def _keyed_tags(messages) -> list[int]:
+    """``KEYED_TAG + k`` for the k-th message to (or from) each peer, in list order."""
+    seen: dict[int, int] = {}
+    tags = []
+    for peer, _ in messages:
+        k = seen.get(peer, 0)
+        seen[peer] = k + 1
+        tags.append(KEYED_TAG + k)
+    return tags
 
 
 def _volume(region) -> int:

@@ -223,10 +223,11 @@ class NCCLCommunicator:
         self.mpi.abort(code)
 
     # ------------------------------------------------------------ point to point
-    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]]):
+    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
+                 key=None):
         on_device = self._is_device(send), self._is_device(recv)
         if not any(on_device):
-            return self.mpi.exchange(send, sends, recv, recvs)
+            return self.mpi.exchange(send, sends, recv, recvs, key=key)
         if not all(on_device):
             raise TypeError(f"exchange: send and receive buffers must both be CuPy arrays; got "
                             f"{type(send).__name__} and {type(recv).__name__}")

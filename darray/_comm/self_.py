@@ -32,7 +32,8 @@ class SelfCommunicator:
     def bcast(self, array: Any, root: int) -> Any:
         return array
 
-    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]]):
+    def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
+                 key=None):
         pairs, others_s, others_r = split_self(0, sends, recvs)
         if others_s or others_r:
             raise ValueError("exchange: the self communicator has only rank 0; got a message for another rank")

@@ -193,9 +193,14 @@ def exchange_halos(x: DArray, wait: bool = True, force: bool = False):
     else:
         if _debug.enabled:
             _debug.check_collective(x._comm, "exchange_halos", x._layout, str(x.dtype))
-        plan = halo_plan(x._layout, x._comm.rank)
-        with _tracing.labelled("halo"):
-            handle = HaloExchange(x, x._comm.exchange(x._block, plan.sends, x._block, plan.recvs))
+        layout = x._layout
+        plan = halo_plan(layout, x._comm.rank)
+        if _tracing.active is None:
+            request = x._comm.exchange(x._block, plan.sends, x._block, plan.recvs, key=layout)
+        else:
+            with _tracing.labelled("halo"):
+                request = x._comm.exchange(x._block, plan.sends, x._block, plan.recvs, key=layout)
+        handle = HaloExchange(x, request)
     return handle.wait() if wait else handle
 
 
