@@ -212,9 +212,17 @@ def _piecewise(f, parts, shape, target: DArray):
                     cuts[a].update((sl.start, sl.stop))
     bounds = [sorted(c) for c in cuts]
     cells = [list(zip(b[:-1], b[1:])) for b in bounds]
-    out = None
     from itertools import product
 
+    empty = tuple((0, 0) for _ in shape)
+    if type(f) is np.ufunc and is_numpy_namespace(xp):  # write each cell's result in place: no temporaries
+        probe = f(*[_restrict(part, empty, ndim) for part in parts])  # the result dtype, from empty operands
+        out = np.empty(shape, dtype=probe.dtype)
+        if out.size:
+            for cell in product(*cells):
+                f(*[_restrict(part, cell, ndim) for part in parts], out=out[tuple(slice(lo, hi) for lo, hi in cell)])
+        return out
+    out = None
     for cell in product(*cells):
         args = [_restrict(part, cell, ndim) for part in parts]
         value = f(*args)
@@ -223,7 +231,7 @@ def _piecewise(f, parts, shape, target: DArray):
                            device=target.device)
         out[tuple(slice(lo, hi) for lo, hi in cell)] = value
     if out is None:  # an empty block: evaluate on empty operands for the dtype
-        value = f(*[_restrict(part, tuple((0, 0) for _ in shape), ndim) for part in parts])
+        value = f(*[_restrict(part, empty, ndim) for part in parts])
         out = xp.empty(shape, dtype=value.dtype, device=target.device)
     return out
 
