@@ -594,6 +594,15 @@ def test_temporaries_do_not_overwrite_named_arrays():
         assert_equal(d, a_np * b_np)
         assert_equal(e, a_np * b_np + c_np)
         assert_equal(((a + 1) * 2 - 3) / 4, ((a_np + 1) * 2 - 3) / 4)
+        # Python scalars on either side (reflected operators reuse temporaries too)
+        assert_equal(0.25 * (a + b) - 2.0 * c, 0.25 * (a_np + b_np) - 2.0 * c_np)
+        assert_equal(1.0 - 3 * (2.0 / (a * c)), 1.0 - 3 * (2.0 / (a_np * c_np)))
+        assert_equal(2 ** (a * 0.5) + 1j * b, 2 ** (a_np * 0.5) + 1j * b_np)
+        s = a * 2.0
+        t = 3.0 * s  # s is named: it must survive
+        assert_equal(s, a_np * 2.0)
+        assert_equal(t, a_np * 6.0)
+        assert_equal(5.0 - a, 5.0 - a_np)
         # operands held by containers, arguments and C callers are not temporaries
         items, named = [a, b, c], {"a": a, "b": b}
         assert_equal(items[0] * items[1] + items[2], a_np * b_np + c_np)

@@ -367,7 +367,7 @@ def _binary_methods(row):
 
     def reflected(self, other):
         try:
-            return _apply(row, (other, self))
+            return _apply(row, (other, self), _temporaries(other, self) & 2)
         except TypeError:
             if _foreign(other):
                 return NotImplemented

@@ -18,7 +18,7 @@ from .._layout import Layout
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _tracing
-from .._backend import NUMPY as _NUMPY, is_numpy_namespace
+from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .table import ELEMENTWISE, Elementwise
 
 __all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like"]
@@ -115,7 +115,32 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
                 if type(out) is not np.ndarray and isinstance(out, np.generic):
                     out = np.asarray(out)
                 return DArray._wrap(out, layout, first._comm, first._xp)
+            if type(b) in _SCALARS and not layout.has_halo:
+                return _with_scalar(row, first, b, False, temps & 1)
+    elif type(first) in _SCALARS and row.nargs == 2:
+        b = args[1]
+        if type(b) is DArray and not b._layout.has_halo:
+            return _with_scalar(row, b, first, True, temps & 2)
     return _general(row, args)
+
+
+def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary: int) -> DArray:
+    """``x op scalar`` (or ``scalar op x``) on the block; a temporary ``x`` may take the result in place."""
+    block = x._block
+    kind = _kind(block)
+    if kind not in _ALLOWED[row.name]:
+        _check(row, kind)
+    f = _func(x._xp, row.name)
+    if temporary and type(f) is np.ufunc and kind in "fc" and row.name in _SAME_DTYPE and block.ndim \
+            and (type(scalar) is not complex or kind == "c"):  # a Python scalar keeps the array's dtype
+        reuse = _reusable(x)
+        if reuse is not None:
+            out = f(scalar, block, out=reuse) if reflected else f(block, scalar, out=reuse)
+            return DArray._wrap(out, x._layout, x._comm, x._xp)
+    out = f(scalar, block) if reflected else f(block, scalar)
+    if type(out) is not np.ndarray and isinstance(out, np.generic):
+        out = np.asarray(out)
+    return DArray._wrap(out, x._layout, x._comm, x._xp)
 
 
 def _reusable(x: DArray):
@@ -315,7 +340,7 @@ def local_operand(func: str, x, layout: Layout, target: DArray):
     if hasattr(array, "dtype"):
         check_dtype(func, array.dtype)  # refuse object and string arrays
     local = array[want.block_slices(target._comm.rank)]
-    return target._xp.asarray(local, device=target.device)
+    return from_numpy(target._xp, local, device=target.device)
 
 
 def wrap_like(out, layout: Layout, like: DArray) -> DArray:
@@ -390,11 +415,13 @@ def _calibrate() -> int:
         make() + make()
         named_a - named_b
         make() - make()
-        (na, nb), (ta, tb), (na2, nb2), (ta2, tb2) = _probe
+        2.0 * named_a  # reflected operators probe (scalar, array)
+        2.0 * make()
+        (na, nb), (ta, tb), (na2, nb2), (ta2, tb2), (_, nr), (_, tr) = _probe
     finally:
         _probe = None
-    temporary = _builtin_max(ta, tb, ta2, tb2)
-    return temporary if temporary < _builtin_min(na, nb, na2, nb2) else 0
+    temporary = _builtin_max(ta, tb, ta2, tb2, tr)
+    return temporary if temporary < _builtin_min(na, nb, na2, nb2, nr) else 0
 
 
 def calibrate_reuse() -> None:
