@@ -7,8 +7,11 @@ Build (from the repository root)::
 
 The build is offline-safe by default: intersphinx links to NumPy, Dask and
 mpi4py are fetched only with ``DARRAY_DOCS_INTERSPHINX=1``.
-Generated pages (API stubs, the Array API table, the gallery) go to
-``docs/api/generated`` and ``docs/_generated`` and are rebuilt every time.
+Generated pages (API stubs, the Array API table, the gallery pages) go to
+``docs/api/generated``, ``docs/_generated`` and ``docs/gallery`` and are
+rebuilt every time. The build never runs the examples: the gallery shows the
+pictures and output committed under ``docs/_static/gallery`` (made by
+``python docs/_gallery.py``).
 """
 
 from __future__ import annotations
