@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import message
-from .._layout import Layout
+from .._layout import Layout, balanced_sizes
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _tracing
@@ -181,6 +181,7 @@ def _general(row: Elementwise, args: tuple) -> DArray:
     _check(row, [check_dtype(row.name, x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
                  for x in args if not isinstance(x, _SCALARS)])
     target, layout = align_target(row.name, args)
+    layout = _cheapest_layout(darrays, layout)
     f = _func(target._xp, row.name)
     parts = [_aligned_parts(row.name, x, layout, target) for x in args]
     if all(not isinstance(p, list) for p in parts):
@@ -302,6 +303,40 @@ def align_target(func: str, args) -> tuple[DArray, Layout]:
         return target, target._layout
     target = max(darrays, key=lambda x: (not x._layout.is_replicated, x.size))
     return target, _expand(target._layout, shape)
+
+
+def _cheapest_layout(darrays, layout: Layout) -> Layout:
+    """``layout``, or the balanced layout of its grid when aligning the operands to that moves no more.
+
+    Shifted views of one array (``u[2:] + u[:-2]``) have blocks a cell or two
+    off the balanced cut; aligning them all to it costs the same bytes as
+    aligning to either, and the result then matches the other views of the
+    expression (``u[1:-1]``), which later operators meet without moving.
+    """
+    cut = [x._layout for x in darrays if x.shape == layout.shape and not x._layout.is_replicated]
+    if len(cut) < 2 or all(c.blocks_key == layout.blocks_key for c in cut) \
+            or any(c.dims != layout.dims or c.split != layout.split for c in cut):
+        return layout
+    balanced = layout.replace(sizes=tuple(balanced_sizes(n, len(sz)) if g is not None else sz
+                                          for n, sz, g in zip(layout.shape, layout.sizes, layout.axis_dim)))
+    if balanced.blocks_key == layout.blocks_key:
+        return layout
+    cost = sum(_moved(c, layout) for c in cut)
+    return balanced if sum(_moved(c, balanced) for c in cut) <= cost else layout
+
+
+def _moved(a: Layout, b: Layout) -> int:
+    """Cells that change rank between two layouts of one grid (sum over ranks of what is not kept)."""
+    kept = 1
+    for offs_a, offs_b in zip(a.offsets, b.offsets):
+        per_axis = 0
+        for i in range(len(offs_a) - 1):  # block i of both layouts belongs to the same grid coordinate
+            per_axis += max(0, min(offs_a[i + 1], offs_b[i + 1]) - max(offs_a[i], offs_b[i]))
+        kept *= per_axis
+    total = 1
+    for n in a.shape:
+        total *= n
+    return total - kept
 
 
 def _imbalance(layout: Layout) -> int:
