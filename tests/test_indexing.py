@@ -214,6 +214,30 @@ def test_slicing_stencil(ndim):
         assert_equal(v, w, err_msg=f"+= on a slice {name}")
 
 
+def test_slicing_stencil_moves_only_boundary_strips():
+    """A Jacobi sweep written with shifted views sends only the rows its neighbours need.
+
+    Rows are cut over the ranks; ``un[2:] + un[:-2]`` aligns both views to
+    the balanced cut (one row crosses each block boundary per view), which
+    ``un[1:-1]`` already has: ``2 * (P - 1)`` rows in all, never a block.
+    """
+    n = 37
+    g = values((n, 8), seed=9)
+    u = da.asarray(g.copy(), split=0)
+    with da.trace() as t:
+        un = u.astype(u.dtype, copy=True)
+        u[1:-1, 1:-1] = 0.25 * (un[2:, 1:-1] + un[:-2, 1:-1] + un[1:-1, 2:] + un[1:-1, :-2])
+    h = g.copy()
+    h[1:-1, 1:-1] = 0.25 * (g[2:, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2])
+    assert_equal(u, h)
+    sent = int(np.asarray(u.comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])
+    rows = sent // (6 * g.itemsize)  # one row of the 6 inner columns
+    p = u.comm.size
+    assert rows <= 2 * (p - 1), f"a sweep sent {rows} rows over {p} ranks, expected at most {2 * (p - 1)}"
+    balanced = da.asarray(g[1:-1, 1:-1], split=0).layout
+    assert (un[2:, 1:-1] + un[:-2, 1:-1]).layout.blocks_key == balanced.blocks_key
+
+
 def test_transposes_and_scalars():
     g = values(SHAPES[3], seed=4)
     for name, kw in layouts(3).items():
