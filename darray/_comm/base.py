@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "split_self", "copy_region", "agree"]
+__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "BoundExchange", "split_self",
+           "copy_region", "agree"]
 
 #: A region of a local array: one unit-step slice per axis.
 Region = tuple[slice, ...]
@@ -35,6 +36,23 @@ class DoneRequest:
 
     def wait(self) -> None:
         return None
+
+
+class BoundExchange:
+    """An exchange within one buffer that repeats (a halo exchange): ``start()`` runs it once more.
+
+    The generic form calls ``comm.exchange`` each time; transports that can
+    do better (MPI persistent requests) return their own from
+    ``comm.bind_exchange``. Every rank binds and starts together.
+    """
+
+    __slots__ = ("comm", "buf", "sends", "recvs")
+
+    def __init__(self, comm, buf, sends, recvs):
+        self.comm, self.buf, self.sends, self.recvs = comm, buf, list(sends), list(recvs)
+
+    def start(self) -> Request:
+        return self.comm.exchange(self.buf, self.sends, self.buf, self.recvs, key=True)
 
 
 @runtime_checkable
@@ -66,10 +84,13 @@ class Communicator(Protocol):
         differ: an n-d region may arrive in a 1-d staging slice, C order).
         Every rank of the communicator calls ``exchange`` together.
 
-        ``key`` (hashable, the same on every rank) names an exchange that
-        repeats with the same messages, such as a halo exchange: a transport
-        may then keep persistent requests for each buffer it sees with it.
+        ``key=True`` marks a repeated exchange (see :meth:`bind_exchange`):
+        a transport may then match its messages with persistent requests.
         """
+
+    def bind_exchange(self, buf: Any, sends: Sequence[tuple[int, Region]],
+                      recvs: Sequence[tuple[int, Region]]) -> BoundExchange:
+        """An exchange within ``buf`` to run many times (``start()``); the caller keeps it with ``buf``."""
 
     def barrier(self) -> None: ...
 

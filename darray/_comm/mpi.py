@@ -17,7 +17,7 @@ import numpy as np
 
 from .._backend import is_host_array, to_numpy
 from .. import _debug, _tracing
-from .base import REDUCE_OPS, DoneRequest, Region, copy_region, split_self
+from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
 
@@ -62,22 +62,48 @@ class _Staged:
 #: so persistent requests started in any order still match (rotating tags stay below it).
 KEYED_TAG = 32000
 KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up to 32767
-_PERSISTENT_CACHE = 64  # persistent request sets kept per communicator
 
 
-class _Persistent:
-    """Persistent requests of one keyed exchange within one buffer (MPI ``*_init``)."""
+class _PersistentExchange:
+    """Persistent requests of one repeated exchange within one buffer (MPI ``Send_init``/``Recv_init``)."""
 
-    __slots__ = ("pairs", "requests", "peers", "nbytes", "active")
+    __slots__ = ("comm", "buf", "pairs", "requests", "peers", "nbytes", "messages", "active")
 
-    def __init__(self, pairs, requests, peers, nbytes):
-        self.pairs, self.requests, self.peers, self.nbytes = pairs, requests, peers, nbytes
+    def __init__(self, comm, buf, pairs, requests, peers, nbytes, messages):
+        self.comm, self.buf, self.pairs, self.requests = comm, buf, pairs, requests
+        self.peers, self.nbytes, self.messages = peers, nbytes, messages
         self.active = False
 
-    def free(self) -> None:
-        for r in self.requests:
-            r.Free()
-        self.requests = []
+    def start(self):
+        """Start the messages; ``wait()`` on the result completes them."""
+        comm = self.comm
+        if self.active:  # started again before its wait: one-shot requests on the same tags
+            sends, recvs = self.messages
+            return comm.exchange(self.buf, sends, self.buf, recvs, key=True)
+        comm._tag = (comm._tag + 1) % KEYED_TAG  # keep the rotating tags of all ranks in step
+        buf = self.buf
+        for src, dst in self.pairs:
+            copy_region(buf, src, buf, dst)
+        begin = _tracing.now() if _tracing.active is not None else 0.0
+        for request in self.requests:  # in order: messages of one pair and tag stay ordered
+            request.Start()
+        self.active = True
+        trace = None
+        if _tracing.active is not None:
+            trace = (begin, self.nbytes, sorted(set(self.peers)), _tracing.now(), _tracing.label)
+        request = _Request(comm.MPI, list(self.requests), None, trace, self.peers)
+        request.keep = self
+        return request
+
+    def __del__(self):
+        try:
+            if self.active:
+                comm = self.comm
+                comm.MPI.Request.Waitall(self.requests)
+            for r in self.requests:
+                r.Free()
+        except Exception:  # noqa: BLE001 - MPI finalized at interpreter exit: nothing left to free
+            pass
 
 
 class _Request:
@@ -85,7 +111,7 @@ class _Request:
 
     def __init__(self, MPI, requests, staged, trace=None, peers=()):
         self.MPI, self.requests, self.staged, self.trace, self.peers = MPI, requests, staged, trace, peers
-        self.keep = None  # what must live until the wait: packed send buffers, or a _Persistent
+        self.keep = None  # what must live until the wait: packed send buffers, or a _PersistentExchange
 
     def _wait_bounded(self, timeout: float) -> None:
         """Poll until done; after ``timeout`` seconds name the peers whose messages are missing."""
@@ -109,7 +135,7 @@ class _Request:
             else:
                 self._wait_bounded(_debug.wait_timeout)
             self.requests = []
-            if type(self.keep) is _Persistent:
+            if type(self.keep) is _PersistentExchange:
                 self.keep.active = False
             self.keep = None
         if self.trace is not None and _tracing.active is not None:
@@ -139,7 +165,6 @@ class MPICommunicator:
                      "lor": MPI.LOR}
         self._subs: dict = {}
         self._types: dict = {}
-        self._persistent: dict = {}
         self._tag = 0
 
     # ------------------------------------------------------------ topology
@@ -247,12 +272,15 @@ class MPICommunicator:
             self._types[key] = dtype
         return dtype
 
+    def _message(self, buf: np.ndarray, region: Region):
+        """What MPI moves for ``buf[region]``: the view itself when contiguous, else a subarray datatype."""
+        view = buf[region]
+        if view.flags.c_contiguous:  # rows of C-order blocks: no datatype engine, one copy
+            return view
+        return [buf, 1, self._subarray(buf, region)]
+
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
                  key=None):
-        if key is not None and send is recv and type(send) is np.ndarray and send.flags.c_contiguous:
-            entry = self._persistent_entry(send, sends, recvs, key)
-            if entry is not None and not entry.active:
-                return self._start_persistent(send, entry)
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
         for src, dst in pairs:
             copy_region(send, src, recv, dst)
@@ -275,14 +303,14 @@ class MPICommunicator:
         begin = _tracing.now() if _tracing.active is not None else 0.0
         for (peer, region), tag in zip(recvs, recv_tags):
             if all(s.stop > s.start for s in region):
-                reqs.append(self.comm.Irecv([rbuf, 1, self._subarray(rbuf, region)], source=peer, tag=tag))
+                reqs.append(self.comm.Irecv(self._message(rbuf, region), source=peer, tag=tag))
                 peers.append(peer)
         for k, ((peer, region), tag) in enumerate(zip(sends, send_tags)):
             if all(s.stop > s.start for s in region):
                 if packed is not None:
                     reqs.append(self.comm.Isend(packed[k], dest=peer, tag=tag))
                 else:
-                    reqs.append(self.comm.Isend([sbuf, 1, self._subarray(sbuf, region)], dest=peer, tag=tag))
+                    reqs.append(self.comm.Isend(self._message(sbuf, region), dest=peer, tag=tag))
                 peers.append(peer)
         trace = None
         if _tracing.active is not None:
@@ -293,60 +321,30 @@ class MPICommunicator:
         request.keep = packed  # packed send buffers live until the wait
         return request
 
-    def _persistent_entry(self, buf: np.ndarray, sends, recvs, key) -> _Persistent | None:
-        """The persistent requests of ``key`` on this very buffer (address, shape, dtype), made once.
+    def bind_exchange(self, buf, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
+        """A reusable exchange within ``buf``: MPI persistent requests made once, started per call.
 
-        A request set only names memory, so a new array at the same address with
-        the same shape and dtype reuses it safely.
+        The caller owns the result (darray keeps it on the array whose block
+        it names); its requests are freed when it is garbage collected.
         """
-        cache_key = (key, buf.__array_interface__["data"][0], buf.shape, buf.dtype.str)
-        entry = self._persistent.get(cache_key)
-        if entry is not None:
-            return entry
+        if type(buf) is not np.ndarray or not buf.flags.c_contiguous:
+            return BoundExchange(self, buf, sends, recvs)
+        messages = (list(sends), list(recvs))
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
         recv_tags, send_tags = _keyed_tags(recvs), _keyed_tags(sends)
         if max(recv_tags + send_tags, default=KEYED_TAG) >= KEYED_TAG + KEYED_MAX:
-            return None  # too many messages per pair for the keyed tags: one-shot requests instead
+            return BoundExchange(self, buf, *messages)
         reqs, peers = [], []
         for (peer, region), tag in zip(recvs, recv_tags):
             if all(s.stop > s.start for s in region):
-                reqs.append(self.comm.Recv_init([buf, 1, self._subarray(buf, region)], source=peer, tag=tag))
+                reqs.append(self.comm.Recv_init(self._message(buf, region), source=peer, tag=tag))
                 peers.append(peer)
         for (peer, region), tag in zip(sends, send_tags):
             if all(s.stop > s.start for s in region):
-                reqs.append(self.comm.Send_init([buf, 1, self._subarray(buf, region)], dest=peer, tag=tag))
+                reqs.append(self.comm.Send_init(self._message(buf, region), dest=peer, tag=tag))
                 peers.append(peer)
         nbytes = sum(_volume(r) for _, r in sends) * buf.itemsize
-        entry = _Persistent(pairs, reqs, peers, nbytes)
-        if len(self._persistent) >= _PERSISTENT_CACHE:  # evict the oldest idle set
-            for old_key, old in list(self._persistent.items()):
-                if not old.active:
-                    old.free()
-                    del self._persistent[old_key]
-                    break
-        self._persistent[cache_key] = entry
-        return entry
-
-    def _start_persistent(self, buf: np.ndarray, entry: _Persistent) -> _Request:
-        self._tag = (self._tag + 1) % KEYED_TAG  # keep the rotating tags of all ranks in step
-        for src, dst in entry.pairs:
-            copy_region(buf, src, buf, dst)
-        begin = _tracing.now() if _tracing.active is not None else 0.0
-        for request in entry.requests:  # in order: messages of one pair and tag stay ordered
-            request.Start()
-        entry.active = True
-        trace = None
-        if _tracing.active is not None:
-            trace = (begin, entry.nbytes, sorted(set(entry.peers)), _tracing.now(), _tracing.label)
-        request = _Request(self.MPI, list(entry.requests), None, trace, entry.peers)
-        request.keep = entry
-        return request
-
-    def free_persistent(self) -> None:
-        """Release every cached persistent request (none may be in flight)."""
-        for entry in self._persistent.values():
-            entry.free()
-        self._persistent.clear()
+        return _PersistentExchange(self, buf, pairs, reqs, peers, nbytes, messages)
 
     def __repr__(self):
         return f"MPICommunicator(rank={self.rank}, size={self.size})"

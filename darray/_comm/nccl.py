@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import REDUCE_OPS, DoneRequest, Region, split_self
+from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, split_self
 
 __all__ = ["NCCLCommunicator"]
 
@@ -223,6 +223,11 @@ class NCCLCommunicator:
         self.mpi.abort(code)
 
     # ------------------------------------------------------------ point to point
+    def bind_exchange(self, buf, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
+        if not self._is_device(buf):
+            return self.mpi.bind_exchange(buf, sends, recvs)
+        return BoundExchange(self, buf, sends, recvs)  # NCCL has no persistent sends: one group per start
+
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
                  key=None):
         on_device = self._is_device(send), self._is_device(recv)

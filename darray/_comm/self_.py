@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .base import REDUCE_OPS, DoneRequest, Region, copy_region, split_self
+from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, split_self
 
 __all__ = ["SelfCommunicator"]
 
@@ -40,6 +40,9 @@ class SelfCommunicator:
         for src, dst in pairs:
             copy_region(send, src, recv, dst)
         return DoneRequest()
+
+    def bind_exchange(self, buf, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
+        return BoundExchange(self, buf, sends, recvs)
 
     def barrier(self) -> None:
         return None

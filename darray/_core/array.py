@@ -35,7 +35,7 @@ class DArray:
     with :func:`darray.from_local`.
     """
 
-    __slots__ = ("_block", "_layout", "_comm", "_xp", "_local", "_halo_fresh", "__weakref__")
+    __slots__ = ("_block", "_layout", "_comm", "_xp", "_local", "_halo_fresh", "_halo_exchange", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("DArray: do not construct directly; use darray.asarray, darray.zeros, darray.arange, ... "
@@ -65,6 +65,7 @@ class DArray:
         self._xp = xp
         self._local = None
         self._halo_fresh = False
+        self._halo_exchange = None  # the bound halo exchange of this block (made on first use)
         return self
 
     # ------------------------------------------------------------ metadata

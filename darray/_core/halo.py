@@ -119,6 +119,12 @@ def halo_plan(layout: Layout, rank: int) -> Plan:
     return Plan(sends, recvs)
 
 
+@lru_cache(maxsize=256)
+def _fills_edges(layout: Layout) -> bool:
+    """Whether some axis has ghosts filled by a rule (reflect, nearest, a constant) rather than messages."""
+    return any(h and kind not in ("none", "periodic") for h, kind in zip(layout.halo, layout.boundary))
+
+
 def _fill_boundaries(x: DArray) -> None:
     """Ghost cells past the global edges, axis by axis (corners follow, like ``numpy.pad``).
 
@@ -127,6 +133,8 @@ def _fill_boundaries(x: DArray) -> None:
     which lies inside the domain and so is owned or already received.
     """
     layout = x._layout
+    if not _fills_edges(layout):
+        return
     block = x._block
     xp = x._xp
     rank = x._comm.rank
@@ -193,13 +201,15 @@ def exchange_halos(x: DArray, wait: bool = True, force: bool = False):
     else:
         if _debug.enabled:
             _debug.check_collective(x._comm, "exchange_halos", x._layout, str(x.dtype))
-        layout = x._layout
-        plan = halo_plan(layout, x._comm.rank)
+        bound = x._halo_exchange
+        if bound is None or bound.buf is not x._block:  # made once per block: persistent requests under MPI
+            plan = halo_plan(x._layout, x._comm.rank)
+            bound = x._halo_exchange = x._comm.bind_exchange(x._block, plan.sends, plan.recvs)
         if _tracing.active is None:
-            request = x._comm.exchange(x._block, plan.sends, x._block, plan.recvs, key=layout)
+            request = bound.start()
         else:
             with _tracing.labelled("halo"):
-                request = x._comm.exchange(x._block, plan.sends, x._block, plan.recvs, key=layout)
+                request = bound.start()
         handle = HaloExchange(x, request)
     return handle.wait() if wait else handle
 
