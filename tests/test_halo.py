@@ -281,6 +281,23 @@ def test_repeated_exchanges_reuse_their_plan_safely():
             assert_block(x, padded_model(g + k, (2, 1), "periodic", None), f"round {k} {name}")
 
 
+def test_exchange_keeps_no_block_alive():
+    """What a halo exchange keeps for reuse (persistent requests) lives and dies with its array."""
+    import gc
+    import weakref
+
+    g = values(SHAPES[2], seed=16)
+    refs = []
+    for _ in range(5):
+        x = da.asarray(g, halo=1, boundary="periodic", split=0)
+        x.exchange_halos()
+        refs.append(weakref.ref(x.block))
+        del x
+    gc.collect()
+    alive = sum(r() is not None for r in refs)
+    assert not agree(comm(), alive == 0), f"{alive} blocks of deleted arrays are still alive"
+
+
 def test_exchange_freshness_and_force():
     """A second exchange of unchanged data is skipped; ``__setitem__`` marks halos stale; ``force`` refreshes.
 
