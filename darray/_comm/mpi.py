@@ -91,7 +91,7 @@ class _PersistentExchange:
         trace = None
         if _tracing.active is not None:
             trace = (begin, self.nbytes, sorted(set(self.peers)), _tracing.now(), _tracing.label)
-        request = _Request(comm.MPI, list(self.requests), None, trace, self.peers)
+        request = _Request(comm.MPI, self.requests, None, trace, self.peers)  # wait() rebinds, never mutates
         request.keep = self
         return request
 

@@ -278,9 +278,7 @@ class DArray:
 
         Returns ``self`` (``wait=True``) or a handle whose ``wait()`` completes the exchange.
         """
-        from .halo import exchange_halos
-
-        return exchange_halos(self, wait=wait, force=force)
+        return _exchange_halos(self, wait=wait, force=force)
 
     # ------------------------------------------------------------ methods NumPy users reach for
     def _reduce(self, name, *args, **kwargs):
@@ -396,3 +394,4 @@ DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (li
 
 from .elementwise import apply as _apply, apply_inplace as _apply_inplace  # noqa: E402  (cycle by design)
 from .elementwise import temporaries as _temporaries  # noqa: E402
+from .halo import exchange_halos as _exchange_halos  # noqa: E402
