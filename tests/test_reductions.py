@@ -344,3 +344,11 @@ def test_bad_dtypes():
     raises_everywhere(TypeError, da.min, z, match="min")
     raises_everywhere(TypeError, da.max, z, match="max")
     raises_everywhere(TypeError, da.sum, f.astype(da.float32), match=None, dtype=np.dtype("O"))
+
+
+def test_bool_min_max_across_ranks():
+    """min/max of booleans cut over the ranks (MPI orders no booleans: the transport uses and/or)."""
+    for g in (np.array([True, False, False, True, False]), np.ones(5, bool), np.zeros(5, bool)):
+        x = da.asarray(g, split=0)
+        assert_equal(da.max(x), np.max(g))
+        assert_equal(da.min(x), np.min(g))

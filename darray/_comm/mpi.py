@@ -62,6 +62,7 @@ class _Staged:
 #: so persistent requests started in any order still match (rotating tags stay below it).
 KEYED_TAG = 32000
 KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up to 32767
+_BOOL_ORDER = {"min": "land", "max": "lor"}
 
 
 class _PersistentExchange:
@@ -220,6 +221,8 @@ class MPICommunicator:
             return array
         send = self._contiguous(array)
         out = self._empty(send, send.shape)
+        if send.dtype == np.bool_ and op in _BOOL_ORDER:  # MPI orders no booleans: min is and, max is or
+            op = _BOOL_ORDER[op]
         begin = _tracing.now() if _tracing.active is not None else 0.0
         self.comm.Allreduce(send, out, self._ops[op])
         if _tracing.active is not None:
