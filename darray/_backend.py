@@ -15,8 +15,8 @@ from typing import Any
 import array_api_compat
 import numpy as np
 
-__all__ = ["BACKENDS", "available_backends", "namespace_of", "namespace_named", "to_numpy", "is_numpy_namespace", "is_host_array",
-           "name_of"]
+__all__ = ["BACKENDS", "available_backends", "namespace_of", "namespace_named", "from_numpy", "to_numpy",
+           "is_numpy_namespace", "is_host_array", "name_of"]
 
 #: Backend name -> module that array-api-compat wraps (or that is compliant itself).
 BACKENDS = {
@@ -75,6 +75,19 @@ def is_host_array(array: Any) -> bool:
     return not hasattr(array, "__cuda_array_interface__")
 
 
+def from_numpy(xp: ModuleType, array: np.ndarray, device: Any = None) -> Any:
+    """A NumPy array (or any array ``xp.asarray`` takes) as an array of namespace ``xp``, a view where possible.
+
+    torch takes no negative strides (``a[::-1]``): such views are copied first.
+    """
+    if isinstance(array, np.ndarray):
+        if xp is NUMPY:
+            return array
+        if any(s < 0 for s in array.strides):
+            array = np.ascontiguousarray(array)
+    return xp.asarray(array, device=device)
+
+
 def to_numpy(array: Any) -> np.ndarray:
     """A NumPy view (CPU) or copy (device memory) of a local array."""
     if isinstance(array, np.ndarray):
@@ -82,7 +95,8 @@ def to_numpy(array: Any) -> np.ndarray:
     if array_api_compat.is_cupy_array(array):
         return array.get()
     if array_api_compat.is_torch_array(array):
-        return array.detach().cpu().numpy()
+        # conj()/neg() views carry a lazy bit that numpy() refuses: resolve it (a copy only then)
+        return array.detach().cpu().resolve_conj().resolve_neg().numpy()
     try:
         return np.from_dlpack(array)
     except (TypeError, RuntimeError, BufferError, AttributeError):
