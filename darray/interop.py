@@ -11,6 +11,34 @@
   :func:`to_xarray`) wraps it without a copy and arithmetic, reductions,
   ``isel`` and ``where`` keep returning DArrays. :func:`from_xarray` turns a
   DataArray backed by NumPy, dask or a DArray into a DArray.
+
+A DArray as a dask chunk source: ``dask.array.from_array(x, chunks=...)``
+reads each chunk with ``x[region]``. The chunks are DArrays (dask keeps them
+as they are, ``asarray=True`` included, since a DArray is array-like), so
+dask's operations on them are darray operations and ``compute`` returns a
+DArray (``.gather()`` or ``numpy.asarray`` it for NumPy). Supported usage:
+
+- one process: any scheduler, any chunks;
+- under MPI: every chunk task is a COLLECTIVE (``x[region]`` and the darray
+  operations on the chunks communicate), so every rank must run the same
+  tasks in the same order. That holds when every rank builds the same graph,
+  gives every ``from_array`` a ``name=`` and a NumPy ``meta=`` that are the
+  same on every rank (dask cannot tokenize a distributed array identically on
+  every rank), computes with ``scheduler="synchronous"`` (one task at a
+  time), and runs with the same ``PYTHONHASHSEED`` (dask orders tasks that
+  are equally urgent by iterating over sets of keys, whose order follows
+  Python's per-process string hashing)::
+
+      # PYTHONHASHSEED=0 mpiexec -n 4 python job.py
+      dx = dask.array.from_array(x, chunks=(1000, 1000), name="x",
+                                 meta=numpy.empty((0, 0), x.dtype))
+      total = dx.sum().compute(scheduler="synchronous")   # a 0-d DArray
+
+  Every rank runs every task. Without these, or with threaded and
+  distributed schedulers, the ranks run the tasks in different orders and
+  hang. To hand a large distributed array to dask's own (NumPy) machinery,
+  use :func:`to_dask` with ``via_zarr=`` (nothing gathered; each dask task
+  reads only its chunk of the store).
 """
 
 from __future__ import annotations
@@ -88,6 +116,13 @@ def to_dask(x, /, *, via_zarr=None):
       array is saved with :func:`darray.io.save`, every rank gets
       ``dask.array.from_zarr(path)``); without it this raises ValueError,
       since one process's dask array of the whole field would gather it.
+      ``path`` must be the same on every rank and on a file system every
+      rank sees. The store's chunks tile the blocks (see
+      :mod:`darray.io.zarr_io`: for even splits each block is one chunk, or
+      several of at most 16 MiB), and a rank that computes ``dx[region]``
+      reads only the chunks it touches.
+      The returned array reads the store lazily: keep the store until the
+      dask array is computed (a later save to the same path replaces it).
 
     Examples
     --------
@@ -116,7 +151,7 @@ def to_dask(x, /, *, via_zarr=None):
     local = x.local
     name = f"darray-{uuid.uuid4().hex}"
     return dask_array.Array({(name, *(0,) * local.ndim): local}, name, chunks=tuple((n,) for n in local.shape),
-                            dtype=local.dtype)
+                            dtype=x.dtype)
 
 
 def to_xarray(x, /, dims=None, *, coords=None, name=None, attrs=None):

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
 import threading
+from itertools import product
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +23,8 @@ xr = pytest.importorskip("xarray")
 pytest.importorskip("zarr")
 
 pytestmark = pytest.mark.mpi
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +120,165 @@ def test_to_dask_distributed_needs_storage(comm, shared):
     assert not agree(comm, np.array_equal(dx.compute(scheduler="synchronous"), ref))
     back = from_dask(dx, split=1)
     assert_equal(back, ref)
+
+
+def test_to_dask_via_zarr_documented_and_checked(comm, shared):
+    """The docstring says how to hand a distributed array to dask; a path that differs between ranks is refused."""
+    assert "via_zarr" in to_dask.__doc__ and "from_zarr" in to_dask.__doc__
+    ref = np.arange(24 * 5, dtype=np.float32).reshape(24, 5)
+    x = da.asarray(ref, split=0)  # 24 rows: even blocks at 1-4 ranks, each one (small) chunk
+    dx = to_dask(x, via_zarr=shared / "even.zarr")
+    cells = x.layout.block_slices(comm.rank)
+    offsets = list(np.cumsum((0,) + dx.chunks[0]))
+    assert not agree(comm, offsets == [x.layout.block_slices(r)[0].start for r in range(comm.size)] + [24]), \
+        f"rank {comm.rank}: blocks vs chunks {dx.chunks}"
+    mine = dx[cells].compute(scheduler="synchronous")  # reads only this rank's chunk
+    assert not agree(comm, np.array_equal(mine, ref[cells]))
+    if comm.size > 1:
+        with pytest.raises(ValueError, match="different paths") as info:
+            to_dask(x, via_zarr=shared / f"r{comm.rank}.zarr")
+        messages = comm.allgather(np.frombuffer(str(info.value).encode().ljust(512, b"\0")[:512], dtype=np.uint8))
+        assert all(np.array_equal(m, messages[0]) for m in messages)
+        assert not agree(comm, not any(p.name.startswith("r") for p in shared.iterdir()))  # nothing written
+
+
+def test_from_dask_lazy_field_each_rank_computes_only_its_chunks(comm):
+    """A lazily generated field (no data anywhere): every rank runs exactly the chunk tasks meeting its region, once.
+
+    2-d chunks, a column split and an uneven split with an empty block; the generator records the
+    chunk it builds.
+    """
+    seen = []
+    lock = threading.Lock()
+    shape, chunks = (12, 10), (5, 3)
+
+    def generate(block, block_info=None):
+        loc = tuple(tuple(r) for r in block_info[None]["array-location"])
+        with lock:
+            seen.append(loc)
+        rows, cols = (np.arange(a, b) for a, b in loc)
+        return (rows[:, None] * 100 + cols[None, :]).astype(np.float64)
+
+    ref = np.arange(12)[:, None] * 100.0 + np.arange(10)[None, :]
+    field = dask_array.zeros(shape, chunks=chunks).map_blocks(generate, dtype=np.float64)
+    size = comm.size
+    for spec in (dict(split=1), dict(split=0, sizes=[0] + lengths(12, size - 1) if size > 1 else [12])):
+        seen.clear()
+        x = from_dask(field, **spec)
+        assert_equal(x, ref)
+        cells = x.layout.block_slices(comm.rank)
+        if any(c.start == c.stop for c in cells):
+            wanted = set()
+        else:
+            wanted = {loc for loc in product(*(_chunk_spans(n, c) for n, c in zip(shape, chunks)))
+                      if all(a < c.stop and c.start < b for (a, b), c in zip(loc, cells))}
+        ok = sorted(seen) == sorted(wanted)
+        assert not agree(comm, ok), f"rank {comm.rank} computed {sorted(seen)}, expected {sorted(wanted)}"
+
+
+def _same_on_every_rank(comm, text: str) -> bool:
+    digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
+    table = np.asarray(comm.allgather(digest))
+    return bool((table == table[0]).all())
+
+
+def _chunk_spans(n: int, c: int) -> list[tuple[int, int]]:
+    return [(a, min(n, a + c)) for a in range(0, n, c)]
+
+
+def lengths(n: int, parts: int) -> list[int]:
+    return [len(c) for c in np.array_split(np.arange(n), parts)]
+
+
+@pytest.mark.parametrize("split", [0, 1, None])
+def test_darray_is_a_dask_chunk_source(split, comm, monkeypatch):
+    """dask.array.from_array(x) reads through x[region]; chunks and results are DArrays.
+
+    One process: any scheduler. At every rank count: with name= and a NumPy meta= every rank builds
+    the same graph (the same keys), which the documented MPI usage needs; computing under MPI is
+    tested by test_dask_chunk_source_under_mpi (it needs one PYTHONHASHSEED on every rank).
+    """
+    ref = np.arange(13 * 6, dtype=np.float64).reshape(13, 6) - 7.0
+    x = da.asarray(ref, split=split)
+    meta = np.empty((0, 0), ref.dtype)
+    dx = dask_array.from_array(x, chunks=(4, 3), name="darray-source-x", meta=meta)
+    y = dask_array.from_array(da.asarray(ref.T.copy(), split=split), chunks=3, name="darray-source-y", meta=meta)
+    assert dx.shape == ref.shape and dx.dtype == ref.dtype and dx.numblocks == (4, 2)
+    exprs = [dx, (dx * 2 - 1).sum(axis=0), dx + y.T, (dx * y.T).sum()]
+    keys = repr([sorted(map(str, dict(e.__dask_graph__()))) for e in exprs])
+    assert not agree(comm, _same_on_every_rank(comm, keys)), "the ranks built different graphs"
+    if comm.size > 1:
+        return
+    reads = []
+    getitem = da.DArray.__getitem__
+
+    def counting(self, key):
+        if self.shape == x.shape:  # dask reads from its own reference to x (not always the same object)
+            reads.append(key)
+        return getitem(self, key)
+
+    monkeypatch.setattr(da.DArray, "__getitem__", counting)
+    for scheduler in ("synchronous", "threads"):
+        reads.clear()
+        got = dx.compute(scheduler=scheduler)
+        assert isinstance(got, da.DArray)  # chunks are DArrays: dask's concatenate is darray's
+        assert_equal(got, ref)
+        assert len(reads) == 8, reads  # one x[region] per chunk
+        assert_equal((dx * 2 - 1).sum(axis=0).compute(scheduler=scheduler), (ref * 2 - 1).sum(axis=0))
+        assert_equal((dx + y.T).compute(scheduler=scheduler), 2 * ref)
+        assert float((dx * y.T).sum().compute(scheduler=scheduler)) == pytest.approx(float((ref * ref).sum()))
+    assert_equal(dask_array.from_array(x, chunks=(5, 2)).compute(), ref)  # one process: no name needed
+
+
+_CHUNK_SOURCE_JOB = """
+import numpy as np, dask.array as dsa, darray as da
+comm = da.default_communicator()
+da.config.min_distributed_size = 4
+ref = np.arange(13 * 6, dtype=np.float64).reshape(13, 6) - 7.0
+meta = np.empty((0, 0), ref.dtype)
+bad = []
+for split in (0, 1, None):
+    x = da.asarray(ref, split=split)
+    dx = dsa.from_array(x, chunks=(4, 3), name="x", meta=meta)
+    y = dsa.from_array(da.asarray(ref.T.copy(), split=split), chunks=3, name="y", meta=meta)
+    got = dx.compute(scheduler="synchronous")
+    checks = {
+        "chunks": isinstance(got, da.DArray) and np.array_equal(got.gather(), ref),
+        "reduce": np.allclose((dx * 2 - 1).sum(axis=0).compute(scheduler="synchronous").gather(),
+                              (ref * 2 - 1).sum(axis=0)),
+        "two sources": np.array_equal((dx + y.T).compute(scheduler="synchronous").gather(), 2 * ref),
+        "sum": np.isclose(float((dx * y.T).sum().compute(scheduler="synchronous")), (ref * ref).sum()),
+    }
+    bad += [f"split={split} {k}" for k, v in checks.items() if not v]
+print(f"rank {comm.rank} of {comm.size}: " + ("OK" if not bad else "MISMATCH " + ", ".join(bad)), flush=True)
+"""
+
+
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_dask_chunk_source_under_mpi(nprocs, tmp_path):
+    """The documented MPI usage, run as documented: its own mpiexec, one PYTHONHASHSEED, synchronous scheduler."""
+    if comm_size() > 1:
+        return  # launched from the one-process run only (this test starts its own job)
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.exists():
+        mpiexec = shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("mpiexec is not installed")
+    script = tmp_path / "job.py"
+    script.write_text(_CHUNK_SOURCE_JOB)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI", "PMIX", "OMPI_", "MPI_LOCAL", "HYDRA"))}
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONHASHSEED"] = "0"
+    env.pop("DARRAY_TEST_CHILD", None)
+    proc = subprocess.run([str(mpiexec), "-n", str(nprocs), sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=180)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("rank ")]
+    assert proc.returncode == 0 and len(lines) == nprocs and all(line.endswith(": OK") for line in lines), \
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+
+
+def comm_size() -> int:
+    return da.default_communicator().size
 
 
 # ------------------------------------------------------------------ xarray

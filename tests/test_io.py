@@ -8,6 +8,7 @@ rank (a rank that did not raise fails the test, and the ranks agree on that).
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
 
@@ -182,6 +183,42 @@ def test_zarr_chunk_plan_aligned_to_blocks():
     drifting = da.Layout.create("t", (1000,), 3, split=0)  # 334, 333, 333: gcd 1
     assert chunk_plan(drifting) == ((334,), False)  # largest block, shared chunks written in rounds
     assert chunk_plan(da.Layout.create("t", (7, 3), 3, split=None)) == ((7, 3), True)
+
+
+def test_zarr_chunk_plan_caps_chunk_bytes(monkeypatch):
+    """Big blocks are cut into several chunks that still tile every block (axis 0 first)."""
+    import darray.io.zarr_io as zarr_io
+
+    one = da.Layout.create("t", (65536, 2048), 1, split=0)
+    assert chunk_plan(one, 8) == ((1024, 2048), True)  # 16 MiB chunks, not one 1 GiB chunk
+    two = da.Layout.create("t", (65536, 2048), 2, split=0)
+    assert chunk_plan(two, 8) == ((1024, 2048), True)
+    cols = da.Layout.create("t", (8, 3 * 2 ** 21), 3, split=1)  # 2**21-column blocks: a divisor of the block
+    chunks, aligned = chunk_plan(cols, 8)
+    assert aligned and chunks[0] == 1 and 2 ** 21 % chunks[1] == 0 and chunks[1] * 8 <= zarr_io.MAX_CHUNK_BYTES
+    small = da.Layout.create("t", (12, 5), 3, split=0)
+    assert chunk_plan(small, 8) == chunk_plan(small) == ((4, 5), True)  # small chunks stay as they are
+    monkeypatch.setattr(zarr_io, "MAX_CHUNK_BYTES", 80)
+    assert chunk_plan(small, 8) == ((2, 5), True)  # 4-row blocks cut into 2 x 2 rows: whole chunks per block
+    monkeypatch.setattr(zarr_io, "MAX_CHUNK_BYTES", 16)
+    assert chunk_plan(small, 8) == ((1, 2), True)  # then the free axis
+
+
+def test_zarr_several_chunks_per_block(comm, shared, monkeypatch):
+    """Tiny chunk cap: every layout writes several chunks per block; every layout reads it back."""
+    import darray.io.zarr_io as zarr_io
+
+    monkeypatch.setattr(zarr_io, "MAX_CHUNK_BYTES", 64)
+    ref = sample((13, 6), "float64", seed=9)
+    path = shared / "c.zarr"
+    for spec in layouts(comm.size, ref.shape):
+        save(path, da.asarray(ref, **spec))
+        import zarr
+
+        stored = zarr.open_array(str(path), mode="r")
+        assert math.prod(stored.chunks) * 8 <= 64 or not chunk_plan(da.asarray(ref, **spec).layout)[1]
+        for read in layouts(comm.size, ref.shape):
+            assert_equal(load(path, **read), ref, err_msg=f"write {ident(spec)} read {ident(read)}")
 
 
 def test_zarr_uneven_blocks_sharing_chunks(comm, shared):

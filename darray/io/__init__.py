@@ -14,6 +14,16 @@ validate shape and dtype, verify the digests, and raise the same error on
 every rank for a missing, truncated or damaged file
 (:class:`FileNotFoundError`, :class:`CorruptFileError`, :class:`ChecksumError`).
 
+Data safety: nothing is ever unpickled (object, string and record dtypes and
+object codecs are refused before any data is decoded); save targets are
+checked on every rank before anything is written (no ``""``/``"."``/``".."``,
+never over a directory that is not a zarr array store, the same path on every
+rank) and written through a private staging directory (:mod:`darray.io._atomic`),
+so no pre-planted symlink is followed; zarr keys, HDF5 links and external
+storage never lead outside the file or store being read; hostile metadata
+(negative or huge shapes, zero chunks, more than the machine's memory) raises
+the same clear error on every rank.
+
 Checksum verification on load (``verify=``): each rank checks the stored
 blocks that lie whole inside its own region, from the data it read anyway
 (free when reading with the layout that saved). Stored blocks that no rank

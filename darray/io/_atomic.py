@@ -1,14 +1,27 @@
-"""Atomic, collective saves: write under a temporary name, then rank 0 renames.
+"""Atomic, collective saves: write into a private staging directory, then rank 0 renames.
 
-Every rank writes into ``<path>.tmp-<token>`` (same directory, so the rename
-never crosses a file system); once every rank has reported success, rank 0
-moves the temporary into place with :func:`os.replace`:
+Before anything is written, every rank checks the targets identically
+(:func:`check_target`): a path that names nothing new (``""``, ``"."``,
+``".."``, ``"/"``, a NUL byte), a missing parent directory, a directory that is
+not a zarr array store (saving never deletes a directory it did not write),
+or different paths on different ranks raise the same error on every rank.
 
-- a file over a file: one atomic ``os.replace``;
+Rank 0 then creates a staging directory next to the targets with
+:func:`tempfile.mkdtemp` (``<name>.tmp-<random>``: created exclusively, mode
+0700, never an existing name or a pre-planted symlink) and every rank writes
+into ``<stage>/<name>``. Every name written is inside that private directory,
+so nothing another user planted is ever followed. Same parent directory, so
+the rename never crosses a file system. Once every rank has reported success,
+rank 0 moves each temporary into place with :func:`os.replace` and removes
+the stage:
+
+- a file over a file (or over a symlink: the link is replaced, never
+  followed): one atomic ``os.replace``;
 - a directory (a zarr store), or anything over a directory: the old target is
-  first moved aside to ``<path>.old-<token>``, the new one renamed into
-  place, then the old one removed. A job killed between those two renames
-  leaves the previous data under ``<path>.old-<token>``.
+  first moved aside into the stage (``<stage>/<name>.old``), the new one
+  renamed into place, then the stage removed. A job killed between those two
+  renames leaves the previous data in ``<stage>/<name>.old``, which a load of
+  ``<path>`` then reads (:func:`recovered`).
 
 Several targets (a ``.npy`` file and its checksum sidecar) are renamed in the
 order given (a target whose temporary the body did not create is removed, so
@@ -16,22 +29,117 @@ that no stale sidecar outlives its data): a crash between the renames leaves the
 sidecar, which a load reports as a checksum error, never as wrong data.
 
 A job killed before the renames leaves the previous file untouched (plus a
-stale ``*.tmp-*`` that nothing reads). A failure on any rank while writing is
-raised on every rank and the temporaries are removed.
+stale ``<name>.tmp-*`` directory that nothing reads but :func:`recovered`). A failure on any rank while
+writing is raised on every rank and the stage is removed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
+import tempfile
 from contextlib import contextmanager
 
-from ._common import collective, token
+import numpy as np
 
-__all__ = ["atomic_targets"]
+from ._common import collective
+
+__all__ = ["atomic_targets", "check_target", "recovered"]
 
 #: Test hook: called on every rank after every write succeeded and before the rename (simulates a crash).
 _before_commit = None
+
+_PATH_BYTES = 4096
+_OLD = ".old"
+
+
+def check_target(func: str, path) -> str:
+    """The absolute path of a save target; TypeError / ValueError for a path that names no new entry.
+
+    Pure (no file system access, no communication): the same verdict on every
+    rank that passes the same path.
+    """
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{func}: path must be a str or os.PathLike; got {type(path).__name__}, expected e.g. "
+                        f"'out.zarr'") from None
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    seps = os.sep + (os.altsep or "")
+    last = text.rstrip(seps)
+    for sep in seps:
+        last = last.rsplit(sep, 1)[-1]
+    if not text or "\0" in text or last in ("", ".", ".."):
+        raise ValueError(f"{func}: invalid target path; got {text!r}, expected a file or store name (not empty, "
+                         f"'.', '..' or a root, no NUL bytes)")
+    full = os.path.abspath(text)
+    if len(full.encode("utf-8", "surrogateescape")) > _PATH_BYTES - 64:  # room for the staging suffixes
+        raise ValueError(f"{func}: invalid target path; got {len(full)} characters, expected at most "
+                         f"{_PATH_BYTES - 64}")
+    return full
+
+
+def _is_zarr_array(path: str) -> bool:
+    """True for a directory holding a zarr array (v3 ``zarr.json`` of node_type array, or v2 ``.zarray``)."""
+    if os.path.isfile(os.path.join(path, ".zarray")):
+        return True
+    meta = os.path.join(path, "zarr.json")
+    if not os.path.isfile(meta):
+        return False
+    try:
+        with open(meta, "rb") as f:
+            doc = json.loads(f.read(1 << 20))
+    except (OSError, ValueError):
+        return True  # a damaged store (written by a killed save, say) may be replaced
+    return not (isinstance(doc, dict) and doc.get("node_type") == "group")
+
+
+def _check_replaceable(func: str, final: str) -> None:
+    parent = os.path.dirname(final)
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(f"{func}: no such directory; got {parent!r}, expected an existing directory")
+    if os.path.isdir(final) and not os.path.islink(final) and not _is_zarr_array(final):
+        raise IsADirectoryError(f"{func}: refusing to replace a directory that is not a zarr array store; got "
+                                f"{final!r}, expected a new path, a file or a zarr array store (remove the "
+                                f"directory yourself to replace it)")
+
+
+def _agree_targets(func: str, comm, paths) -> list[str]:
+    """The checked targets, or the same error on every rank, also when the ranks passed different paths.
+
+    :func:`check_target` is pure, so ranks that pass the same paths reach the
+    same verdict; one allgather of 32 bytes catches ranks that passed
+    different ones (a bad path on one rank only must not leave the others
+    waiting).
+    """
+    try:
+        finals, bad = [check_target(func, p) for p in paths], None
+    except (TypeError, ValueError) as e:
+        finals, bad = None, e
+    if comm.size > 1:
+        text = "\0".join(finals) if bad is None else f"{type(bad).__name__}: {bad}"
+        mine = np.frombuffer(hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest(), dtype=np.uint8)
+        table = np.asarray(comm.allgather(mine))
+        differ = [r for r in range(comm.size) if not np.array_equal(table[r], table[0])]
+        if differ:
+            first = _bcast_text(comm, (finals[-1] if bad is None else str(bad)) if comm.rank == 0 else None)
+            raise ValueError(f"{func}: the ranks passed different paths; got another path on rank {differ[0]} "
+                             f"than rank 0's {first!r}, expected the same path on every rank")
+    if bad is not None:
+        raise bad
+    return finals
+
+
+def _bcast_text(comm, text: str | None, paths: int = 1) -> str:
+    """Rank 0's ``text`` (at most ``paths`` paths that passed :func:`check_target`) on every rank."""
+    buf = np.zeros(paths * (_PATH_BYTES + 1), dtype=np.uint8)
+    if comm.rank == 0:
+        data = text.encode("utf-8", "surrogateescape")[:buf.size - 1]  # (only messages can be longer)
+        buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode("utf-8", "surrogateescape")
 
 
 def _remove(path: str) -> None:
@@ -44,14 +152,31 @@ def _remove(path: str) -> None:
             pass
 
 
-def _commit(tmp: str, final: str, tok: str) -> None:
-    if not os.path.lexists(tmp):  # the body chose not to write this target: drop a stale old one
-        _remove(final)
+def _discard(stage: str, parent: str) -> None:
+    """Remove a stage, unless it holds the only copy of a previous target (a failed swap): recovered() reads it."""
+    try:
+        names = os.listdir(stage)
+    except OSError:
         return
-    if os.path.isdir(final) or (os.path.isdir(tmp) and os.path.lexists(final)):
-        aside = f"{final}.old-{tok}"
-        os.replace(final, aside)
-        os.replace(tmp, final)
+    for name in names:
+        if name.endswith(_OLD) and not os.path.lexists(os.path.join(parent, name[:-len(_OLD)])):
+            return
+    _remove(stage)
+
+
+def _commit(tmp: str, final: str) -> None:
+    if not os.path.lexists(tmp):  # the body chose not to write this target: drop a stale old one
+        if os.path.lexists(final) and not (os.path.isdir(final) and not os.path.islink(final)):
+            os.remove(final)
+        return
+    if (os.path.isdir(final) and not os.path.islink(final)) or (os.path.isdir(tmp) and os.path.lexists(final)):
+        aside = tmp + _OLD  # inside the private stage
+        os.replace(final, aside)  # a rename: never follows a symlink at either name
+        try:
+            os.replace(tmp, final)
+        except BaseException:
+            os.replace(aside, final)  # put the previous one back
+            raise
         _remove(aside)
     else:
         os.replace(tmp, final)
@@ -61,26 +186,47 @@ def _commit(tmp: str, final: str, tok: str) -> None:
 def atomic_targets(func: str, comm, paths):
     """Yield one temporary path per target in ``paths``; commit them all on success (collective).
 
-    The body must be collective-safe itself (failures agreed with
+    The temporaries lie in a staging directory that rank 0 creates with
+    :func:`tempfile.mkdtemp` next to the targets. The body must be
+    collective-safe itself (failures agreed with
     :func:`darray.io._common.collective`), so every rank leaves it the same way.
     """
-    finals = [os.path.abspath(os.fspath(p)) for p in paths]
+    finals = _agree_targets(func, comm, paths)
 
-    def check_dirs():
+    def check():
         for final in finals:
-            parent = os.path.dirname(final)
-            if not os.path.isdir(parent):
-                raise FileNotFoundError(f"{func}: no such directory; got {parent!r}, expected an existing directory")
+            _check_replaceable(func, final)
 
-    collective(comm, check_dirs, func=func)
-    tok = token(comm)
-    tmps = [f"{final}.tmp-{tok}" for final in finals]
+    collective(comm, check, func=func)
+    parents = list(dict.fromkeys(os.path.dirname(f) for f in finals))
+
+    def make_stages():
+        if comm.rank != 0:
+            return None
+        made = []
+        try:
+            for parent in parents:
+                name = os.path.basename(next(f for f in finals if os.path.dirname(f) == parent))
+                made.append(tempfile.mkdtemp(prefix=f"{name}.tmp-", dir=parent))
+        except BaseException:
+            for stage in made:
+                _remove(stage)
+            raise
+        return "\0".join(made)
+
+    stages = _bcast_text(comm, collective(comm, make_stages, func=func), len(parents)).split("\0")
+    stage_of = dict(zip(parents, stages))
+    tmps = [os.path.join(stage_of[os.path.dirname(f)], os.path.basename(f)) for f in finals]
+
+    def discard():
+        if comm.rank == 0:
+            for stage in stages:
+                _discard(stage, os.path.dirname(stage))
+
     try:
         yield tmps
     except BaseException:
-        if comm.rank == 0:  # every rank left the body at the same agreed failure
-            for tmp in tmps:
-                _remove(tmp)
+        discard()  # every rank left the body at the same agreed failure
         raise
     if _before_commit is not None:
         _before_commit(tmps, finals)
@@ -89,28 +235,41 @@ def atomic_targets(func: str, comm, paths):
     def commit():
         if comm.rank == 0:
             for tmp, final in zip(tmps, finals):
-                _commit(tmp, final, tok)
+                _commit(tmp, final)
 
     try:
         collective(comm, commit, func=func)
-    except BaseException:
-        if comm.rank == 0:
-            for tmp in tmps:
-                _remove(tmp)
-        raise
-
+    finally:
+        discard()
 
 
 def recovered(path: str) -> str:
     """``path``, or the previous store set aside by a commit that was killed mid-swap.
 
-    A directory commit moves the old store to ``<path>.old-<token>`` and then
+    A directory commit moves the old store to ``<stage>/<name>.old`` and then
     the new one into place; a kill between the two leaves nothing at ``path``.
-    Loading then reads the set-aside previous store (the newest one).
+    Loading then reads the set-aside previous store (the newest stage's;
+    only stages that are private directories of this user, as
+    :func:`tempfile.mkdtemp` makes them, so that nothing planted is read).
     """
     if os.path.lexists(path):
         return path
     import glob
 
-    aside = sorted(glob.glob(glob.escape(path) + ".old-*"), key=os.path.getmtime)
+    name = os.path.basename(path)
+    pattern = os.path.join(glob.escape(os.path.dirname(path)), glob.escape(name) + ".tmp-*", glob.escape(name + _OLD))
+    aside = sorted((p for p in glob.glob(pattern) if _own_stage(os.path.dirname(p)) and not os.path.islink(p)),
+                   key=lambda p: os.path.getmtime(os.path.dirname(p)))
     return aside[-1] if aside else path
+
+
+def _own_stage(stage: str) -> bool:
+    """A real directory of this user, private like the ones :func:`tempfile.mkdtemp` makes (never a planted one)."""
+    try:
+        st = os.lstat(stage)
+    except OSError:
+        return False
+    import stat
+
+    return stat.S_ISDIR(st.st_mode) and (not hasattr(os, "getuid") or st.st_uid == os.getuid()) \
+        and not st.st_mode & 0o077

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import secrets
 
 import numpy as np
@@ -29,7 +30,8 @@ import darray
 
 __all__ = ["CorruptFileError", "ChecksumError", "collective", "agree", "comm_of", "read_layout", "wrap",
            "writer_blocks", "is_writer", "digest", "checksum_table", "verify_blocks", "host_block", "token",
-           "check_darray", "check_dtype", "check_table", "block_bounds", "VERIFY_MAX_BYTES", "mpi_comm"]
+           "check_darray", "check_dtype", "check_table", "block_bounds", "VERIFY_MAX_BYTES", "mpi_comm", "check_shape",
+           "check_fits", "physical_memory", "MAX_NDIM"]
 
 #: verify="auto" re-reads stored blocks that no rank holds whole only up to this many bytes in total.
 VERIFY_MAX_BYTES = 64 << 20
@@ -47,7 +49,7 @@ class ChecksumError(CorruptFileError):
 
 # Exception types that travel between ranks (index = code - 1); anything else arrives as RuntimeError.
 _KINDS = (FileNotFoundError, ChecksumError, CorruptFileError, FileExistsError, PermissionError, IsADirectoryError,
-          NotADirectoryError, OSError, TypeError, ValueError, KeyError, ImportError, RuntimeError)
+          NotADirectoryError, OSError, TypeError, ValueError, KeyError, ImportError, MemoryError, RuntimeError)
 
 
 def _code(exc: BaseException | None) -> int:
@@ -128,9 +130,61 @@ def check_dtype(func: str, dtype) -> np.dtype:
     """Refuse what darray cannot hold (objects, strings, records) before reading any data."""
     dtype = np.dtype(dtype)
     if dtype.hasobject or dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
-        raise TypeError(f"{func}: unsupported stored dtype; got {dtype.str!r}, expected bool, int, uint, float "
+        shown = dtype.descr if dtype.fields is not None else dtype.str
+        raise TypeError(f"{func}: unsupported stored dtype; got {shown!r}, expected bool, int, uint, float "
                         f"or complex (object arrays are never unpickled)")
     return dtype
+
+
+#: NumPy's limit on the number of dimensions.
+MAX_NDIM = 64
+
+
+def check_shape(func: str, where: str, shape, dtype) -> tuple[int, ...]:
+    """The stored shape as a tuple of ints, or CorruptFileError for a hostile or damaged one.
+
+    Lengths must be non-negative integers, at most :data:`MAX_NDIM` of them,
+    and the array's byte size must fit in a signed 64-bit integer.
+    """
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        dims = None
+    if (dims is None or len(dims) > MAX_NDIM
+            or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in dims)):
+        raise CorruptFileError(f"{func}: damaged metadata in {where!r}; got shape {shape!r}, expected at most "
+                               f"{MAX_NDIM} non-negative integer lengths")
+    dims = tuple(int(n) for n in dims)
+    if math.prod(dims) * np.dtype(dtype).itemsize >= 2 ** 63:
+        raise CorruptFileError(f"{func}: damaged metadata in {where!r}; got shape {dims} of dtype "
+                               f"{np.dtype(dtype).str}, expected an array of fewer than 2**63 bytes")
+    return dims
+
+
+def physical_memory() -> int | None:
+    """This machine's physical memory in bytes (None where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2 ** 30:.3g} GiB"
+
+
+def check_fits(func: str, what: str, shape, dtype) -> None:
+    """MemoryError (raise it inside a :func:`collective` step) when ``what`` cannot fit in this machine's memory.
+
+    A hostile or mistaken shape then fails with a message instead of an
+    allocation that the kernel kills the job for.
+    """
+    nbytes = math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
+    limit = physical_memory()
+    if limit is not None and nbytes > limit:
+        raise MemoryError(f"{func}: {what} needs {_gib(nbytes)} (shape {tuple(shape)}, dtype "
+                          f"{np.dtype(dtype).str}); got more than this machine's memory ({_gib(limit)}), expected "
+                          f"a block that fits (load on more ranks, or check the stored shape)")
 
 
 def read_layout(func: str, shape, comm, split, grid, sizes, halo, boundary):

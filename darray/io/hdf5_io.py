@@ -10,6 +10,12 @@
 
 The per-block SHA-256 table is the JSON attribute ``darray_checksums`` of the
 dataset. Loading: every rank opens the file read-only and reads its hyperslab.
+
+Safety: dataset names are ``/``-separated group paths whose segments are
+never empty, ``.`` or ``..``; loading refuses a dataset reached through an
+external link, stored in external raw files or assembled from other files (a
+virtual dataset), so that a hostile file cannot make a load read anything but
+itself; object, string and record dtypes are refused (never unpickled).
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ import os
 import numpy as np
 
 from ._atomic import atomic_targets
-from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_table, checksum_table,
-                      collective, comm_of, host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap)
+from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape,
+                      check_table, checksum_table, collective, comm_of, host_block, is_writer, mpi_comm, read_layout,
+                      verify_blocks, wrap)
 
 __all__ = ["save_hdf5", "load_hdf5"]
 
@@ -35,6 +42,48 @@ def _h5py():
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("darray.io: HDF5 files need h5py; install it with pip install 'darray[io]'") from e
     return h5py
+
+
+def check_dataset_name(func: str, dataset) -> str:
+    """``dataset`` if it is a valid HDF5 path of groups and a dataset; TypeError / ValueError otherwise."""
+    if not isinstance(dataset, str):
+        raise TypeError(f"{func}: dataset must be a str; got {type(dataset).__name__}, expected e.g. 'data'")
+    parts = dataset[1:].split("/") if dataset.startswith("/") else dataset.split("/")
+    if "\0" in dataset or any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"{func}: invalid dataset name; got {dataset!r}, expected a non-empty name or "
+                         f"'/'-separated path whose parts are not empty, '.' or '..' (e.g. 'data' or 'run1/u')")
+    return dataset
+
+
+def _dataset(func: str, h5py, f, dataset: str, path: str):
+    """The dataset ``dataset`` of the open file ``f``, refusing anything that reads another file."""
+    node = f
+    parts = [p for p in dataset.split("/") if p]
+    for i, part in enumerate(parts):
+        link = node.get(part, getlink=True) if isinstance(node, h5py.Group) else None
+        if link is None:
+            where = "/".join(parts[:i]) or "/"
+            keys = sorted(node.keys()) if isinstance(node, h5py.Group) else []
+            raise ValueError(f"{func}: no such dataset; got {dataset!r} (no {part!r} in {where!r}), expected one "
+                             f"of {keys}")
+        if isinstance(link, h5py.ExternalLink):
+            raise CorruptFileError(f"{func}: refusing an external link; got {dataset!r} linking to "
+                                   f"{link.filename!r}:{link.path!r}, expected a dataset stored in {path!r}")
+        node = node[part]
+    if not isinstance(node, h5py.Dataset):
+        keys = sorted(node.keys()) if isinstance(node, h5py.Group) else []
+        raise ValueError(f"{func}: no such dataset; got {dataset!r} (a group), expected one of {keys}")
+    here = os.path.realpath(path)
+    if os.path.realpath(node.file.filename) != here:
+        raise CorruptFileError(f"{func}: refusing a dataset of another file; got {dataset!r} in "
+                               f"{node.file.filename!r}, expected a dataset stored in {path!r}")
+    if node.external:
+        raise CorruptFileError(f"{func}: refusing external storage; got {dataset!r} stored in the files "
+                               f"{[e[0] for e in node.external]}, expected a dataset stored in {path!r}")
+    if node.is_virtual:
+        raise CorruptFileError(f"{func}: refusing a virtual dataset; got {dataset!r} assembled from other "
+                               f"datasets or files, expected a dataset stored in {path!r}")
+    return node
 
 
 def _parallel(h5py, comm) -> bool:
@@ -55,8 +104,7 @@ def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True) -> None:
     """
     func = "save_hdf5"
     check_darray(func, x)
-    if not isinstance(dataset, str) or not dataset.strip("/"):
-        raise ValueError(f"{func}: dataset must be a non-empty name; got {dataset!r}, expected e.g. 'data'")
+    check_dataset_name(func, dataset)
     comm, layout = x.comm, x.layout
     h5py = collective(comm, _h5py, func=func)
     rank = comm.rank
@@ -107,6 +155,7 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
     the same error on every rank.
     """
     func = "load_hdf5"
+    check_dataset_name(func, dataset)
     comm = comm_of(comm)
     h5py = collective(comm, _h5py, func=func)
     path = os.path.abspath(os.fspath(path))
@@ -120,13 +169,11 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
         except OSError as e:
             raise CorruptFileError(f"{func}: not a readable HDF5 file; got {path!r} ({e})") from e
         files.append(f)
-        if dataset not in f or not isinstance(f[dataset], h5py.Dataset):
-            raise ValueError(f"{func}: no such dataset; got {dataset!r}, expected one of {sorted(f.keys())}")
-        ds = f[dataset]
+        ds = _dataset(func, h5py, f, dataset, path)
         dtype = check_dtype(func, ds.dtype)
-        shape = tuple(ds.shape) if ds.shape is not None else None
-        if shape is None:
+        if ds.shape is None:
             raise ValueError(f"{func}: the dataset holds no array; got an empty (null) dataspace")
+        shape = check_shape(func, path, ds.shape, dtype)
         blocks = None
         raw = ds.attrs.get(ATTRIBUTE) if verify is not False else None
         if raw is not None:
@@ -146,6 +193,8 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
         start, stop = block_bounds(layout, comm.rank)
 
         def read_region(cells):
+            check_fits(func, f"the region {tuple((s.start, s.stop) for s in cells)} of rank {comm.rank}",
+                       tuple(s.stop - s.start for s in cells), dtype)
             out = np.empty(tuple(s.stop - s.start for s in cells), dtype=dtype.newbyteorder("="))
             if out.size:
                 try:

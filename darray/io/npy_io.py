@@ -30,9 +30,9 @@ import numpy as np
 import darray
 
 from ._atomic import atomic_targets
-from ._common import (ChecksumError, CorruptFileError, block_bounds, check_darray, check_dtype, check_table,
-                      checksum_table, collective, comm_of, host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap,
-                      writer_blocks)
+from ._common import (ChecksumError, CorruptFileError, block_bounds, check_darray, check_dtype, check_fits,
+                      check_shape, check_table, checksum_table, collective, comm_of, host_block, is_writer, mpi_comm,
+                      read_layout, verify_blocks, wrap, writer_blocks)
 
 __all__ = ["save_npy", "load_npy"]
 
@@ -113,7 +113,8 @@ def save_npy(path, x, *, checksum: bool = True) -> None:
     nbytes = math.prod(shape) * dtype.itemsize
     # The sidecar is committed FIRST and also carries the previous file's checksums: a job killed
     # between the two renames leaves the old data, which then verifies against "previous".
-    with atomic_targets(func, comm, [os.fspath(path) + SIDECAR, path]) as (tmp_sidecar, tmp):
+    side = _sidecar(path)
+    with atomic_targets(func, comm, [side, path]) as (tmp_sidecar, tmp):
         def create():
             if comm.rank == 0:
                 with open(tmp, "wb") as f:
@@ -121,7 +122,7 @@ def save_npy(path, x, *, checksum: bool = True) -> None:
                     f.truncate(len(header) + nbytes)
                 if table is not None:
                     with open(tmp_sidecar, "w") as f:
-                        json.dump({**table, "previous": _previous_table(os.fspath(path) + SIDECAR)}, f)
+                        json.dump({**table, "previous": _previous_table(side)}, f)
 
         collective(comm, create, func=func)
         writer = is_writer(layout, comm.rank)
@@ -140,6 +141,14 @@ def save_npy(path, x, *, checksum: bool = True) -> None:
         else:
             collective(comm, _mpi_write, mpi_comm(comm), tmp, len(header), layout, comm.rank, block,
                        writer and block.size > 0, func=func)
+
+
+def _sidecar(path):
+    """``path + ".sha256"``, or ``path`` itself when it is no path at all (the target check then refuses it)."""
+    try:
+        return os.fspath(path) + (SIDECAR if isinstance(os.fspath(path), str) else SIDECAR.encode())
+    except TypeError:
+        return path
 
 
 def _mpi_write(mcomm, path: str, disp: int, layout, rank: int, block: np.ndarray, active: bool) -> None:
@@ -185,6 +194,7 @@ def read_npy_header(func: str, path: str):
         offset = f.tell()
         size = os.fstat(f.fileno()).st_size
     dtype = check_dtype(func, dtype)
+    shape = check_shape(func, path, shape, dtype)
     expected = offset + math.prod(shape) * dtype.itemsize
     if size < expected:
         raise CorruptFileError(f"{func}: truncated file; got {size} bytes in {path!r}, expected {expected} for "
@@ -266,6 +276,7 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
         return np.array(mapped()[cells], order="C")
 
     def read():
+        check_fits(func, f"the block of rank {comm.rank}", tuple(b - a for a, b in zip(start, stop)), dtype)
         out = np.empty(tuple(b - a for a, b in zip(start, stop)), dtype=dtype.newbyteorder("="))
         if out.size == 0:
             return out

@@ -16,11 +16,25 @@ Chunk grid (:func:`chunk_plan`), per axis:
   no chunk is ever written by two ranks at once (zarr rewrites a partial chunk
   by read-modify-write).
 
+Chunks larger than :data:`MAX_CHUNK_BYTES` (16 MiB) are then cut further,
+along axis 0 first, into pieces that still tile every block (so one block is
+several chunks, encoded on zarr's threads).
+
 Saving: every rank digests its block, rank 0 creates the array metadata once
 (with the checksum table in the attributes), barrier, every rank writes its
 chunks, then the store is renamed into place (:mod:`darray.io._atomic`).
 Loading: each rank reads ``array[its region]``; zarr touches only the chunks
 that intersect it, whatever layout wrote the store.
+
+Safety: every store is opened through :func:`confined_store`, a zarr
+``LocalStore`` that refuses any key that is absolute, has an empty, ``.`` or
+``..`` segment, or resolves (through symlinks) outside the store's directory,
+so neither a hostile ``zarr.json`` nor a symlinked chunk reads or writes
+anything outside the store. Loading refuses object, string and record dtypes
+and the codecs that deserialize Python objects (``pickle`` and friends), before
+any chunk is decoded; hostile shapes and chunk shapes (negative, zero-sized
+chunks, more bytes than the machine's memory) raise the same clear error on
+every rank.
 """
 
 from __future__ import annotations
@@ -32,12 +46,15 @@ from itertools import product
 import numpy as np
 
 from ._atomic import atomic_targets, recovered
-from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_table, checksum_table,
-                      collective, comm_of, host_block, is_writer, read_layout, verify_blocks, wrap)
+from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape,
+                      check_table, checksum_table, collective, comm_of, host_block, is_writer, read_layout,
+                      verify_blocks, wrap)
 
-__all__ = ["save", "load", "chunk_plan"]
+__all__ = ["save", "load", "chunk_plan", "confined_store"]
 
 ATTRIBUTE = "darray"
+#: Codecs that rebuild Python objects from the stored bytes (numcodecs ids, with or without "numcodecs.").
+OBJECT_CODECS = frozenset({"pickle", "json2", "msgpack2", "vlen-array", "categorize"})
 
 
 def _zarr():
@@ -48,14 +65,180 @@ def _zarr():
     return zarr
 
 
-def chunk_plan(layout) -> tuple[tuple[int, ...], bool]:
-    """(chunk shape, aligned) for ``layout``; aligned means no chunk straddles two blocks."""
-    chunks, aligned = [], True
+_STORE_CLASS = None
+
+
+def _key_error(func: str, key, root: str, got: str) -> CorruptFileError:
+    return CorruptFileError(f"{func}: unsafe zarr key; got {key!r} ({got}), expected a relative key whose "
+                            f"segments are not empty, '.' or '..', inside the store {root!r}")
+
+
+def confined_store(path: str, *, read_only: bool, func: str):
+    """A zarr ``LocalStore`` at ``path`` that reads and writes only inside ``path``.
+
+    Every key is checked before the file system is touched: it must be
+    relative, without NUL bytes, backslashes or empty / ``.`` / ``..``
+    segments, and its real path (symlinks resolved) must lie inside the
+    store's real path. A key that fails raises :class:`CorruptFileError`.
+    """
+    global _STORE_CLASS
+    if _STORE_CLASS is None:
+        from zarr.storage import LocalStore
+
+        class ConfinedStore(LocalStore):
+            """LocalStore whose keys cannot leave its root (see :func:`confined_store`)."""
+
+            def __init__(self, root, *, read_only: bool = False, func: str = "load"):
+                super().__init__(root, read_only=read_only)
+                self._func = func
+                self._real = os.path.realpath(os.fspath(self.root))
+
+            def with_read_only(self, read_only: bool = False):
+                return type(self)(self.root, read_only=read_only, func=self._func)
+
+            def _check(self, key, prefix: bool = False) -> None:
+                root = self._real
+                if not isinstance(key, str):
+                    raise _key_error(self._func, key, root, f"a {type(key).__name__}")
+                if prefix:
+                    key = key.strip("/")
+                    if not key:
+                        return
+                if "\0" in key or "\\" in key or key.startswith("/") or any(
+                        part in ("", ".", "..") for part in key.split("/")):
+                    raise _key_error(self._func, key, root, "not a plain relative key")
+                real = os.path.realpath(os.path.join(root, key))
+                if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+                    raise _key_error(self._func, key, root, f"resolves to {real!r}")
+
+            async def get(self, key, prototype=None, byte_range=None):
+                self._check(key)
+                return await super().get(key, prototype, byte_range)
+
+            async def get_partial_values(self, prototype, key_ranges):
+                key_ranges = list(key_ranges)
+                for key, _ in key_ranges:
+                    self._check(key)
+                return await super().get_partial_values(prototype, key_ranges)
+
+            async def _set(self, key, value, exclusive: bool = False):
+                self._check(key)
+                return await super()._set(key, value, exclusive=exclusive)
+
+            async def delete(self, key):
+                self._check(key)
+                return await super().delete(key)
+
+            async def delete_dir(self, prefix):
+                self._check(prefix, prefix=True)
+                return await super().delete_dir(prefix)
+
+            async def exists(self, key):
+                self._check(key)
+                return await super().exists(key)
+
+            async def list_prefix(self, prefix):
+                self._check(prefix, prefix=True)
+                async for key in super().list_prefix(prefix):
+                    yield key
+
+            async def list_dir(self, prefix):
+                self._check(prefix, prefix=True)
+                async for key in super().list_dir(prefix):
+                    yield key
+
+            def get_sync(self, key, *, prototype=None, byte_range=None):
+                self._check(key)
+                return super().get_sync(key, prototype=prototype, byte_range=byte_range)
+
+            def set_sync(self, key, value):
+                self._check(key)
+                return super().set_sync(key, value)
+
+            def delete_sync(self, key):
+                self._check(key)
+                return super().delete_sync(key)
+
+        _STORE_CLASS = ConfinedStore
+    return _STORE_CLASS(path, read_only=read_only, func=func)
+
+
+def _codec_ids(metadata) -> list[str]:
+    """The ids of every codec, filter and compressor of a zarr v2 or v3 array (nested sharding codecs too)."""
+    out = []
+
+    def visit(codec):
+        if codec is None:
+            return
+        if isinstance(codec, dict):
+            name = codec.get("name", codec.get("id"))
+            config = codec.get("configuration") or {}
+        else:
+            name = getattr(codec, "codec_id", None)
+            config = {}
+            if name is None:
+                try:
+                    d = codec.to_dict()
+                except Exception:  # noqa: BLE001 - an unknown codec object: judge it by its class name
+                    d = {"name": type(codec).__name__}
+                name, config = d.get("name", d.get("id")), d.get("configuration") or {}
+        out.append(str(name))
+        for inner in ("codecs", "index_codecs"):
+            for c in config.get(inner) or ():
+                visit(c)
+        for c in getattr(codec, "codecs", ()) or ():
+            visit(c)
+        for c in getattr(codec, "index_codecs", ()) or ():
+            visit(c)
+
+    for c in tuple(getattr(metadata, "codecs", ()) or ()) + tuple(getattr(metadata, "filters", ()) or ()):
+        visit(c)
+    visit(getattr(metadata, "compressor", None))
+    return out
+
+
+def _check_codecs(func: str, path: str, metadata) -> None:
+    for name in _codec_ids(metadata):
+        bare = name.lower().removeprefix("numcodecs.")
+        if bare in OBJECT_CODECS:
+            raise TypeError(f"{func}: refusing codec {name!r} in {path!r}; got a codec that rebuilds Python "
+                            f"objects (never unpickled), expected numeric codecs (bytes, zstd, blosc, gzip, ...)")
+
+
+#: A chunk holds at most this many bytes where the layout allows (see :func:`chunk_plan`).
+MAX_CHUNK_BYTES = 16 << 20
+
+
+def _divisor_at_least(c: int, k: int) -> int:
+    """The smallest divisor of ``c`` that is >= ``k`` (``c`` itself at worst)."""
+    best = c
+    d = 1
+    while d * d <= c:
+        if c % d == 0:
+            for q in (d, c // d):
+                if k <= q < best:
+                    best = q
+        d += 1
+    return best
+
+
+def chunk_plan(layout, itemsize: int = 0) -> tuple[tuple[int, ...], bool]:
+    """(chunk shape, aligned) for ``layout``; aligned means no chunk straddles two blocks.
+
+    With ``itemsize``, chunks larger than :data:`MAX_CHUNK_BYTES` are cut
+    further, first along axis 0, into pieces that still tile every block (an
+    axis no grid dim cuts may be cut anywhere; on an aligned cut axis the new
+    length divides the old one): zarr then encodes and decodes the chunks of
+    one block on several threads, and a reader with another layout decodes
+    less than a whole block per chunk it touches.
+    """
+    chunks, aligned, kinds = [], True, []
     for axis, n in enumerate(layout.shape):
         sizes = layout.sizes[axis]
         interior = [o for o in layout.offsets[axis][1:-1] if 0 < o < n]
         if len(sizes) <= 1 or not interior:
             chunks.append(max(n, 1))
+            kinds.append("free")
             continue
         g = 0
         for o in interior:
@@ -63,9 +246,22 @@ def chunk_plan(layout) -> tuple[tuple[int, ...], bool]:
         biggest = max(sizes)
         if 4 * g >= biggest:
             chunks.append(g)
+            kinds.append("divide")
         else:
             chunks.append(biggest)
+            kinds.append("fixed")
             aligned = False
+    if itemsize:
+        for axis, kind in enumerate(kinds):
+            nbytes = math.prod(chunks) * itemsize
+            if nbytes <= MAX_CHUNK_BYTES:
+                break
+            c = chunks[axis]
+            want = -(-nbytes // MAX_CHUNK_BYTES)  # cut this axis' chunk into at least this many pieces
+            if kind == "free":
+                chunks[axis] = max(1, -(-c // want))
+            elif kind == "divide":
+                chunks[axis] = c // _divisor_at_least(c, min(want, c))
     return tuple(chunks), aligned
 
 
@@ -122,21 +318,22 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     rank = comm.rank
     block = host_block(x)
     table = checksum_table(x, block) if checksum else None
-    chunks, aligned = chunk_plan(layout)
+    chunks, aligned = chunk_plan(layout, np.dtype(x.dtype).itemsize)
     dtype = np.dtype(x.dtype)
     with atomic_targets(func, comm, [path]) as (tmp,):
         def create():
             if rank == 0:
                 attrs = {ATTRIBUTE: {"checksums": table}} if table is not None else {}
-                zarr.create_array(store=tmp, shape=layout.shape, chunks=chunks, dtype=dtype, fill_value=0,
-                                  attributes=attrs, compressors=compressors, zarr_format=3)
+                zarr.create_array(store=confined_store(tmp, read_only=False, func=func), shape=layout.shape,
+                                  chunks=chunks, dtype=dtype, fill_value=0, attributes=attrs,
+                                  compressors=compressors, zarr_format=3)
 
         collective(comm, create, func=func)
         writer = is_writer(layout, rank) and block.size > 0
         start, stop = block_bounds(layout, rank)
 
         def open_rw():
-            return zarr.open_array(tmp, mode="r+")
+            return zarr.open_array(store=confined_store(tmp, read_only=False, func=func), mode="r+")
 
         array = collective(comm, open_rw, func=func)
         if aligned:
@@ -192,16 +389,27 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
             raise FileNotFoundError(f"{func}: no such zarr store; got {path!r}, expected a directory written by "
                                     f"darray.io.save or zarr")
         try:
-            array = zarr.open_array(path, mode="r")
+            array = zarr.open_array(store=confined_store(path, read_only=True, func=func), mode="r")
             attrs = dict(array.attrs)
+        except CorruptFileError:
+            raise
         except FileNotFoundError as e:
             raise CorruptFileError(f"{func}: not a zarr array; got {path!r} ({e}), expected a zarr.json with "
                                    f"array metadata") from e
         except Exception as e:  # noqa: BLE001 - damaged metadata shows up as anything
             raise CorruptFileError(f"{func}: damaged zarr metadata in {path!r}; got {type(e).__name__}: {e}") \
                 from e
+        _check_codecs(func, path, array.metadata)
         dtype = check_dtype(func, array.dtype)
-        shape = tuple(array.shape)
+        shape = check_shape(func, path, array.shape, dtype)
+        for what, grid in (("chunk", array.chunks), ("shard", getattr(array, "shards", None))):
+            if grid is None:
+                continue
+            grid = tuple(grid)
+            if len(grid) != len(shape) or not all(isinstance(c, int) and c >= 1 for c in grid):
+                raise CorruptFileError(f"{func}: damaged metadata in {path!r}; got {what} shape {grid} for shape "
+                                       f"{shape}, expected {len(shape)} positive lengths")
+            check_fits(func, f"one stored {what}", grid, dtype)
         blocks = None
         table = (attrs.get(ATTRIBUTE) or {}).get("checksums") if isinstance(attrs.get(ATTRIBUTE), dict) else None
         if verify is not False and table is not None:
@@ -218,8 +426,12 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     def read_region(cells):
         if math.prod(s.stop - s.start for s in cells) == 0:
             return np.empty(tuple(s.stop - s.start for s in cells), dtype=dtype)
+        check_fits(func, f"the region {tuple((s.start, s.stop) for s in cells)} of rank {comm.rank}",
+                   tuple(s.stop - s.start for s in cells), dtype)
         try:
             return np.asarray(array[cells])
+        except CorruptFileError:
+            raise
         except Exception as e:  # noqa: BLE001 - a damaged chunk fails in a codec
             raise CorruptFileError(f"{func}: damaged chunk data in {path!r}; got {type(e).__name__}: {e}") from e
 

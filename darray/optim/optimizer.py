@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 
@@ -103,8 +102,11 @@ class Optimizer:
 
 
 def _gathered(x):
+    """The whole value as a NumPy array (any local backend: device blocks are copied to the host)."""
+    from .._backend import to_numpy
+
     if isinstance(x, DArray):
-        return np.asarray(x.gather())
+        return np.asarray(to_numpy(x.gather()))
     return np.asarray(x)
 
 
@@ -139,11 +141,16 @@ def save_checkpoint(path, model=None, optimizer=None, scheduler=None, **extra) -
         import darray
 
         comm = darray.default_communicator()
-    if comm.rank == 0:
-        tmp = f"{os.fspath(path)}.tmp.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
-    comm.barrier()
+    from darray.io._atomic import atomic_targets  # private staging dir (no pre-planted symlink is followed)
+    from darray.io._common import collective  # a failure on rank 0 is raised on every rank (no hang)
+
+    with atomic_targets("save_checkpoint", comm, [path]) as (tmp,):
+        def write():
+            if comm.rank == 0:
+                with open(tmp, "wb") as f:  # a file object: np.savez adds no ".npz" suffix
+                    np.savez(f, **arrays)
+
+        collective(comm, write, func="save_checkpoint")
 
 
 def load_checkpoint(path, model=None, optimizer=None, scheduler=None) -> dict:
