@@ -18,9 +18,16 @@ import pytest
 
 import darray as da
 from darray import autodiff as ad
+from darray._backend import to_numpy
 from darray.autodiff import Variable
 from darray.autodiff.rules import RULES
 from darray.testing import agree, assert_equal
+
+
+def host(x):
+    """A DArray's whole value, or a local block, as a NumPy array (any local backend)."""
+    return to_numpy(x.gather() if isinstance(x, da.DArray) else x)
+
 
 pytestmark = pytest.mark.mpi
 
@@ -48,7 +55,7 @@ def check_grads(f, arrays, layouts, *, directions=2, fd_rtol=1e-6, rtol=1e-10):
     assert not agree(da.default_communicator(), abs(v - vr) <= rtol * max(1.0, abs(vr))), (v, vr)
     for g, gr, x in zip(grads, grads_r, dist):
         assert g.layout.blocks_key == x.layout.blocks_key, (g.layout, x.layout)
-        ref = gr.local  # replicated: the whole gradient on every rank
+        ref = host(gr.local)  # replicated: the whole gradient on every rank
         assert_equal(g, ref, rtol=rtol, atol=1e-12 * max(1.0, float(np.max(np.abs(ref))) if ref.size else 1.0))
     r = rng(123)
     for _ in range(directions):
@@ -56,7 +63,7 @@ def check_grads(f, arrays, layouts, *, directions=2, fd_rtol=1e-6, rtol=1e-10):
         plus = float(f(*[Variable(da.asarray(a + EPS * d, split=None)) for a, d in zip(arrays, vs)]).data)
         minus = float(f(*[Variable(da.asarray(a - EPS * d, split=None)) for a, d in zip(arrays, vs)]).data)
         fd = (plus - minus) / (2 * EPS)
-        an = sum(float(np.sum(gr.local * d)) for gr, d in zip(grads_r, vs))
+        an = sum(float(np.sum(host(gr.local) * d)) for gr, d in zip(grads_r, vs))
         assert abs(fd - an) <= fd_rtol * max(1.0, abs(an)) + 1e-7, (fd, an)
     return value, grads
 
@@ -216,12 +223,12 @@ def test_halo_rule_is_the_adjoint_of_the_exchange(case, boundary):
     comm = da.default_communicator()
     x = da.asarray(_values("any", shape, 17), **layout)
     padded = ad.halo(Variable(x, requires_grad=True), depth, boundary)
-    ax = padded.data.block
+    ax = host(padded.data.block)
     y_block = np.random.default_rng([18, comm.rank]).standard_normal(ax.shape)
-    y = da.DArray._wrap(y_block, padded.data.layout, comm, padded.data._xp)
+    y = da.DArray._wrap(padded.data._xp.asarray(y_block), padded.data.layout, comm, padded.data._xp)
     lhs = comm.allreduce(np.asarray([np.sum(ax * y_block)]), "sum")[0]
     (aty,) = RULES["halo"].backward(padded._node.ctx, y)
-    rhs = comm.allreduce(np.asarray([np.sum(x.local * aty.local)]), "sum")[0]
+    rhs = comm.allreduce(np.asarray([np.sum(host(x.local) * host(aty.local))]), "sum")[0]
     assert not agree(comm, abs(lhs - rhs) <= 1e-11 * max(1.0, abs(lhs))), (lhs, rhs)
 
 
@@ -247,7 +254,7 @@ def test_replicated_parameter_against_distributed_data_gets_the_global_sum():
     loss.backward()
     expected = np.sum(data * (1 - np.tanh(data * weight) ** 2), axis=(0, 2, 3), keepdims=True)
     assert_equal(w.grad, expected, rtol=1e-10)
-    blocks = comm.allgather(np.ascontiguousarray(w.grad.local))
+    blocks = comm.allgather(host(w.grad.local))
     assert not agree(comm, all(np.array_equal(blocks[0], b) for b in blocks))  # bit-identical on every rank
 
 

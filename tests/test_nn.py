@@ -16,9 +16,16 @@ import pytest
 import darray as da
 from darray import autodiff as ad
 from darray import nn
+from darray._backend import to_numpy
 from darray.autodiff import Variable
 from darray.nn import functional as F
 from darray.testing import agree, assert_equal
+
+
+def host(x):
+    """A DArray's whole value, or a local block, as a NumPy array (any local backend)."""
+    return to_numpy(x.gather() if isinstance(x, da.DArray) else x)
+
 
 pytestmark = pytest.mark.mpi
 
@@ -77,10 +84,11 @@ def compare_grads(build, x, layout, params=(), rtol=1e-10):
     (ld, gd, pd), (lr, gr, pr) = out["dist"], out["rep"]
     assert not agree(COMM, abs(ld - lr) <= rtol * max(1.0, abs(lr))), (ld, lr)
     assert gd.layout.blocks_key == da.asarray(x, **layout).layout.blocks_key
-    assert_equal(gd, gr.local, rtol=rtol, atol=1e-13)
+    assert_equal(gd, host(gr.local), rtol=rtol, atol=1e-13)
     for a, b in zip(pd, pr):
-        assert_equal(a, b.local, rtol=rtol, atol=1e-13)
-        assert same_everywhere(float(np.sum(np.abs(a.local) * np.arange(1, a.local.size + 1).reshape(a.shape))))
+        assert_equal(a, host(b.local), rtol=rtol, atol=1e-13)
+        block = host(a.local)
+        assert same_everywhere(float(np.sum(np.abs(block) * np.arange(1, block.size + 1).reshape(a.shape))))
     return out
 
 
@@ -91,7 +99,7 @@ def fd_check(build, x, eps=1e-6, rtol=1e-6):
     d = np.random.default_rng(99).standard_normal(x.shape)
     plus = float(build(Variable(da.asarray(x + eps * d, split=None))).data)
     minus = float(build(Variable(da.asarray(x - eps * d, split=None))).data)
-    fd, an = (plus - minus) / (2 * eps), float(np.sum(v.grad.local * d))
+    fd, an = (plus - minus) / (2 * eps), float(np.sum(host(v.grad.local) * d))
     assert abs(fd - an) <= rtol * max(1.0, abs(an)) + 1e-7, (fd, an)
 
 
@@ -116,7 +124,7 @@ def test_conv2d_forward_and_backward(case, layout):
     nn.init.manual_seed(1)
     conv = nn.Conv2d(2, 4, 3, stride=stride, padding=padding, dilation=dil, groups=groups, padding_mode=mode)
     x = field()
-    w, b = conv.weight.data.gather(), conv.bias.data.gather()
+    w, b = host(conv.weight.data), host(conv.bias.data)
     y = conv(da.asarray(x, **LAYOUTS[layout]))
     ref = ref_conv(x, w, b, (stride,) * 2, _pads(padding, 3, dil, 2), (dil,) * 2, groups, mode)
     assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
@@ -138,13 +146,13 @@ def test_conv2d_weight_gradient_finite_differences():
     def loss_of(wv, bv):
         return ad.sum(ad.tanh(F.conv2d(x, wv, bv, (1, 2), 1)))
 
-    w0, b0 = conv.weight.data.gather(), conv.bias.data.gather()
+    w0, b0 = host(conv.weight.data), host(conv.bias.data)
     gw, gb = ad.grad(loss_of, (0, 1))(conv.weight.data, conv.bias.data)
     d = np.random.default_rng(4).standard_normal(w0.shape)
     e = 1e-6
     fd = (float(loss_of(Variable(da.asarray(w0 + e * d, split=None)), conv.bias).data)
           - float(loss_of(Variable(da.asarray(w0 - e * d, split=None)), conv.bias).data)) / (2 * e)
-    assert abs(fd - np.sum(gw.local * d)) < 1e-6 * max(1, abs(fd))
+    assert abs(fd - np.sum(host(gw.local) * d)) < 1e-6 * max(1, abs(fd))
     assert gb.shape == b0.shape
 
 
@@ -156,7 +164,7 @@ def test_conv1d_conv3d(nsp):
     x = field(shape)
     layout = dict(split=2)
     y = conv(da.asarray(x, **layout))
-    ref = ref_conv(x, conv.weight.data.gather(), conv.bias.data.gather(), (1,) * nsp, [(1, 1)] * nsp, (1,) * nsp, 1)
+    ref = ref_conv(x, host(conv.weight.data), host(conv.bias.data), (1,) * nsp, [(1, 1)] * nsp, (1,) * nsp, 1)
     assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
     compare_grads(lambda v: ad.sum(conv(v) ** 2), x, layout, [conv.weight, conv.bias])
 
@@ -166,7 +174,7 @@ def test_conv_on_a_split_channel_axis_redistributes():
     conv = nn.Conv2d(4, 2, 3, padding=1)
     x = field((1, 4, 9, 7))
     y = conv(da.asarray(x, split=1))
-    assert_equal(y.data, ref_conv(x, conv.weight.data.gather(), conv.bias.data.gather(), (1, 1), [(1, 1)] * 2,
+    assert_equal(y.data, ref_conv(x, host(conv.weight.data), host(conv.bias.data), (1, 1), [(1, 1)] * 2,
                                   (1, 1), 1), rtol=1e-10, atol=1e-12)
     compare_grads(lambda v: ad.sum(conv(v) ** 2), x, dict(split=1), [conv.weight])
 
@@ -213,7 +221,7 @@ def test_linear(axis):
     x = field((2, 3, 13, 11))
     features = x.shape[axis]
     lin = nn.Linear(features, 4, axis=axis)
-    w, b = lin.weight.data.gather(), lin.bias.data.gather()
+    w, b = host(lin.weight.data), host(lin.bias.data)
     y = lin(da.asarray(x, split=2))
     ref = np.moveaxis(np.moveaxis(x, axis, -1) @ w.T + b, -1, axis)
     assert_equal(y.data, ref, rtol=1e-10)
@@ -297,7 +305,7 @@ def test_dropout_mask_does_not_depend_on_the_layout():
     outs = []
     for layout in sorted(LAYOUTS):
         drop = nn.Dropout(0.3, seed=42)
-        outs.append(drop(da.asarray(x, **LAYOUTS[layout])).data.gather())
+        outs.append(host(drop(da.asarray(x, **LAYOUTS[layout])).data))
     for o in outs[1:]:
         np.testing.assert_array_equal(o, outs[0])
     kept = outs[0] != 0
@@ -305,7 +313,8 @@ def test_dropout_mask_does_not_depend_on_the_layout():
     assert 0.5 < kept.mean() < 0.9
     drop = nn.Dropout(0.3, seed=42)
     drop.eval()
-    assert drop(da.asarray(x, split=2)).gather().tolist() == x.tolist()
+    out = drop(da.asarray(x, split=2))  # eval: the input itself
+    assert host(out).tolist() == x.tolist()
 
 
 def test_losses():
@@ -342,7 +351,7 @@ def test_module_containers_and_state_dict():
     model.eval()
     assert not any(m.training for m in model.modules())
     model.train()
-    numpy_state = {k: v.gather() + 1.0 for k, v in state.items()}
+    numpy_state = {k: host(v) + 1.0 for k, v in state.items()}
     model.load_state_dict(numpy_state)
     for k, v in model.state_dict().items():
         assert_equal(v, numpy_state[k])
@@ -360,11 +369,10 @@ def test_initialisers_are_identical_for_every_layout_and_rank_count():
     nn.init.manual_seed(13)
     conv = nn.Conv2d(2, 4, 3)
     bound = math.sqrt(2 / 6) * math.sqrt(3 / 18)  # kaiming_uniform(a=sqrt(5)): 1/sqrt(fan_in)
-    expected = da.random.default_rng(13).uniform(-bound, bound, size=(4, 2, 3, 3),
-                                                  split=0).gather()
-    np.testing.assert_array_equal(conv.weight.data.gather(), expected)
+    expected = host(da.random.default_rng(13).uniform(-bound, bound, size=(4, 2, 3, 3), split=0))
+    np.testing.assert_array_equal(host(conv.weight.data), expected)
     assert conv.weight.data.layout.is_replicated
-    assert same_everywhere(float(np.sum(conv.weight.data.local * np.arange(72).reshape(4, 2, 3, 3))))
+    assert same_everywhere(float(np.sum(host(conv.weight.data.local) * np.arange(72).reshape(4, 2, 3, 3))))
 
 
 def test_training_a_small_net_gives_the_same_losses_on_any_layout():
@@ -400,8 +408,8 @@ def test_against_torch():
     nn.init.manual_seed(17)
     conv = nn.Conv2d(2, 4, 3, stride=2, padding=1, groups=2)
     xt = torch.tensor(x, requires_grad=True)
-    wt = torch.tensor(conv.weight.data.gather(), requires_grad=True)
-    bt = torch.tensor(conv.bias.data.gather(), requires_grad=True)
+    wt = torch.tensor(host(conv.weight.data), requires_grad=True)
+    bt = torch.tensor(host(conv.bias.data), requires_grad=True)
     yt = tf.max_pool2d(tf.group_norm(tf.conv2d(xt, wt, bt, 2, 1, 1, 2), 2), 2)
     yt.pow(2).sum().backward()
     v = Variable(da.asarray(x, split=2), requires_grad=True)
@@ -416,8 +424,8 @@ def test_against_torch():
     up = nn.ConvTranspose2d(4, 3, 2, stride=2)
     conv.zero_grad()
     xt.grad = wt.grad = bt.grad = None
-    upw = torch.tensor(up.weight.data.gather(), requires_grad=True)
-    upb = torch.tensor(up.bias.data.gather(), requires_grad=True)
+    upw = torch.tensor(host(up.weight.data), requires_grad=True)
+    upb = torch.tensor(host(up.bias.data), requires_grad=True)
     zt = tf.conv_transpose2d(tf.max_pool2d(tf.conv2d(xt, wt, bt, 2, 1, 1, 2), 2), upw, upb, stride=2)
     zt.tanh().pow(2).sum().backward()
     for layout in sorted(LAYOUTS):
@@ -468,8 +476,8 @@ def test_conv_transpose2d_forward_and_backward(case, layout):
     assert up.weight.shape == (cin, cout // groups) + kk
     assert (up.bias is None) if not bias else up.bias.shape == (cout,)
     x = field((1, cin, 13, 11))
-    w = up.weight.data.gather()
-    b = up.bias.data.gather() if bias else None
+    w = host(up.weight.data)
+    b = host(up.bias.data) if bias else None
     y = up(da.asarray(x, **LAYOUTS[layout]))
     ref = ref_conv_transpose(x, w, b, kk, groups)
     assert y.shape == (1, cout, 13 * kk[0], 11 * kk[1])
@@ -498,7 +506,7 @@ def test_conv_transpose_weight_gradient_finite_differences():
         return ad.sum(ad.sin(F.conv_transpose2d(x, wv, bv, (2, 3), groups=2)))
 
     gw, gb = ad.grad(loss_of, (0, 1))(up.weight.data, up.bias.data)
-    w0, b0 = up.weight.data.gather(), up.bias.data.gather()
+    w0, b0 = host(up.weight.data), host(up.bias.data)
     e = 1e-6
     for grad, base, which in ((gw, w0, 0), (gb, b0, 1)):
         d = np.random.default_rng(24 + which).standard_normal(base.shape)
@@ -510,8 +518,8 @@ def test_conv_transpose_weight_gradient_finite_differences():
 
         fd = (at(e) - at(-e)) / (2 * e)
         assert grad.layout.is_replicated
-        assert abs(fd - np.sum(grad.local * d)) < 1e-6 * max(1, abs(fd)), (which, fd)
-        assert same_everywhere(float(np.sum(grad.local * d)))
+        assert abs(fd - np.sum(host(grad.local) * d)) < 1e-6 * max(1, abs(fd)), (which, fd)
+        assert same_everywhere(float(np.sum(host(grad.local) * d)))
 
 
 @pytest.mark.parametrize("nsp", [1, 3])
@@ -527,7 +535,7 @@ def test_conv_transpose1d_3d(nsp):
         layouts.append(dict(split=2, sizes={2: uneven(shape[2])}))
     if P == 4 and nsp == 3:
         layouts.append(dict(split=(2, 4), grid=(2, 2)))
-    ref = ref_conv_transpose(x, up.weight.data.gather(), up.bias.data.gather(), kk)
+    ref = ref_conv_transpose(x, host(up.weight.data), host(up.bias.data), kk)
     for layout in layouts:
         y = up(da.asarray(x, **layout))
         assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
@@ -540,7 +548,7 @@ def test_conv_transpose_on_a_split_channel_axis_and_in_a_unet_block():
     up = nn.ConvTranspose2d(4, 2, 2, stride=2)
     x = field((1, 4, 9, 7))
     y = up(da.asarray(x, split=1))
-    assert_equal(y.data, ref_conv_transpose(x, up.weight.data.gather(), up.bias.data.gather(), (2, 2)),
+    assert_equal(y.data, ref_conv_transpose(x, host(up.weight.data), host(up.bias.data), (2, 2)),
                  rtol=1e-10, atol=1e-12)
     compare_grads(lambda v: ad.sum(up(v) ** 2), x, dict(split=1), [up.weight, up.bias])
     # down (pool on misaligned blocks: redistributed) then learned up, as in a U-Net
@@ -585,12 +593,12 @@ def test_conv_transpose_initialiser_is_torchs_and_identical_everywhere():
     bound = nn.init.calculate_gain("leaky_relu", math.sqrt(5)) * math.sqrt(3 / fan_in)  # kaiming_uniform(a=sqrt(5))
     assert abs(bound - 1 / math.sqrt(fan_in)) < 1e-15
     rng = da.random.default_rng(28)
-    expected = rng.uniform(-bound, bound, size=(4, 3, 2, 2), split=0).gather()
-    np.testing.assert_array_equal(up.weight.data.gather(), expected)
-    expected_bias = rng.uniform(-1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in), size=(6,), split=None).gather()
-    np.testing.assert_array_equal(up.bias.data.gather(), expected_bias)
+    expected = host(rng.uniform(-bound, bound, size=(4, 3, 2, 2), split=0))
+    np.testing.assert_array_equal(host(up.weight.data), expected)
+    expected_bias = host(rng.uniform(-1 / math.sqrt(fan_in), 1 / math.sqrt(fan_in), size=(6,), split=None))
+    np.testing.assert_array_equal(host(up.bias.data), expected_bias)
     assert up.weight.data.layout.is_replicated
-    assert same_everywhere(float(np.sum(up.weight.data.local * np.arange(48).reshape(4, 3, 2, 2))))
+    assert same_everywhere(float(np.sum(host(up.weight.data.local) * np.arange(48).reshape(4, 3, 2, 2))))
     assert [n for n, _ in up.named_parameters()] == ["weight", "bias"]
 
 
@@ -604,8 +612,8 @@ def test_conv_transpose_against_torch(nsp):
         4, 6, k, stride=k, groups=2, dtype=torch.float64)
     assert tuple(theirs.weight.shape) == ours.weight.shape and tuple(theirs.bias.shape) == ours.bias.shape
     with torch.no_grad():
-        theirs.weight.copy_(torch.tensor(ours.weight.data.gather()))
-        theirs.bias.copy_(torch.tensor(ours.bias.data.gather()))
+        theirs.weight.copy_(torch.tensor(host(ours.weight.data)))
+        theirs.bias.copy_(torch.tensor(host(ours.bias.data)))
     x = field(shape, 29)
     xt = torch.tensor(x, requires_grad=True)
     yt = theirs(xt)

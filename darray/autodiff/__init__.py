@@ -13,10 +13,10 @@
 
 Examples
 --------
->>> import darray as da
+>>> import numpy as np, darray as da
 >>> from darray import autodiff as ad
 >>> f = lambda x: ad.sum(ad.exp(x) * 2.0)
->>> ad.grad(f)(da.zeros(4)).gather().tolist()
+>>> np.asarray(ad.grad(f)(da.zeros(4))).tolist()
 [2.0, 2.0, 2.0, 2.0]
 """
 

@@ -101,11 +101,11 @@ class Variable:
 
     Examples
     --------
-    >>> import darray as da
+    >>> import numpy as np, darray as da
     >>> from darray.autodiff import Variable
     >>> x = Variable(da.asarray([1.0, 2.0, 3.0]), requires_grad=True)
     >>> (x * x).sum().backward()
-    >>> x.grad.gather().tolist()
+    >>> np.asarray(x.grad).tolist()
     [2.0, 4.0, 6.0]
     """
 

@@ -227,54 +227,94 @@ class Softplus(Module):
         return F.softplus(x, self.beta, self.threshold)
 
 
-class _Pool(Module):
-    _nsp, _mode = 2, "avg"
+class _MaxPoolNd(Module):
+    """torch's MaxPool*d: any stride, padding, dilation and ceil_mode; the gradient goes to the first maximum."""
 
-    def __init__(self, kernel_size, stride=None, padding=0):
+    _nsp = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x):
-        return F._pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, self._mode, self._nsp)
+        return F._pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, self.dilation,
+                       self.ceil_mode, "max", self._nsp, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool1d(_Pool):
-    _nsp, _mode = 1, "avg"
+class MaxPool1d(_MaxPoolNd):
+    _nsp = 1
 
 
-class AvgPool2d(_Pool):
-    """Average over non-overlapping windows (kernel == stride); local once blocks align with the windows."""
+class MaxPool2d(_MaxPoolNd):
+    """Maximum over (possibly overlapping, padded) windows; blocks need not align with the windows (halos)."""
 
-    _nsp, _mode = 2, "avg"
-
-
-class AvgPool3d(_Pool):
-    _nsp, _mode = 3, "avg"
+    _nsp = 2
 
 
-class MaxPool1d(_Pool):
-    _nsp, _mode = 1, "max"
+class MaxPool3d(_MaxPoolNd):
+    _nsp = 3
 
 
-class MaxPool2d(_Pool):
-    """Maximum over non-overlapping windows (kernel == stride); the gradient goes to the first maximum."""
+class _AvgPoolNd(Module):
+    """torch's AvgPool*d: any stride, padding and ceil_mode; count_include_pad and divisor_override."""
 
-    _nsp, _mode = 2, "max"
+    _nsp = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding, self.ceil_mode = kernel_size, stride, padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, x):
+        return F._pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, 1, self.ceil_mode,
+                       "avg", self._nsp, self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxPool3d(_Pool):
-    _nsp, _mode = 3, "max"
+class AvgPool1d(_AvgPoolNd):
+    _nsp = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Average over (possibly overlapping, padded) windows; blocks need not align with the windows (halos)."""
+
+    _nsp = 2
+
+
+class AvgPool3d(_AvgPoolNd):
+    _nsp = 3
 
 
 class Upsample(Module):
-    def __init__(self, size=None, scale_factor=2, mode: str = "nearest"):
+    """torch's Upsample: ``size`` or ``scale_factor``; modes nearest, nearest-exact, (bi/tri)linear."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None):
         super().__init__()
-        if size is not None:
-            raise NotImplementedError(message("Upsample", "only scale_factor is supported", size))
-        self.scale_factor, self.mode = scale_factor, mode
+        if (size is None) == (scale_factor is None):
+            raise ValueError(message("Upsample", "exactly one of size and scale_factor must be given",
+                                     (size, scale_factor), "size=... or scale_factor=..."))
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
 
     def forward(self, x):
-        return F.interpolate(x, self.scale_factor, self.mode)
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)
+
+    def extra_repr(self):
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"
 
 
 class _BatchNorm(Module):

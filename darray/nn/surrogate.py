@@ -222,8 +222,8 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
     optimizer = Adam(model.parameters(), lr=lr)
     every = max(1, steps // 10) if log_every is None else max(1, int(log_every))
     note = f" (downsampled by {factor})" if factor > 1 else ""
-    say(f"  training: {type(model).__name__}(channels={getattr(model, 'channels', '?')}) on {h}x{w}{note}, {comm.size} rank(s), "
-        f"{steps} Adam steps, lr={lr:g} (loss 1 = persistence)")
+    say(f"  training: {type(model).__name__}(channels={getattr(model, 'channels', '?')}) on {h}x{w}{note}, "
+        f"{comm.size} rank(s), {steps} Adam steps, lr={lr:g} (loss 1 = persistence)")
 
     bar = _progress(progress, comm.rank, steps)
     losses: list[float] = []

@@ -1,0 +1,61 @@
+"""``linear``: a dense layer over one feature axis, local once that axis is whole."""
+
+from __future__ import annotations
+
+import math
+
+from .. import autodiff as ad
+from .._errors import message
+from .._layout import Layout
+from ..autodiff import apply, register
+from ..autodiff.rules import allreduce_partial
+from ._util import data, plain, whole, wrap
+
+__all__ = ["linear"]
+
+
+def _linear_forward(ctx, x, w, axis):
+    xp, local, weight = x._xp, x.local, whole(w)
+    y = xp.moveaxis(xp.tensordot(local, weight, axes=([axis], [1])), -1, axis)
+    layout = plain(x._layout)
+    shape, sizes = list(layout.shape), list(layout.sizes)
+    shape[axis], sizes[axis] = weight.shape[0], (weight.shape[0],)
+    return wrap(y, layout.replace(shape=tuple(shape), sizes=tuple(sizes)), x)
+
+
+def _linear_backward(ctx, g):
+    x, w = ctx.xs
+    axis = ctx.params["axis"]
+    xp, local, weight, gl = x._xp, x.local, whole(w), g.local
+    gx = gw = None
+    if ctx.needs[0]:
+        gx = wrap(xp.moveaxis(xp.tensordot(gl, weight, axes=([axis], [0])), -1, axis), plain(x._layout), x)
+    if ctx.needs[1]:
+        others = [a for a in range(local.ndim) if a != axis]
+        part = xp.tensordot(gl, local, axes=(others, others)) if math.prod(local.shape) else \
+            xp.zeros(tuple(weight.shape), dtype=weight.dtype, device=x.device)
+        gw = wrap(allreduce_partial(part, x._layout, x), w._layout.replicated(), w)
+    return gx, gw
+
+
+register("linear_local", _linear_forward, _linear_backward)
+
+
+def linear(x, weight, bias=None, axis: int = -1):
+    """``x @ weight.T + bias`` over feature axis ``axis`` (torch's last axis by default; 1 for NCHW)."""
+    xd = data(x)
+    axis = axis % xd.ndim
+    if xd.shape[axis] != data(weight).shape[1]:
+        raise ValueError(message("linear", "feature size does not match the weight", xd.shape[axis],
+                                 f"{data(weight).shape[1]} (weight of shape {data(weight).shape})"))
+    layout = plain(xd._layout)
+    if layout.axis_dim[axis] is not None:
+        g = layout.axis_dim[axis]
+        split = tuple(None if i == g else s for i, s in enumerate(layout.split))
+        layout = Layout.create("linear", layout.shape, xd._comm.size, split=split, grid=layout.dims)
+    if layout != xd._layout:
+        x = ad.redistribute(x, layout=layout)
+    out = apply("linear_local", x, weight, axis=axis)
+    if bias is not None:
+        out = out + ad.reshape(bias, (data(bias).shape[0],) + (1,) * (xd.ndim - 1 - axis))
+    return out

@@ -1,0 +1,253 @@
+"""``interpolate`` / ``Upsample``: nearest and (bi/tri)linear with torch's semantics, through halos.
+
+Oracles: a NumPy reference written here (torch's documented source-index
+formulas, a loop per axis, float64), the replicated computation (the
+single-rank result at any rank count, values and gradients within 1e-12),
+central finite differences, and torch.nn.functional.interpolate when torch is
+installed (same values to 1e-12 and the same input gradients).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray import autodiff as ad
+from darray import nn
+from darray._backend import to_numpy
+from darray.autodiff import Variable
+from darray.nn import functional as F
+from darray.testing import agree, assert_equal
+
+pytestmark = pytest.mark.mpi
+
+COMM = da.default_communicator()
+P = COMM.size
+
+
+def host(x):
+    return to_numpy(x.gather() if isinstance(x, da.DArray) else x)
+
+
+def field(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+LAYOUTS = {"H": dict(split=2), "W": dict(split=3), "replicated": dict(split=None)}
+if P > 1:
+    LAYOUTS["uneven"] = dict(split=2, sizes={2: [0, 6] + [1] * (P - 3) + [7 - (P - 3)] if P > 2 else [0, 13]})
+if P == 4:
+    LAYOUTS["grid22"] = dict(split=(2, 3), grid=(2, 2))
+
+
+# ------------------------------------------------------------------ the NumPy reference
+def ref_axis(x, axis, n_out, mode, align, scale):
+    """Resample one axis with torch's source-index rules (scale: the user's scale_factor, or None)."""
+    n_in = x.shape[axis]
+    if n_out == n_in:
+        return x
+    o = np.arange(n_out)
+    if mode in ("nearest", "nearest-exact"):
+        s = np.float32(1.0 / scale) if scale else np.float32(n_in) / np.float32(n_out)
+        pos = o.astype(np.float32) * s if mode == "nearest" else (o + 0.5) * np.float64(s)
+        idx = np.minimum(np.floor(np.float32(pos)).astype(int), n_in - 1)
+        return np.take(x, idx, axis=axis)
+    if align:
+        src = o * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        src = np.maximum((1.0 / scale if scale else n_in / n_out) * (o + 0.5) - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(int), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    lam = src - i0
+    shape = [1] * x.ndim
+    shape[axis] = n_out
+    lam = lam.reshape(shape)
+    return np.take(x, i0, axis=axis) * (1 - lam) + np.take(x, i1, axis=axis) * lam
+
+
+def ref_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute=None):
+    nsp = x.ndim - 2
+    if size is not None:
+        sizes, scales = ((size,) * nsp if isinstance(size, int) else tuple(size)), (None,) * nsp
+    else:
+        scales = (scale_factor,) * nsp if not isinstance(scale_factor, tuple) else scale_factor
+        sizes = tuple(int(np.floor(n * s)) for n, s in zip(x.shape[2:], scales))
+        if recompute:
+            scales = (None,) * nsp
+    for i in range(nsp):
+        x = ref_axis(x, 2 + i, sizes[i], mode, bool(align_corners), scales[i])
+    return x
+
+
+def compare_grads(build, x, layout, rtol=1e-12):
+    out = []
+    for kw in (layout, dict(split=None)):
+        v = Variable(da.asarray(x, **kw), requires_grad=True)
+        loss = build(v)
+        loss.backward()
+        out.append((float(loss.data), v.grad))
+    (ld, gd), (lr, gr) = out
+    assert not agree(COMM, abs(ld - lr) <= rtol * max(1.0, abs(lr))), (ld, lr)
+    assert gd.layout.blocks_key == da.asarray(x, **layout).layout.blocks_key
+    assert_equal(gd, host(gr.local), rtol=rtol, atol=1e-14)
+
+
+def fd_check(build, x, eps=1e-6, rtol=1e-6):
+    v = Variable(da.asarray(x, split=None), requires_grad=True)
+    build(v).backward()
+    d = np.random.default_rng(99).standard_normal(x.shape)
+    plus = float(build(Variable(da.asarray(x + eps * d, split=None))).data)
+    minus = float(build(Variable(da.asarray(x - eps * d, split=None))).data)
+    fd, an = (plus - minus) / (2 * eps), float(np.sum(host(v.grad.local) * d))
+    assert abs(fd - an) <= rtol * max(1.0, abs(an)) + 1e-7, (fd, an)
+
+
+CASES = [  # size, scale_factor, mode, align_corners, recompute_scale_factor
+    (None, 2, "bilinear", False, None), (None, 2, "bilinear", True, None), ((26, 17), None, "bilinear", None, None),
+    (None, 1.7, "bilinear", False, None), (None, (0.5, 3.0), "bilinear", True, None),
+    (None, 2.5, "bilinear", None, True), ((5, 4), None, "bilinear", False, None),
+    (None, 2, "nearest", None, None), (None, 1.5, "nearest", None, None), ((20, 7), None, "nearest-exact", None, None),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_interpolate2d_on_every_layout(case):
+    size, sf, mode, align, rec = case
+    x = field((1, 2, 13, 11), 1)
+    ref = ref_interpolate(x, size, sf, mode, align, rec)
+    w = field(ref.shape, 2)
+
+    def loss(v):
+        return ad.sum(F.interpolate(v, size, sf, mode, align, rec) * da.asarray(w, split=None))
+
+    for name, layout in sorted(LAYOUTS.items()):
+        y = F.interpolate(da.asarray(x, **layout), size, sf, mode, align, rec)
+        assert y.shape == ref.shape
+        assert_equal(y.data, ref, rtol=1e-9, atol=1e-12, err_msg=name)
+        compare_grads(loss, x, layout)
+    fd_check(loss, x)
+
+
+@pytest.mark.parametrize("nsp", [1, 3])
+def test_linear_and_trilinear(nsp):
+    shape = (2, 2, 17) if nsp == 1 else (1, 2, 7, 6, 5)
+    mode = "linear" if nsp == 1 else "trilinear"
+    x = field(shape, 3)
+    for sf, align in ((2, False), (1.6, True)):
+        ref = ref_interpolate(x, None, sf, mode, align)
+        w = field(ref.shape, 4)
+        layouts = [dict(split=2), dict(split=None)]
+        if P > 1:
+            layouts.append(dict(split=2, sizes={2: [0] * (P - 1) + [shape[2]]}))
+        if P == 4 and nsp == 3:
+            layouts.append(dict(split=(2, 4), grid=(2, 2)))
+        up = nn.Upsample(scale_factor=sf, mode=mode, align_corners=align)
+        for layout in layouts:
+            assert_equal(up(da.asarray(x, **layout)).data, ref, rtol=1e-9, atol=1e-12)
+            compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
+        fd_check(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x)
+
+
+def test_linear_modes_exchange_one_ghost_cell_nearest_none():
+    x = da.asarray(field((1, 1, 16, 6), 5), split=2)
+    with da.trace() as t:
+        F.interpolate(x, scale_factor=2, mode="bilinear")
+    ops = [e["op"] for e in t.events if e["kind"] == "comm"]
+    assert set(ops) <= {"halo"} and (ops if P > 1 else not ops), ops
+    with da.trace() as t:
+        F.interpolate(x, scale_factor=3, mode="nearest")
+    assert not [e for e in t.events if e["kind"] == "comm"]
+
+
+def test_upsample_in_a_small_unet_trains_identically_on_any_layout():
+    def run(layout):
+        nn.init.manual_seed(5)
+        model = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.AvgPool2d(3, 2, 1), nn.GELU(),
+                              nn.Upsample(size=(13, 11), mode="bilinear", align_corners=False), nn.Conv2d(3, 1, 1))
+        x = da.asarray(field((1, 1, 13, 11), 6), **layout)
+        t = da.asarray(field((1, 1, 13, 11), 7), **layout)
+        losses = []
+        for _ in range(3):
+            model.zero_grad()
+            loss = F.mse_loss(model(x), t)
+            loss.backward()
+            with ad.no_grad():
+                for p in model.parameters():
+                    p.data = p.data - p.grad * 0.1
+            losses.append(float(loss.data))
+        return losses
+
+    rep = run(dict(split=None))
+    assert rep[-1] < rep[0]
+    for name in sorted(LAYOUTS):
+        assert not agree(COMM, np.allclose(run(LAYOUTS[name]), rep, rtol=1e-10, atol=0)), name
+
+
+def test_bad_interpolate_arguments_raise_on_every_rank():
+    x = da.asarray(field((1, 2, 9, 8)), split=2)
+    with pytest.raises(ValueError, match="interpolate: exactly one of size and scale_factor"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="interpolate: exactly one of size and scale_factor"):
+        F.interpolate(x, (4, 4), 2)
+    with pytest.raises(ValueError, match="Upsample: exactly one of size and scale_factor"):
+        nn.Upsample()
+    with pytest.raises(ValueError, match="interpolate: mode='linear' needs a 3-d input"):
+        F.interpolate(x, scale_factor=2, mode="linear")
+    with pytest.raises(ValueError, match="interpolate: unsupported mode"):
+        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(ValueError, match="align_corners can only be set with the linear modes"):
+        F.interpolate(x, scale_factor=2, align_corners=True)
+    with pytest.raises(ValueError, match="size needs one positive int per spatial axis"):
+        F.interpolate(x, size=(4, 0))
+    with pytest.raises(ValueError, match="scale_factor needs one positive number per spatial axis"):
+        F.interpolate(x, scale_factor=(2, 2, 2))
+    with pytest.raises(ValueError, match="scale_factor gives an empty output"):
+        F.interpolate(x, scale_factor=0.05)
+    with pytest.raises(TypeError, match="interpolate: resampling needs a real floating-point input"):
+        F.interpolate(da.asarray(np.ones((1, 1, 4, 4), dtype=np.int64), split=2), scale_factor=2)
+    with pytest.raises(NotImplementedError, match="antialias"):
+        F.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True)
+
+
+# ------------------------------------------------------------------ torch cross-checks
+TORCH_CASES = CASES + [
+    ((7, 20), None, "nearest", None, None), (None, 0.5, "nearest", None, None), (None, 3, "nearest", None, None),
+    (None, (1.3, 0.7), "nearest-exact", None, None), ((1, 1), None, "bilinear", True, None),
+    ((40, 3), None, "bilinear", True, None), (None, 0.45, "bilinear", False, None),
+]
+
+
+@pytest.mark.parametrize("case", TORCH_CASES, ids=str)
+def test_against_torch(case):
+    torch = pytest.importorskip("torch")
+    size, sf, mode, align, rec = case
+    x = field((2, 3, 13, 11), 8)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = torch.nn.functional.interpolate(xt, size, sf, mode, align, rec)
+    w = field(tuple(yt.shape), 9)
+    (yt * torch.tensor(w)).sum().backward()
+    for name, layout in sorted(LAYOUTS.items()):
+        v = Variable(da.asarray(x, **layout), requires_grad=True)
+        y = F.interpolate(v, size, sf, mode, align, rec)
+        ad.sum(y * da.asarray(w, split=None)).backward()
+        assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
+        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13, err_msg=name)
+
+
+@pytest.mark.parametrize("mode", ["linear", "trilinear"])
+def test_against_torch_1d_3d(mode):
+    torch = pytest.importorskip("torch")
+    shape = (2, 2, 19) if mode == "linear" else (1, 2, 7, 6, 5)
+    x = field(shape, 10)
+    for kwargs in (dict(scale_factor=2.0), dict(scale_factor=0.7, align_corners=True), dict(size=shape[2:][::-1])):
+        xt = torch.tensor(x, requires_grad=True)
+        yt = torch.nn.Upsample(mode=mode, **kwargs)(xt)
+        yt.pow(2).sum().backward()
+        up = nn.Upsample(mode=mode, **kwargs)
+        for layout in [dict(split=2)] + ([dict(split=(2, 3), grid=(2, 2))] if P == 4 and mode == "trilinear" else []):
+            v = Variable(da.asarray(x, **layout), requires_grad=True)
+            y = up(v)
+            ad.sum(y ** 2).backward()
+            assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-14)
+            assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13)
