@@ -8,7 +8,26 @@ from ._backend import to_numpy
 from ._comm.base import agree
 from ._core import DArray
 
-__all__ = ["assert_equal", "agree"]
+__all__ = ["assert_equal", "agree", "backend_dtypes"]
+
+
+def backend_dtypes() -> frozenset[str]:
+    """Names of the dtypes that darray's default local backend supports (``DARRAY_BACKEND``).
+
+    Read from the library's inspection API, ``__array_namespace_info__().dtypes()``:
+    every dtype of the standard for NumPy, CuPy and array-api-strict; torch has no
+    arithmetic for ``uint16``, ``uint32``, ``uint64``. Tests that loop over dtypes use
+    the ones listed here.
+
+    Examples
+    --------
+    >>> "float64" in backend_dtypes()
+    True
+    """
+    from ._backend import namespace_named
+    from ._config import config
+
+    return frozenset(namespace_named(config.backend).__array_namespace_info__().dtypes())
 
 
 

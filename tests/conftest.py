@@ -19,11 +19,18 @@ an MPI launcher with more than one rank) this plugin
 
 Local backend: ``DARRAY_TEST_BACKEND=numpy|array_api_strict|torch|cupy`` sets
 ``DARRAY_BACKEND`` (the default backend of new arrays) before darray is
-imported, so the suite runs with that library's local blocks. Tests that
-cannot run there are deselected -- not skipped -- from the two lists
-``NUMPY_ONLY`` and ``STRICT_EXCLUDED`` below (nodeid prefixes, each with its
-reason), or by a ``pytest.mark.numpy_only`` marker; the header names the
-backend and how many tests each list removed.
+imported, so the whole suite runs with that library's local blocks (the
+variable reaches the ``mpiexec`` runs of ``tests/test_ranks.py`` through the
+environment). ``array_api_strict`` stands in for CuPy where no GPU is: it
+proves that no NumPy-only call sneaks into darray. Tests that cannot run on a
+backend are deselected -- not skipped -- by nodeid prefix, each with its reason:
+``NUMPY_ONLY`` (NumPy features: ufuncs on DArrays) for every other backend,
+then ``STRICT_EXCLUDED`` / ``TORCH_EXCLUDED`` (NumPy semantics the standard
+leaves open, library gaps), or by a ``pytest.mark.numpy_only`` marker. Loops
+over dtypes inside tests use ``darray.testing.backend_dtypes()``. The header
+names the backend; the summary counts the deselected tests per reason::
+
+    DARRAY_TEST_BACKEND=array_api_strict python -m pytest -k "not test_ranks" tests
 
 This file must not import darray: the harness proves itself before darray does.
 """
@@ -59,46 +66,64 @@ if os.environ.get(BACKEND_ENV):  # before any test module imports darray (darray
 TEST_BACKEND = os.environ.get("DARRAY_BACKEND") or "numpy"
 
 #: Deselected for every local backend but NumPy: they test NumPy-only features.
+_UFUNC = "NumPy ufuncs on a DArray (np.sin(x), out=, where=, ndarray <op> DArray) run on NumPy blocks only"
 NUMPY_ONLY = {
-    "tests/test_autodiff.py": "darray.autodiff kernels are documented NumPy-only",
-    "tests/test_nn.py": "darray.nn builds on darray.autodiff (NumPy-only)",
-    "tests/test_optim.py": "darray.optim trains darray.nn / autodiff models (NumPy-only)",
-    "tests/test_surrogate.py": "darray.nn.surrogate builds on darray.nn (NumPy-only)",
-    "tests/test_protocols.py": "NumPy protocol dispatch (np.sin(x), ufunc out=/where=, np.* functions) needs NumPy blocks",
-    "tests/test_elementwise.py::test_numpy_array_on_the_left": "ndarray <op> DArray dispatches through __array_ufunc__",
-    "tests/test_interop.py": "Dask/xarray chunks are NumPy arrays (zero-copy views of NumPy blocks)",
-    # not yet triaged for other backends (run subprocesses / scripts written against NumPy blocks)
-    "tests/test_examples.py": "examples are NumPy scripts (not yet triaged for other backends)",
-    "tests/test_bench.py": "benchmark smoke run (not yet triaged for other backends)",
-    "darray/autodiff/": "doctests of darray.autodiff (NumPy-only)",
-    "darray/nn/": "doctests of darray.nn (NumPy-only)",
-    "darray/interop.py": "doctests of Dask/xarray interop (NumPy chunks)",
+    **{f"tests/test_protocols.py::{t}": _UFUNC for t in (
+        "test_unary_ufuncs", "test_binary_ufuncs", "test_ufunc_int_and_mixed_dtypes", "test_two_output_ufuncs",
+        "test_out", "test_where", "test_out_is_returned", "test_ufunc_accumulate_and_outer",
+        "test_ufunc_errors_raise_everywhere")},
+    "tests/test_elementwise.py::test_numpy_array_on_the_left": _UFUNC,
+    "tests/test_interop.py::test_xarray_arithmetic_and_isel": "xarray applies np.sin through __array_ufunc__: " + _UFUNC,
+    "tests/test_bench.py": "darray bench compares with NumPy / mpi4py programs on NumPy buffers and trains darray.nn",
 }
-#: Doctests (``--doctest-modules``) print NumPy reprs and NumPy dtypes: NumPy-only as a whole.
-DOCTESTS_NUMPY_ONLY = True
 
-#: Deselected for array_api_strict only: NumPy semantics that the Array API standard leaves
-#: unspecified or forbids, which darray inherits from the local library (NumPy and torch define them).
+#: Deselected for array_api_strict: NumPy semantics that the Array API standard leaves unspecified
+#: or forbids, which darray inherits from the local library (NumPy and torch define them).
 STRICT_EXCLUDED = {
-    "tests/test_elementwise.py::test_astype": "complex -> integer casts are forbidden by the standard",
-    "tests/test_elementwise.py::test_clip": "clip with min > max is unspecified by the standard",
-    "tests/test_elementwise.py::test_type_promotion": "mixed-kind promotion (int with float, uint64 with int64)",
-    "tests/test_elementwise.py::test_python_scalar_promotion": "Python float/complex/bool scalars with integer arrays",
-    "tests/test_elementwise.py::test_reflected_scalars": "Python scalars of another kind than the array",
-    "tests/test_elementwise.py::test_function_matches_numpy[divide]": "true division of integer arrays",
-    "tests/test_elementwise.py::test_binary_function_mixed_operands[divide]": "true division of integer arrays",
-    "tests/test_elementwise.py::test_zero_d_and_empty": "not yet triaged",
-    "tests/test_reductions.py::test_reduction_matches_numpy[mean": "mean of integer arrays",
-    "tests/test_reductions.py::test_reduction_matches_numpy[var": "var of integer arrays",
-    "tests/test_reductions.py::test_reduction_matches_numpy[std": "std of integer arrays",
-    "tests/test_sorting.py::test_sort_1d[bool": "sorting booleans",
-    "tests/test_sorting.py::test_sort_2d_every_axis[bool": "sorting booleans",
-    "tests/test_searching.py::test_where_broadcasting": "where with a float and an int branch (mixed-kind promotion)",
+    "tests/test_elementwise.py::test_astype_complex_to_integer": "complex -> integer casts are forbidden by the standard",
+    **{f"tests/test_elementwise.py::test_type_promotion[{pair}]": "mixed-kind promotion (int with float, uint64 "
+       "with int64) is unspecified by the standard" for pair in ("int32-float32", "int8-float32", "uint64-int64")},
+    **{f"tests/test_elementwise.py::test_python_scalar_promotion[{case}]": "a Python float/complex/bool scalar with "
+       "an integer array is unspecified by the standard" for case in ("int32-2.5", "uint16-2.0", "int64-1j",
+                                                                       "int16-True")},
+    "tests/test_elementwise.py::test_reflected_bool_scalar": "a Python bool scalar with a float array is unspecified "
+                                                             "by the standard",
+    "tests/test_elementwise.py::test_divide_integers": "true division of integer arrays is unspecified by the standard",
+    "tests/test_searching.py::test_where_mixed_kinds": "where with a float and an int branch (mixed-kind promotion)",
 }
+
+#: Deselected for torch: what torch does otherwise where the standard leaves it open, and torch's gaps.
+#: (Loops over dtypes skip those torch lacks: darray.testing.backend_dtypes().)
+_TORCH_UINT = "torch has no arithmetic kernels for uint16/uint32/uint64 (array-api-compat lists no such dtypes)"
+_TORCH_FLOAT32 = "torch promotes integers with floats to its default float32 (NumPy: float64); mixed-kind " \
+                 "promotion is unspecified by the standard"
+TORCH_EXCLUDED = {
+    "tests/test_elementwise.py::test_type_promotion[int32-float32]": _TORCH_FLOAT32,
+    **{f"tests/test_elementwise.py::test_type_promotion[{pair}]": _TORCH_UINT
+       for pair in ("uint16-uint32", "uint32-int32", "uint64-int64")},
+    **{f"tests/test_elementwise.py::test_python_scalar_promotion[{case}]": _TORCH_FLOAT32
+       for case in ("int32-2.5", "int64-1j")},
+    "tests/test_elementwise.py::test_python_scalar_promotion[uint16-2.0]": _TORCH_UINT,
+    "tests/test_elementwise.py::test_divide_integers": "torch divides integer arrays into its default float32 "
+                                                      "(NumPy: float64); unspecified by the standard",
+    "tests/test_elementwise.py::test_python_int_out_of_range": "torch wraps a Python int outside the array's dtype "
+                                                               "(NumPy 2 raises OverflowError); unspecified by the "
+                                                               "standard",
+    "tests/test_reductions.py::test_dtype_argument[sum-uint8-uint16]": _TORCH_UINT,
+    "tests/test_cumulative.py::test_cumulative_dtypes[cumulative_sum-uint8-uint64]": _TORCH_UINT,
+    "tests/test_cumulative.py::test_cumulative_dtypes[cumulative_prod-uint8-uint64]": _TORCH_UINT,
+    **{test: "dask calls NumPy signatures (axis=, keepdims=) on the chunks" for test in (
+        "tests/test_interop.py::test_to_dask_one_rank_or_replicated_is_zero_copy",
+        "darray/interop.py::darray.interop.to_dask")},
+    "tests/test_faults.py::test_memory_limit_one_rank_fails_four_ranks_fit": "torch starts its thread pool (about "
+        "80 MiB of address space) at the first large op, inside the RLIMIT_AS budget sized for the data",
+}
+#: Backend -> its own exclusions (on top of NUMPY_ONLY).
+BACKEND_EXCLUDED = {"array_api_strict": STRICT_EXCLUDED, "torch": TORCH_EXCLUDED}
 
 _verdict_comm_key = pytest.StashKey["object"]()
 _fault_file_key = pytest.StashKey["object"]()
-_backend_dropped_key = pytest.StashKey[int]()
+_backend_dropped_key = pytest.StashKey[dict]()
 
 # --------------------------------------------------------------- hypothesis --
 settings.register_profile("default", deadline=None, max_examples=50)
@@ -140,14 +165,12 @@ def _is_distributed(config) -> bool:
 def _backend_exclusions() -> dict[str, str]:
     if TEST_BACKEND == "numpy":
         return {}
-    return {**NUMPY_ONLY, **(STRICT_EXCLUDED if TEST_BACKEND == "array_api_strict" else {})}
+    return {**NUMPY_ONLY, **BACKEND_EXCLUDED.get(TEST_BACKEND, {})}
 
 
 def _excluded_by(item, exclusions) -> str | None:
     if TEST_BACKEND != "numpy" and item.get_closest_marker("numpy_only"):
         return "marked numpy_only"
-    if DOCTESTS_NUMPY_ONLY and TEST_BACKEND != "numpy" and type(item).__name__ == "DoctestItem":
-        return "doctest outputs are NumPy reprs"
     nodeid = item.nodeid
     for prefix, reason in exclusions.items():
         # a file, a test (all its parameters), or a parameter prefix ("...::test_sort_1d[bool")
@@ -186,10 +209,12 @@ def pytest_configure(config):
 
 
 def pytest_terminal_summary(terminalreporter, config):
-    dropped = config.stash.get(_backend_dropped_key, 0)
+    dropped = config.stash.get(_backend_dropped_key, {})
     if dropped:
-        terminalreporter.write_line(f"darray local backend {TEST_BACKEND}: {dropped} tests deselected as NumPy-only "
-                                    f"or outside the Array API standard (tests/conftest.py NUMPY_ONLY / STRICT_EXCLUDED)")
+        terminalreporter.write_line(f"darray local backend {TEST_BACKEND}: {sum(dropped.values())} tests deselected "
+                                    f"(tests/conftest.py NUMPY_ONLY / {TEST_BACKEND} exclusions):")
+        for reason, count in sorted(dropped.items(), key=lambda item: -item[1]):
+            terminalreporter.write_line(f"  {count:4d}  {reason}")
 
 
 def pytest_unconfigure(config):
@@ -202,13 +227,18 @@ def pytest_unconfigure(config):
 def pytest_collection_modifyitems(config, items):
     exclusions = _backend_exclusions()
     if exclusions or TEST_BACKEND != "numpy":
-        keep, drop = [], []
+        keep, drop, reasons = [], [], {}
         for item in items:
-            (drop if _excluded_by(item, exclusions) is not None else keep).append(item)
+            reason = _excluded_by(item, exclusions)
+            if reason is None:
+                keep.append(item)
+            else:
+                drop.append(item)
+                reasons[reason] = reasons.get(reason, 0) + 1
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
-            config.stash[_backend_dropped_key] = len(drop)
+            config.stash[_backend_dropped_key] = reasons
     if not _is_distributed(config):
         return
     keep, drop = [], []

@@ -279,6 +279,8 @@ def test_nan_reductions(func):
         for kwargs in (dict(), dict(axis=0), dict(axis=1, keepdims=True)):
             assert_equal(quiet(func, x, **kwargs), np.asarray(quiet(func, g, **kwargs)),
                          err_msg=f"{func.__name__} {kwargs} {name}")
+    g32 = g.astype(np.float32)  # the result stays float32, as in NumPy
+    assert_equal(quiet(func, da.asarray(g32, split=0), axis=0), np.asarray(quiet(func, g32, axis=0)), err_msg="float32")
     gi = values(dtype="int64", seed=19)
     assert_equal(func(da.asarray(gi, split=0), axis=0), np.asarray(func(gi, axis=0)), err_msg="int64 (no NaNs)")
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal
+from darray.testing import agree, assert_equal, backend_dtypes
 
 pytestmark = pytest.mark.mpi
 
@@ -28,16 +28,21 @@ AXES = {
 }
 # The main dtype of each function (every layout and axis) and further dtypes (fewer layouts).
 DTYPES = {
-    "sum": ["float64", "int64", "uint8", "int32", "float32", "complex128"],
-    "prod": ["float64", "int64", "complex128", "float32"],
-    "min": ["float64", "int64", "uint16", "float32"],
-    "max": ["int64", "float64", "uint8", "float32"],
+    "sum": ["float64", "int64", "uint8", "int32", "float32", "complex128", "bool"],
+    "prod": ["float64", "int64", "complex128", "float32", "bool"],
+    "min": ["float64", "int64", "uint16", "float32", "bool"],
+    "max": ["int64", "float64", "uint8", "float32", "bool"],
     "mean": ["float64", "float32", "complex128", "int64"],
     "var": ["float64", "float32", "complex128", "int64"],
     "std": ["float64", "float32", "complex128", "int32"],
     "all": ["bool", "int64", "float64"],
     "any": ["bool", "int64", "float64"],
 }
+_SUPPORTED = backend_dtypes()  # torch: no uint16/32/64 arithmetic
+for _func, _dtypes in DTYPES.items():
+    # sum and prod of unsigned integers give uint64 (NumPy and the standard)
+    DTYPES[_func] = [d for d in _dtypes if d in _SUPPORTED
+                     and not (_func in ("sum", "prod") and d.startswith("u") and "uint64" not in _SUPPORTED)]
 
 
 def comm():

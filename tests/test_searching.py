@@ -118,6 +118,19 @@ def test_nonzero_0d():
 
 def test_where_broadcasting():
     a = values((7, 5), "float64", seed=2)
+    b = values((5,), "float64", seed=3)
+    for kw in layouts((7, 5)):
+        x = da.asarray(a, **kw)
+        y = da.asarray(b, split=None)
+        cond = x > 1
+        assert_equal(where(cond, x, y), np.where(a > 1, a, b))
+        assert_equal(where(cond, 0.5, x), np.where(a > 1, 0.5, a))
+        assert_equal(where(cond, x, -1), np.where(a > 1, a, -1))
+        assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
+
+
+def test_where_mixed_kinds():
+    a = values((7, 5), "float64", seed=2)
     b = values((5,), "int64", seed=3)
     for kw in layouts((7, 5)):
         x = da.asarray(a, **kw)

@@ -14,7 +14,7 @@ import numbers
 import array_api_compat
 import numpy as np
 
-from .._backend import is_numpy_namespace, namespace_of, to_numpy
+from .._backend import from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import check_dtype
 from .._core.elementwise import astype
@@ -196,7 +196,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
     layout = make_layout("asarray", tuple(data.shape), comm, split, grid, sizes, halo, boundary)
     part = data[layout.block_slices(comm.rank)] if data.ndim else data
     if isinstance(part, np.ndarray) and xp is not namespace_of(part):
-        part = xp.asarray(part, device=dev)
+        part = from_numpy(xp, part, device=dev)
     elif isinstance(part, np.ndarray) and dev is not None:
         part = xp.asarray(part, device=dev)
     if layout.has_halo:

@@ -71,6 +71,11 @@ def _ptp(a, axis=None, out=None, keepdims=False):
     return _da.max(a, axis=axis, keepdims=keepdims) - _da.min(a, axis=axis, keepdims=keepdims)
 
 
+def _real_of(dtype) -> np.dtype:
+    """The real floating dtype of a floating dtype: counts divide in it (float32 stays float32, as in NumPy)."""
+    return np.dtype(np.float32) if dtype in (np.float32, np.complex64) else np.dtype(np.float64)
+
+
 def _nan_reduction(name: str, fill):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         _no_out(f"nan{name}", out)
@@ -79,7 +84,7 @@ def _nan_reduction(name: str, fill):
         nan = _da.isnan(a)
         clean = _da.where(nan, fill(a), a)
         if name == "mean":
-            count = _da.sum(~nan, axis=axis, keepdims=keepdims)
+            count = _da.astype(_da.sum(~nan, axis=axis, keepdims=keepdims), _real_of(a.dtype))
             return _da.sum(clean, axis=axis, keepdims=keepdims) / count
         result = getattr(_da, name)(clean, axis=axis, keepdims=keepdims)
         if name in ("max", "min"):  # an all-NaN slice gives NaN, as in NumPy
@@ -102,7 +107,7 @@ def _nan_moment(name: str):
         if a.dtype.kind not in "fc":
             return getattr(_da, name)(a, axis=axis, correction=ddof, keepdims=keepdims)
         valid = ~_da.isnan(a)
-        count = _da.sum(valid, axis=axis, keepdims=True)
+        count = _da.astype(_da.sum(valid, axis=axis, keepdims=True), _real_of(a.dtype))
         mean = _da.sum(_da.where(valid, a, 0.0), axis=axis, keepdims=True) / count
         dev = _da.where(valid, a - mean, 0.0)
         sq = _da.real(dev * _da.conj(dev)) if a.dtype.kind == "c" else dev * dev

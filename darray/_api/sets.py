@@ -20,7 +20,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._backend import NUMPY, to_numpy
+from .._backend import NUMPY, from_numpy, to_numpy
 from .._core import DArray, redistribute_to
 from .._errors import message
 from .._layout import Layout
@@ -123,7 +123,11 @@ def _unique_local(x: DArray, indices: bool, inverse: bool, counts: bool):
     xp = x._xp
     block = x.local
     dims = x._layout.dims
-    res = xp.unique_all(block)
+    try:
+        res = xp.unique_all(block)
+    except NotImplementedError:  # torch (array-api-compat 1.x) has no unique_all: NumPy's, on a host view
+        host = NUMPY.unique_all(to_numpy(block))
+        res = type(host)(*(from_numpy(xp, a, device=x.device) for a in host))
 
     def replicated(array, shape):
         layout = Layout(tuple(shape), dims, (None,) * len(dims), tuple((s,) for s in shape), (0,) * len(shape),

@@ -85,6 +85,8 @@ def _as_array(xp, out):
 
 
 _UFUNCS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum}
+#: Boolean inputs of these reductions are computed as this integer dtype on libraries other than NumPy.
+_BOOL_AS = {"sum": "int64", "prod": "int64", "min": "uint8", "max": "uint8"}
 
 
 def _simple(func: str, op: str, neutral):
@@ -106,20 +108,29 @@ def _simple(func: str, op: str, neutral):
                     raise ValueError(message(func, "zero-size reduction has no identity", x.shape,
                                              f"a non-empty axis {a}"))
         kwargs = {} if dtype is None else {"dtype": to_backend_dtype(xp, dtype)}
+        back = None
+        if xp is not _NUMPY and x.dtype.kind == "b" and func in _BOOL_AS:
+            # the standard sums and orders numbers only (array-api-strict refuses booleans): NumPy's results
+            # from integers (sum, prod: int64; min, max: 0/1 back to bool)
+            if dtype is None:
+                block = xp.astype(block, getattr(xp, _BOOL_AS[func]))
+                back = xp.bool if func in ("min", "max") else None
         cut = _cut(x, axes)
         if True not in cut:
             if ufunc is not None and xp is _NUMPY:  # skip NumPy's Python wrapper: microseconds per call
                 out = ufunc.reduce(block, axis=axes, keepdims=keepdims, **kwargs)
             else:
                 out = getattr(xp, func)(block, axis=axes, keepdims=keepdims, **kwargs)
-            return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
+            out = _as_array(xp, out)
+            return DArray._wrap(out if back is None else xp.astype(out, back), x._layout.reduced(axes, keepdims),
+                                x._comm, xp)
         if neutral is not None and builtins.any(block.shape[a] == 0 for a in axes):
             shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
             partial = xp.full(shape, neutral(x.dtype), dtype=block.dtype, device=x.device)
         else:
             partial = getattr(xp, func)(block, axis=axes, keepdims=True, **kwargs)
         partial = _allreduce_over(x, cut, partial, op)
-        return _finish(x, partial, axes, keepdims)
+        return _finish(x, partial if back is None else xp.astype(partial, back), axes, keepdims)
 
     reduce = _traced(reduce, func)
     reduce.__name__ = reduce.__qualname__ = func
@@ -177,7 +188,10 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     xp = x._xp
     cut = _cut(x, axes)
     if not builtins.any(cut):
-        out = xp.mean(x.local, axis=axes, keepdims=keepdims)
+        block = x.local
+        if xp is not _NUMPY and x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
+            block = xp.astype(block, xp.float64)
+        out = xp.mean(block, axis=axes, keepdims=keepdims)
         return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     count = 1
     for a in axes:
@@ -248,13 +262,20 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     check_category(_func, x.dtype, "numeric")
     xp = x._xp
     if not builtins.any(_cut(x, axes)):
-        out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
-        return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
+        if xp is _NUMPY:
+            out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
+            return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
+        # other libraries: the standard's var takes real floats only, torch's var over axis=() is 0, not
+        # 0 / (1 - correction): the same two passes as NumPy, on float64 for integers, |d|**2 for complex
+        n, _, m2 = _moments(x, axes)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = m2 / builtins.max(n - correction, 0)
+        return _finish(x, out, axes, keepdims)
     n, m, m2 = _moments(x, axes)
     sub = x._comm.sub(x._layout.dims, _cut(x, axes))
     counts = sub.allgather(np.asarray([n], dtype=np.int64))[:, 0]
     means, m2s = sub.allgather(m), sub.allgather(m2)
-    _, _, total_m2 = _combine(xp, [(int(counts[i]), means[i], m2s[i]) for i in range(sub.size)])
+    _, _, total_m2 = _combine(xp, [(int(counts[i]), means[i, ...], m2s[i, ...]) for i in range(sub.size)])
     count = int(np.sum(counts))
     with np.errstate(divide="ignore", invalid="ignore"):  # NumPy's inf / nan for count <= correction
         out = total_m2 / builtins.max(count - correction, 0)

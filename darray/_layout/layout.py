@@ -237,7 +237,8 @@ class Layout:
         split, sizes = [], []
         for s in self.split:
             i = None if s is None else s - lead
-            ok = i is not None and i >= 0 and shape[i] == self.shape[s] and shape[i] != 1
+            # the same length (1 included) is cut the same way; a broadcast axis (1 against n) is replicated
+            ok = i is not None and i >= 0 and shape[i] == self.shape[s]
             split.append(i if ok else None)
         for i, n in enumerate(shape):
             a = i + lead
