@@ -293,6 +293,37 @@ def _report_text(report) -> str:
     return report.longreprtext
 
 
+# ------------------------------------------------ fixtures of distributed tests --
+@pytest.fixture
+def comm():
+    """darray's default communicator (the world under ``mpiexec``)."""
+    import darray
+
+    return darray.default_communicator()
+
+
+@pytest.fixture
+def small_auto_threshold(monkeypatch):
+    """Let ``split="auto"`` distribute small test arrays (the same setting on every rank)."""
+    import darray
+
+    monkeypatch.setattr(darray.config, "min_distributed_size", 4)
+
+
+@pytest.fixture
+def shared(tmp_path, comm) -> Path:
+    """One directory every rank sees: rank 0's ``tmp_path``, broadcast."""
+    import numpy as np
+
+    buf = np.zeros(4096, dtype=np.uint8)
+    if comm.rank == 0:
+        data = str(tmp_path).encode()
+        buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    path = Path(bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode())
+    comm.barrier()
+    return path
+
+
 # ------------------------------------------------------------- the launcher --
 @pytest.fixture(scope="session")
 def mpiexec_pytest():

@@ -22,30 +22,9 @@ dask_array = pytest.importorskip("dask.array")
 xr = pytest.importorskip("xarray")
 pytest.importorskip("zarr")
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(autouse=True)
-def small_auto_threshold(monkeypatch):
-    monkeypatch.setattr(da.config, "min_distributed_size", 4)
-
-
-@pytest.fixture
-def comm():
-    return da.default_communicator()
-
-
-@pytest.fixture
-def shared(tmp_path, comm) -> Path:
-    buf = np.zeros(4096, dtype=np.uint8)
-    if comm.rank == 0:
-        data = str(tmp_path).encode()
-        buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    path = Path(bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode())
-    comm.barrier()
-    return path
 
 
 def specs(size: int) -> list[dict]:

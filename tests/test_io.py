@@ -25,7 +25,7 @@ from darray.testing import agree, assert_equal
 pytest.importorskip("zarr")
 pytest.importorskip("h5py")
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float32", "float64", "complex64", "complex128"]
@@ -34,29 +34,6 @@ FORMATS = {
     "npy": (save_npy, load_npy, "x.npy"),
     "hdf5": (save_hdf5, load_hdf5, "x.h5"),
 }
-
-
-@pytest.fixture(autouse=True)
-def small_auto_threshold(monkeypatch):
-    """Let split="auto" distribute the small arrays used here (same setting on every rank)."""
-    monkeypatch.setattr(da.config, "min_distributed_size", 4)
-
-
-@pytest.fixture
-def comm():
-    return da.default_communicator()
-
-
-@pytest.fixture
-def shared(tmp_path, comm) -> Path:
-    """One directory every rank sees: rank 0's tmp_path, broadcast."""
-    buf = np.zeros(4096, dtype=np.uint8)
-    if comm.rank == 0:
-        data = str(tmp_path).encode()
-        buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    path = Path(bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode())
-    comm.barrier()
-    return path
 
 
 def sample(shape, dtype, seed=0) -> np.ndarray:

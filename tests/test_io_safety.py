@@ -36,34 +36,13 @@ zarr = pytest.importorskip("zarr")
 h5py = pytest.importorskip("h5py")
 
 mpi = pytest.mark.mpi
+pytestmark = pytest.mark.usefixtures("small_auto_threshold")
 
 FORMATS = {
     "zarr": (save, load, "x.zarr"),
     "npy": (save_npy, load_npy, "x.npy"),
     "hdf5": (save_hdf5, load_hdf5, "x.h5"),
 }
-
-
-@pytest.fixture(autouse=True)
-def small_auto_threshold(monkeypatch):
-    monkeypatch.setattr(da.config, "min_distributed_size", 4)
-
-
-@pytest.fixture
-def comm():
-    return da.default_communicator()
-
-
-@pytest.fixture
-def shared(tmp_path, comm) -> Path:
-    """One directory every rank sees: rank 0's tmp_path, broadcast."""
-    buf = np.zeros(4096, dtype=np.uint8)
-    if comm.rank == 0:
-        data = str(tmp_path).encode()
-        buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    path = Path(bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode())
-    comm.barrier()
-    return path
 
 
 def raises_everywhere(comm, kind, fn, *args, **kwargs) -> str:
