@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ._backend import to_numpy
 from ._comm.base import agree
 from ._core import DArray
 
-__all__ = ["assert_equal", "agree", "backend_dtypes"]
+__all__ = ["assert_equal", "assert_raises_everywhere", "agree", "backend_dtypes"]
 
 
 def backend_dtypes() -> frozenset[str]:
@@ -76,3 +78,43 @@ def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float 
         detail = problem or "this rank's block matches"
         raise AssertionError(f"{err_msg + ': ' if err_msg else ''}DArray differs from the expected array on "
                              f"ranks {failed} of {x.comm.size} ({detail}); layout {x.layout}")
+
+
+def assert_raises_everywhere(exc: type[BaseException], func, *args, match: str | None = None, **kwargs) -> str:
+    """Assert that ``func(*args, **kwargs)`` raises ``exc`` with one message on every rank; return it.
+
+    The ranks of the default communicator agree on the verdict (a rank that
+    raised nothing, or another type, or a message without ``match``, fails the
+    test on every rank) and compare digests of their messages, so a test of bad
+    input can neither hang nor pass while ranks disagree.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> assert_raises_everywhere(ValueError, da.reshape, da.zeros(6), (4,), match="reshape")[:7]
+    'reshape'
+    """
+    from ._comm import default_communicator
+
+    comm = default_communicator()
+    try:
+        func(*args, **kwargs)
+    except exc as e:
+        message = str(e)
+        ok = match is None or match in message
+        detail = message
+    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
+        message, ok, detail = "", False, f"{type(e).__name__}: {e}"
+    else:
+        message, ok, detail = "", False, "nothing raised"
+    failed = agree(comm, ok)
+    if failed:
+        wanted = f"{exc.__name__}{f' mentioning {match!r}' if match else ''}"
+        raise AssertionError(f"expected {wanted} on every rank; ranks {failed} of {comm.size} did not "
+                             f"(rank {comm.rank}: {detail})")
+    digest = np.frombuffer(hashlib.sha256(message.encode()).digest(), dtype=np.uint8)
+    table = np.asarray(comm.allgather(digest))
+    differ = [r for r in range(comm.size) if not np.array_equal(table[r], table[0])]
+    if differ:
+        raise AssertionError(f"ranks {differ} raised another message than rank 0 (rank {comm.rank}: {message})")
+    return message

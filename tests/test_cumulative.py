@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal
+from darray.testing import assert_equal, assert_raises_everywhere
 
 pytestmark = pytest.mark.mpi
 
@@ -61,19 +61,6 @@ def values(shape, dtype="float64", seed=0, prod=False) -> np.ndarray:
     if dt.kind == "c":
         return (real + 1j * rng.uniform(-0.3, 0.3, shape)).astype(dt)
     return real.astype(dt)
-
-
-def raises_everywhere(exc, func, *args, **kwargs):
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok, detail = True, str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
 
 
 FUNCS = ["cumulative_sum", "cumulative_prod"]
@@ -168,12 +155,12 @@ def test_errors_raise_everywhere():
     g = values(SHAPES[2])
     for name, kw in list(layouts(2).items())[:3]:
         x = da.asarray(g, **kw)
-        raises_everywhere(ValueError, da.cumulative_sum, x)  # axis required for 2-d
-        raises_everywhere(ValueError, da.cumulative_prod, x)
-        raises_everywhere(np.exceptions.AxisError, da.cumulative_sum, x, axis=2)
-        raises_everywhere(TypeError, da.cumulative_sum, da.asarray(g > 0, **kw), axis=0)
-        raises_everywhere(ValueError, da.diff, x, n=-1)
-        raises_everywhere(ValueError, da.diff, da.asarray(np.float64(1.0)))
-        raises_everywhere(ValueError, da.diff, x, axis=0, prepend=np.ones((2, 3)))
-        raises_everywhere(np.exceptions.AxisError, da.diff, x, axis=-3)
-        raises_everywhere(TypeError, da.cumulative_sum, g, axis=0)
+        assert_raises_everywhere(ValueError, da.cumulative_sum, x)  # axis required for 2-d
+        assert_raises_everywhere(ValueError, da.cumulative_prod, x)
+        assert_raises_everywhere(np.exceptions.AxisError, da.cumulative_sum, x, axis=2)
+        assert_raises_everywhere(TypeError, da.cumulative_sum, da.asarray(g > 0, **kw), axis=0)
+        assert_raises_everywhere(ValueError, da.diff, x, n=-1)
+        assert_raises_everywhere(ValueError, da.diff, da.asarray(np.float64(1.0)))
+        assert_raises_everywhere(ValueError, da.diff, x, axis=0, prepend=np.ones((2, 3)))
+        assert_raises_everywhere(np.exceptions.AxisError, da.diff, x, axis=-3)
+        assert_raises_everywhere(TypeError, da.cumulative_sum, g, axis=0)

@@ -19,7 +19,7 @@ import pytest
 
 import darray as da
 from darray._core.table import ELEMENTWISE
-from darray.testing import agree, assert_equal, backend_dtypes
+from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes
 
 pytestmark = pytest.mark.mpi
 
@@ -136,22 +136,6 @@ def numpy_func(name: str):
     return getattr(np, NUMPY_NAME.get(name, name))
 
 
-def raises_everywhere(exc, func, *args, match=None, **kwargs):
-    """``func`` raises ``exc`` on every rank (the verdict is agreed, so no rank waits for another)."""
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok = match is None or match in str(e)
-        detail = str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__}{f' mentioning {match!r}' if match else ''} on every rank; " \
-                       f"ranks {failed} did not (this rank: {detail})"
-
-
 # ---------------------------------------------------------------- the table
 def test_table_is_the_array_api_list():
     names = sorted([row.name for row in ELEMENTWISE] + ["clip"])
@@ -220,20 +204,20 @@ def test_binary_function_mixed_operands(row):
                          ids=lambda row: row.name)
 def test_float_operands_are_refused(row):
     x = da.asarray(np.linspace(0, 1, 13), split=0)
-    raises_everywhere(TypeError, getattr(da, row.name), *([x] * row.nargs), match=row.name)
+    assert_raises_everywhere(TypeError, getattr(da, row.name), *([x] * row.nargs), match=row.name)
 
 
 def test_wrong_category_examples():
     f = da.asarray(np.linspace(0, 1, 13), split=0)
     i = da.arange(13, split=0)
-    raises_everywhere(TypeError, da.bitwise_and, f, f)
-    raises_everywhere(TypeError, da.bitwise_and, i, f)
-    raises_everywhere(TypeError, da.logical_and, f, f)
-    raises_everywhere(TypeError, da.bitwise_invert, f)
-    raises_everywhere(TypeError, lambda: f & i)
-    raises_everywhere(TypeError, lambda: ~f)
-    raises_everywhere(TypeError, lambda: f << 1)
-    raises_everywhere(TypeError, da.greater, f.astype(da.complex128), f)
+    assert_raises_everywhere(TypeError, da.bitwise_and, f, f)
+    assert_raises_everywhere(TypeError, da.bitwise_and, i, f)
+    assert_raises_everywhere(TypeError, da.logical_and, f, f)
+    assert_raises_everywhere(TypeError, da.bitwise_invert, f)
+    assert_raises_everywhere(TypeError, lambda: f & i)
+    assert_raises_everywhere(TypeError, lambda: ~f)
+    assert_raises_everywhere(TypeError, lambda: f << 1)
+    assert_raises_everywhere(TypeError, da.greater, f.astype(da.complex128), f)
 
 
 def test_uneven_sizes_list_form_any_rank_count():
@@ -393,12 +377,12 @@ def test_inplace_refusals():
     def imul(x, y):
         x *= y
 
-    raises_everywhere(Exception, iadd, xi, 2.5)  # int += float: NumPy's same_kind casting refuses
-    raises_everywhere(Exception, iadd, xi, xf)
-    raises_everywhere(Exception, imul, xf, 1j)
+    assert_raises_everywhere(Exception, iadd, xi, 2.5)  # int += float: NumPy's same_kind casting refuses
+    assert_raises_everywhere(Exception, iadd, xi, xf)
+    assert_raises_everywhere(Exception, imul, xf, 1j)
     assert_equal(xi, np.arange(13))  # nothing was written
     col = da.asarray(np.ones((7, 1)), split=0)
-    raises_everywhere(ValueError, iadd, col, da.ones((7, 5), split=0))  # would change the shape
+    assert_raises_everywhere(ValueError, iadd, col, da.ones((7, 5), split=0))  # would change the shape
 
 
 # ---------------------------------------------------------------- broadcasting
@@ -467,10 +451,10 @@ def test_broadcast_3d():
 
 def test_non_broadcastable_shapes():
     x = da.ones((7, 5), split=0)
-    raises_everywhere(ValueError, da.add, x, da.ones((7,), split=0), match="add")
-    raises_everywhere(ValueError, lambda: x * da.ones((4, 5), split=None), match="multiply")
-    raises_everywhere(ValueError, da.atan2, x, np.ones(3), match="atan2")
-    raises_everywhere(ValueError, da.clip, x, np.zeros(3), match="clip")
+    assert_raises_everywhere(ValueError, da.add, x, da.ones((7,), split=0), match="add")
+    assert_raises_everywhere(ValueError, lambda: x * da.ones((4, 5), split=None), match="multiply")
+    assert_raises_everywhere(ValueError, da.atan2, x, np.ones(3), match="atan2")
+    assert_raises_everywhere(ValueError, da.clip, x, np.zeros(3), match="clip")
 
 
 # ---------------------------------------------------------------- promotion
@@ -508,7 +492,7 @@ def test_python_int_out_of_range():
     x = da.asarray(np.arange(13, dtype=np.uint8), split=0, sizes={0: uneven(13, comm().size)})
     with pytest.raises(OverflowError):
         np.arange(3, dtype=np.uint8) + 300
-    raises_everywhere(OverflowError, lambda: x + 300)
+    assert_raises_everywhere(OverflowError, lambda: x + 300)
 
 
 def test_data_type_functions():
@@ -526,7 +510,7 @@ def test_data_type_functions():
     for scalar in (2.5, 1, 1j, True):  # NEP 50: Python scalars are weak
         assert da.result_type(y, scalar) == np.result_type(np.float32, scalar), scalar
         assert da.result_type(x, scalar) == np.result_type(np.int16, scalar), scalar
-    raises_everywhere(ValueError, da.result_type)
+    assert_raises_everywhere(ValueError, da.result_type)
     kinds = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
     for d in dtypes:
         for kind in kinds:
@@ -542,8 +526,8 @@ def test_data_type_functions():
         f, g = da.iinfo(np.dtype(d)), np.iinfo(np.dtype(d))
         assert (f.bits, f.max, f.min, f.dtype) == (g.bits, g.max, g.min, g.dtype)
     assert da.iinfo(x).max == np.iinfo(np.int16).max
-    raises_everywhere(ValueError, da.finfo, da.int32)
-    raises_everywhere(ValueError, da.iinfo, da.float64)
+    assert_raises_everywhere(ValueError, da.finfo, da.int32)
+    assert_raises_everywhere(ValueError, da.iinfo, da.float64)
 
 
 # ---------------------------------------------------------------- clip, astype
@@ -574,8 +558,8 @@ def test_clip(shape, kw):
 
 def test_clip_refusals():
     z = da.asarray(np.ones(13, dtype=np.complex128), split=0)
-    raises_everywhere(TypeError, da.clip, z, 0, 1)
-    raises_everywhere(TypeError, da.clip, np.ones(3), 0, 1)
+    assert_raises_everywhere(TypeError, da.clip, z, 0, 1)
+    assert_raises_everywhere(TypeError, da.clip, np.ones(3), 0, 1)
 
 
 @pytest.mark.parametrize("shape,kw", all_layouts(), ids=str)

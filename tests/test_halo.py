@@ -20,7 +20,7 @@ import darray as da
 from darray._backend import namespace_of, to_numpy
 from darray._core.dtypes import to_numpy_dtype
 from darray._core.halo import HaloExchange
-from darray.testing import agree, assert_equal
+from darray.testing import agree, assert_equal, assert_raises_everywhere
 
 pytestmark = pytest.mark.mpi
 
@@ -176,19 +176,6 @@ def with_sentinel(g, sentinel, **kw):
     return x
 
 
-def raises_everywhere(exc, func, *args, match=None, **kwargs):
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok, detail = match is None or match in str(e), str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
-
-
 # ------------------------------------------------------------------ exchange vs numpy.pad
 @pytest.mark.parametrize("boundary", BOUNDARIES, ids=str)
 @pytest.mark.parametrize("ndim", [1, 2, 3])
@@ -338,11 +325,11 @@ def test_redistribute_into_halo_layout():
 
 def test_bad_halo_specs_raise_everywhere():
     g = values(SHAPES[2])
-    raises_everywhere(ValueError, da.asarray, g, split=0, halo=10)  # wider than axis 0
-    raises_everywhere(ValueError, da.asarray, g, split=0, halo=-1)
-    raises_everywhere(ValueError, da.asarray, g, split=0, halo=(1, 2, 3))
-    raises_everywhere(ValueError, da.asarray, g, split=0, halo=1, boundary="mirror")
-    raises_everywhere(ValueError, da.asarray, g, split=0, halo=1, boundary=True)
+    assert_raises_everywhere(ValueError, da.asarray, g, split=0, halo=10)  # wider than axis 0
+    assert_raises_everywhere(ValueError, da.asarray, g, split=0, halo=-1)
+    assert_raises_everywhere(ValueError, da.asarray, g, split=0, halo=(1, 2, 3))
+    assert_raises_everywhere(ValueError, da.asarray, g, split=0, halo=1, boundary="mirror")
+    assert_raises_everywhere(ValueError, da.asarray, g, split=0, halo=1, boundary=True)
 
 
 # ------------------------------------------------------------------ adjoint
@@ -472,11 +459,11 @@ def test_map_overlap_reuses_fresh_halos():
 def test_map_overlap_bad_arguments_raise_everywhere():
     g = values(SHAPES[2])
     x = da.asarray(g, split=0)
-    raises_everywhere(TypeError, da.map_overlap, cross, g)
-    raises_everywhere(ValueError, da.map_overlap, cross, x, da.asarray(g[:3], split=0))
-    raises_everywhere(ValueError, da.map_overlap, cross, x, depth=-1)
-    raises_everywhere(ValueError, da.map_overlap, cross, x, depth=10)
-    raises_everywhere(ValueError, da.map_overlap, cross, x, boundary="mirror")
+    assert_raises_everywhere(TypeError, da.map_overlap, cross, g)
+    assert_raises_everywhere(ValueError, da.map_overlap, cross, x, da.asarray(g[:3], split=0))
+    assert_raises_everywhere(ValueError, da.map_overlap, cross, x, depth=-1)
+    assert_raises_everywhere(ValueError, da.map_overlap, cross, x, depth=10)
+    assert_raises_everywhere(ValueError, da.map_overlap, cross, x, boundary="mirror")
 
 
 def test_map_overlap_wrong_block_shape_raises_everywhere(monkeypatch):
@@ -491,7 +478,7 @@ def test_map_overlap_wrong_block_shape_raises_everywhere(monkeypatch):
     g = values(SHAPES[1])
     x = da.asarray(g, split=0, sizes=uneven(13, P))
     # drops one cell of non-empty blocks only: wrong on some ranks, right on empty ones
-    raises_everywhere(ValueError, da.map_overlap, lambda b: b[1:-2] if b.shape[0] > 2 else b[1:-1], x,
+    assert_raises_everywhere(ValueError, da.map_overlap, lambda b: b[1:-2] if b.shape[0] > 2 else b[1:-1], x,
                       depth=1, boundary="periodic", trim=False)
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal
+from darray.testing import assert_equal, assert_raises_everywhere
 
 pytestmark = pytest.mark.mpi
 
@@ -63,19 +63,6 @@ def values(shape, dtype="float64", seed=0) -> np.ndarray:
     if dt.kind == "c":
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
     return rng.standard_normal(shape).astype(dt)
-
-
-def raises_everywhere(exc, func, *args, **kwargs):
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok, detail = True, str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
 
 
 S = slice
@@ -259,16 +246,16 @@ def test_bad_keys_raise_index_error_everywhere(ndim, key):
     g = values(SHAPES[ndim])
     for name, kw in layouts(ndim).items():
         x = da.asarray(g, **kw)
-        raises_everywhere(IndexError, x.__getitem__, key)
-        raises_everywhere(IndexError, x.__setitem__, key, 1.0)
+        assert_raises_everywhere(IndexError, x.__getitem__, key)
+        assert_raises_everywhere(IndexError, x.__setitem__, key, 1.0)
 
 
 def test_bad_values_raise_everywhere():
     g = values(SHAPES[2])
     for name, kw in layouts(2).items():
         x = da.asarray(g.copy(), **kw)
-        raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), np.ones((2, 11)))
-        raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), da.asarray(np.ones((3, 10)), split=0))
-        raises_everywhere(ValueError, x.__setitem__, 0, np.ones((2,)))
-        raises_everywhere(TypeError, x.__setitem__, 0, np.array(["a"] * 11))
+        assert_raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), np.ones((2, 11)))
+        assert_raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), da.asarray(np.ones((3, 10)), split=0))
+        assert_raises_everywhere(ValueError, x.__setitem__, 0, np.ones((2,)))
+        assert_raises_everywhere(TypeError, x.__setitem__, 0, np.array(["a"] * 11))
         assert_equal(x, g, err_msg=f"x changed by a failed assignment {name}")

@@ -7,7 +7,6 @@ rank (a rank that did not raise fails the test, and the ranks agree on that).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from pathlib import Path
@@ -20,7 +19,7 @@ from darray._comm import SelfCommunicator
 from darray.io import (ChecksumError, CorruptFileError, load, load_hdf5, load_npy, save, save_hdf5, save_npy)
 from darray.io import _atomic
 from darray.io.zarr_io import chunk_plan
-from darray.testing import agree, assert_equal
+from darray.testing import agree, assert_equal, assert_raises_everywhere
 
 pytest.importorskip("zarr")
 pytest.importorskip("h5py")
@@ -72,22 +71,6 @@ def layouts(size: int, shape) -> list[dict]:
 
 def ident(layout: dict) -> str:
     return ",".join(f"{k}={v}" for k, v in layout.items())
-
-
-def raises_everywhere(comm, kind, fn, *args, **kwargs) -> str:
-    """Call ``fn``; every rank must raise ``kind`` with the same message. Returns the message."""
-    try:
-        fn(*args, **kwargs)
-        text = None
-    except kind as e:
-        text = str(e)
-    ok = text is not None
-    failed = agree(comm, ok)
-    assert not failed, f"ranks {failed} did not raise {kind.__name__}"
-    digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
-    table = np.asarray(comm.allgather(digest))
-    assert (table == table[0]).all(), f"ranks raised different messages (rank {comm.rank}: {text})"
-    return text
 
 
 def reference_read(fmt: str, path) -> np.ndarray:
@@ -234,21 +217,21 @@ def test_npy_sidecar_written_and_removed(comm, shared):
     save_npy(path, da.arange(10.0, split=0), checksum=False)  # no stale sidecar survives
     assert not agree(comm, not os.path.exists(str(path) + ".sha256"))
     assert_equal(load_npy(path, split=0), np.arange(10.0))
-    raises_everywhere(comm, ValueError, load_npy, path, verify=True)
+    assert_raises_everywhere(ValueError, load_npy, path, verify=True)
 
 
 # ------------------------------------------------------------------ errors on every rank
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_missing_file(fmt, comm, shared):
     _, load_fn, _ = FORMATS[fmt]
-    text = raises_everywhere(comm, FileNotFoundError, load_fn, shared / "nothing-here")
+    text = assert_raises_everywhere(FileNotFoundError, load_fn, shared / "nothing-here")
     assert "nothing-here" in text
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_save_into_missing_directory(fmt, comm, shared):
     save_fn, _, name = FORMATS[fmt]
-    raises_everywhere(comm, FileNotFoundError, save_fn, shared / "no" / "such" / name, da.arange(5, split=0))
+    assert_raises_everywhere(FileNotFoundError, save_fn, shared / "no" / "such" / name, da.arange(5, split=0))
 
 
 def test_npy_refuses_object_arrays(comm, shared):
@@ -256,7 +239,7 @@ def test_npy_refuses_object_arrays(comm, shared):
     if comm.rank == 0:
         np.save(path, np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     comm.barrier()
-    text = raises_everywhere(comm, TypeError, load_npy, path)
+    text = assert_raises_everywhere(TypeError, load_npy, path)
     assert "object" in text
 
 
@@ -265,12 +248,12 @@ def test_npy_not_a_npy_file(comm, shared):
     if comm.rank == 0:
         path.write_bytes(b"this is not numpy" * 10)
     comm.barrier()
-    raises_everywhere(comm, CorruptFileError, load_npy, path)
+    assert_raises_everywhere(CorruptFileError, load_npy, path)
 
 
 def test_hdf5_missing_dataset(comm, shared):
     save_hdf5(shared / "d.h5", da.arange(6, split=0), "u")
-    text = raises_everywhere(comm, ValueError, load_hdf5, shared / "d.h5", "v")
+    text = assert_raises_everywhere(ValueError, load_hdf5, shared / "d.h5", "v")
     assert "'u'" in text
 
 
@@ -302,12 +285,12 @@ def test_truncated_file(fmt, comm, shared):
         os.truncate(target, size // 2)
     comm.barrier()
     for spec in (dict(split=0), dict(split=None)):
-        raises_everywhere(comm, CorruptFileError, load_fn, path, **spec)
+        assert_raises_everywhere(CorruptFileError, load_fn, path, **spec)
     if fmt == "zarr":  # damaged metadata too
         if comm.rank == 0:
             (path / "zarr.json").write_text("{ not json")
         comm.barrier()
-        raises_everywhere(comm, CorruptFileError, load, path)
+        assert_raises_everywhere(CorruptFileError, load, path)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -329,7 +312,7 @@ def test_bit_flip_is_a_checksum_error(fmt, comm, shared):
             f.write(bytes([byte[0] ^ 0x10]))
     comm.barrier()
     for spec in (dict(split=0), dict(split=1), dict(split=None)):  # same and other layouts
-        text = raises_everywhere(comm, ChecksumError, load_fn, path, **spec)
+        text = assert_raises_everywhere(ChecksumError, load_fn, path, **spec)
         assert "checksum" in text
     y = load_fn(path, split=0, verify=False)  # explicitly unchecked: loads
     assert y.shape == ref.shape
@@ -351,8 +334,8 @@ def test_checksum_of_other_layout_verified_only_when_small(comm, shared, monkeyp
     monkeypatch.setattr(common, "VERIFY_MAX_BYTES", 0)
     if comm.size > 1:  # split=1 holds no saved row-block whole: nothing cheap to verify
         assert load_npy(path, split=1).shape == ref.shape
-    raises_everywhere(comm, ChecksumError, load_npy, path, split=1, verify=True)
-    raises_everywhere(comm, ChecksumError, load_npy, path, split=0)
+    assert_raises_everywhere(ChecksumError, load_npy, path, split=1, verify=True)
+    assert_raises_everywhere(ChecksumError, load_npy, path, split=0)
 
 
 # ------------------------------------------------------------------ atomicity
@@ -373,7 +356,7 @@ def test_crash_before_rename_keeps_previous_file(fmt, comm, shared, monkeypatch)
         raise SimulatedCrash("killed between writing the temporary and the rename")
 
     monkeypatch.setattr(_atomic, "_before_commit", crash)
-    raises_everywhere(comm, SimulatedCrash, save_fn, path, da.asarray(new, split=1 if comm.size > 1 else 0))
+    assert_raises_everywhere(SimulatedCrash, save_fn, path, da.asarray(new, split=1 if comm.size > 1 else 0))
     monkeypatch.setattr(_atomic, "_before_commit", None)
     assert_equal(load_fn(path, split=0), old)  # ...but the previous file is what loads
     leftovers = [p for p in os.listdir(shared) if ".tmp-" in p]
@@ -401,7 +384,7 @@ def test_failed_write_cleans_up_and_keeps_previous(fmt, comm, shared, monkeypatc
             monkeypatch.setattr(target, disk_full)
         else:
             monkeypatch.setattr(target, "__setitem__", disk_full)
-    text = raises_everywhere(comm, OSError, save_fn, path, da.asarray(old * 2, split=0))
+    text = assert_raises_everywhere(OSError, save_fn, path, da.asarray(old * 2, split=0))
     assert "disk full" in text
     monkeypatch.undo()
     comm.barrier()

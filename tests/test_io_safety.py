@@ -9,12 +9,11 @@
 - no loading path unpickles anything (pickle is trapped while every loader runs);
 - checkpoints (darray.optim.save_checkpoint / load_checkpoint): the same staging, no pickle.
 
-Errors are expected on EVERY rank with the same message (``raises_everywhere``).
+Errors are expected on EVERY rank with the same message (``assert_raises_everywhere``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -30,7 +29,7 @@ from darray.io import CorruptFileError, load, load_hdf5, load_npy, save, save_hd
 from darray.io import _atomic
 from darray.io import _common as common
 from darray.io.zarr_io import confined_store
-from darray.testing import agree, assert_equal
+from darray.testing import agree, assert_equal, assert_raises_everywhere
 
 zarr = pytest.importorskip("zarr")
 h5py = pytest.importorskip("h5py")
@@ -43,21 +42,6 @@ FORMATS = {
     "npy": (save_npy, load_npy, "x.npy"),
     "hdf5": (save_hdf5, load_hdf5, "x.h5"),
 }
-
-
-def raises_everywhere(comm, kind, fn, *args, **kwargs) -> str:
-    """Call ``fn``; every rank must raise ``kind`` with the same message. Returns the message."""
-    try:
-        fn(*args, **kwargs)
-        text = None
-    except kind as e:
-        text = str(e)
-    failed = agree(comm, text is not None)
-    assert not failed, f"ranks {failed} did not raise {kind.__name__}"
-    digest = np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8)
-    table = np.asarray(comm.allgather(digest))
-    assert (table == table[0]).all(), f"ranks raised different messages (rank {comm.rank}: {text})"
-    return text
 
 
 def on_rank0(comm, fn, *args):
@@ -98,7 +82,7 @@ def sample(shape=(13, 4), seed=0) -> np.ndarray:
 def test_targets_that_name_nothing_new_are_refused(fmt, bad, comm, shared):
     save_fn, _, _ = FORMATS[fmt]
     before = snapshot(shared)
-    text = raises_everywhere(comm, ValueError, save_fn, bad, da.arange(6.0, split=0))
+    text = assert_raises_everywhere(ValueError, save_fn, bad, da.arange(6.0, split=0))
     assert text.startswith(f"{save_fn.__name__}: invalid target path")
     everywhere(comm, snapshot(shared) == before, "a refused save changed the directory")
 
@@ -107,7 +91,7 @@ def test_targets_that_name_nothing_new_are_refused(fmt, bad, comm, shared):
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_target_path_type_is_checked(fmt, comm):
     save_fn, _, _ = FORMATS[fmt]
-    text = raises_everywhere(comm, TypeError, save_fn, 12, da.arange(6.0, split=0))
+    text = assert_raises_everywhere(TypeError, save_fn, 12, da.arange(6.0, split=0))
     assert "path must be a str or os.PathLike" in text
 
 
@@ -126,11 +110,11 @@ def test_save_never_replaces_a_directory_that_is_not_a_zarr_array(fmt, comm, sha
     on_rank0(comm, prepare)
     before = snapshot(shared)
     for target in ("notes", "group.zarr"):
-        text = raises_everywhere(comm, IsADirectoryError, save_fn, shared / target, da.arange(6.0, split=0))
+        text = assert_raises_everywhere(IsADirectoryError, save_fn, shared / target, da.arange(6.0, split=0))
         assert "not a zarr array store" in text and target in text
     everywhere(comm, snapshot(shared) == before, "a refused save changed the directory")
     # the working directory, spelled any way, is never a target
-    raises_everywhere(comm, ValueError, save_fn, "./", da.arange(6.0, split=0))
+    assert_raises_everywhere(ValueError, save_fn, "./", da.arange(6.0, split=0))
 
 
 @mpi
@@ -138,13 +122,13 @@ def test_every_rank_must_pass_the_same_path(comm, shared):
     if comm.size == 1:
         return
     for save_fn in (save, save_npy, save_hdf5):
-        text = raises_everywhere(comm, ValueError, save_fn, shared / f"mine-{comm.rank}", da.arange(6.0, split=0))
+        text = assert_raises_everywhere(ValueError, save_fn, shared / f"mine-{comm.rank}", da.arange(6.0, split=0))
         assert "different paths" in text
     everywhere(comm, not any(p.name.startswith("mine-") for p in shared.iterdir()), "something was written")
     # an invalid path on one rank only: still the same error everywhere (nobody is left waiting)
     for bad in ("", 12):
         target = bad if comm.rank == comm.size - 1 else shared / "fine.zarr"
-        text = raises_everywhere(comm, ValueError, save, target, da.arange(6.0, split=0))
+        text = assert_raises_everywhere(ValueError, save, target, da.arange(6.0, split=0))
         assert "different paths" in text
 
 
@@ -214,7 +198,7 @@ def test_a_failed_swap_puts_the_previous_store_back(comm, shared, monkeypatch):
         return replace(src, dst)
 
     monkeypatch.setattr(_atomic.os, "replace", failing)
-    text = raises_everywhere(comm, OSError, save, path, da.asarray(old * 2, split=0))
+    text = assert_raises_everywhere(OSError, save, path, da.asarray(old * 2, split=0))
     assert "rename failed" in text
     monkeypatch.undo()
     assert_equal(load(path, split=0), old)
@@ -251,7 +235,7 @@ def test_recovery_never_reads_a_planted_stage(comm, shared):
         os.replace(shared / "other.zarr", planted / "x.zarr.old")
 
     on_rank0(comm, plant)
-    raises_everywhere(comm, FileNotFoundError, load, shared / "x.zarr")
+    assert_raises_everywhere(FileNotFoundError, load, shared / "x.zarr")
 
 
 # ------------------------------------------------------------------ zarr keys
@@ -310,7 +294,7 @@ def test_load_refuses_symlinks_leading_out_of_the_store(what, comm, shared):
 
     on_rank0(comm, plant)
     for spec in (dict(split=0), dict(split=None)):
-        text = raises_everywhere(comm, CorruptFileError, load, path, **spec)
+        text = assert_raises_everywhere(CorruptFileError, load, path, **spec)
         assert text.startswith("load: unsafe zarr key") and "resolves to" in text
 
 
@@ -402,7 +386,7 @@ def test_hostile_zarr_metadata_is_a_clear_error_everywhere(case, comm, shared, l
 
     on_rank0(comm, write)
     for spec in (dict(split=0), dict(split=None)):
-        text = raises_everywhere(comm, kind, load, path, **spec)
+        text = assert_raises_everywhere(kind, load, path, **spec)
         assert text.startswith("load: ") and fragment in text, text
     everywhere(comm, not os.path.exists("/tmp/darray-test-UNPICKLED"), "a payload was unpickled")
 
@@ -440,7 +424,7 @@ def test_hostile_npy_header_is_a_clear_error_everywhere(case, comm, shared, litt
     header, data, kind, fragment = HOSTILE_NPY[case]
     path = shared / "h.npy"
     on_rank0(comm, _npy, path, header, data + b"\0" * 64)
-    text = raises_everywhere(comm, kind, load_npy, path, split=0)
+    text = assert_raises_everywhere(kind, load_npy, path, split=0)
     assert text.startswith("load_npy: ") and fragment in text, text
     everywhere(comm, not os.path.exists("/tmp/darray-test-UNPICKLED"), "a payload was unpickled")
 
@@ -450,11 +434,11 @@ def test_hostile_npy_header_is_a_clear_error_everywhere(case, comm, shared, litt
 @pytest.mark.parametrize("name", ["", "/", "..", "a/../b", "a//b", "./x", "x/", "a\0b"])
 def test_hdf5_dataset_names_are_checked(name, comm, shared):
     before = snapshot(shared)
-    text = raises_everywhere(comm, ValueError, save_hdf5, shared / "d.h5", da.arange(6.0, split=0), name)
+    text = assert_raises_everywhere(ValueError, save_hdf5, shared / "d.h5", da.arange(6.0, split=0), name)
     assert text.startswith("save_hdf5: invalid dataset name")
-    text = raises_everywhere(comm, ValueError, load_hdf5, shared / "d.h5", name)
+    text = assert_raises_everywhere(ValueError, load_hdf5, shared / "d.h5", name)
     assert text.startswith("load_hdf5: invalid dataset name")
-    raises_everywhere(comm, TypeError, load_hdf5, shared / "d.h5", 3)
+    assert_raises_everywhere(TypeError, load_hdf5, shared / "d.h5", 3)
     everywhere(comm, snapshot(shared) == before, "a refused call changed the directory")
 
 
@@ -496,7 +480,7 @@ def test_hdf5_never_reads_another_file(case, comm, shared):
 
     on_rank0(comm, write)
     kind = TypeError if case in ("vlen strings", "object references") else CorruptFileError
-    text = raises_everywhere(comm, kind, load_hdf5, path, "data", split=0)
+    text = assert_raises_everywhere(kind, load_hdf5, path, "data", split=0)
     assert text.startswith("load_hdf5: ")
     if kind is CorruptFileError:
         assert "refusing" in text and "expected a dataset stored in" in text, text
@@ -555,10 +539,10 @@ def test_no_loading_path_unpickles(comm, shared, trapped_pickle):
                  **{"model/weight": np.array([_Payload()], dtype=object)})
 
     on_rank0(comm, hostile)
-    raises_everywhere(comm, TypeError, load_npy, shared / "o.npy")
-    raises_everywhere(comm, CorruptFileError, load, shared / "o.zarr")
-    raises_everywhere(comm, TypeError, load_hdf5, shared / "o.h5")
-    text = raises_everywhere(comm, ValueError, optim.load_checkpoint, shared / "o.npz")
+    assert_raises_everywhere(TypeError, load_npy, shared / "o.npy")
+    assert_raises_everywhere(CorruptFileError, load, shared / "o.zarr")
+    assert_raises_everywhere(TypeError, load_hdf5, shared / "o.h5")
+    text = assert_raises_everywhere(ValueError, optim.load_checkpoint, shared / "o.npz")
     assert "allow_pickle" in text
 
     model = nn.Linear(3, 2)
@@ -610,9 +594,9 @@ def test_checkpoint_targets_are_checked(comm, shared):
 
     model = nn.Linear(3, 2)
     on_rank0(comm, (shared / "run").mkdir)
-    raises_everywhere(comm, ValueError, optim.save_checkpoint, ".", model)
-    raises_everywhere(comm, IsADirectoryError, optim.save_checkpoint, shared / "run", model)
-    raises_everywhere(comm, FileNotFoundError, optim.save_checkpoint, shared / "no" / "c.npz", model)
+    assert_raises_everywhere(ValueError, optim.save_checkpoint, ".", model)
+    assert_raises_everywhere(IsADirectoryError, optim.save_checkpoint, shared / "run", model)
+    assert_raises_everywhere(FileNotFoundError, optim.save_checkpoint, shared / "no" / "c.npz", model)
     everywhere(comm, (shared / "run").is_dir() and not any((shared / "run").iterdir()), "the directory changed")
 
 
@@ -627,5 +611,5 @@ def test_checkpoint_member_names_never_reach_the_file_system(comm, shared):
 
     on_rank0(comm, write)
     before = snapshot(shared.parent)
-    raises_everywhere(comm, KeyError, optim.load_checkpoint, shared / "evil.npz", nn.Linear(3, 2))
+    assert_raises_everywhere(KeyError, optim.load_checkpoint, shared / "evil.npz", nn.Linear(3, 2))
     everywhere(comm, snapshot(shared.parent) == before, "loading a checkpoint created files")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal
+from darray.testing import assert_equal, assert_raises_everywhere
 
 pytestmark = pytest.mark.mpi
 
@@ -66,19 +66,6 @@ def arrays(shape=SHAPE, dtype="float64", seed=0):
     return [(name, da.asarray(g, **kw), g) for name, kw in layouts(shape).items()]
 
 
-def raises_everywhere(exc, func, *args, **kwargs):
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok, detail = True, str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
-
-
 # ------------------------------------------------------------------ reshape
 RESHAPES = [(336,), (-1,), (42, 8), (6, 56), (8, 42), (7, 48), (2, 3, 7, 8), (336, 1), (1, 336), (4, -1, 6),
             (3, 2, 56), (16, 21), (6, 7, 8)]
@@ -105,11 +92,11 @@ def test_reshape_small_and_empty():
 
 def test_reshape_errors():
     x = da.asarray(values(), split=0)
-    raises_everywhere(ValueError, da.reshape, x, (5, -1))
-    raises_everywhere(ValueError, da.reshape, x, (-1, -1, 8))
-    raises_everywhere(ValueError, da.reshape, x, (6, 7, 9))
-    raises_everywhere(ValueError, da.reshape, x, (-2, 168))
-    raises_everywhere(ValueError, da.reshape, x, (42, 8), copy=False)
+    assert_raises_everywhere(ValueError, da.reshape, x, (5, -1))
+    assert_raises_everywhere(ValueError, da.reshape, x, (-1, -1, 8))
+    assert_raises_everywhere(ValueError, da.reshape, x, (6, 7, 9))
+    assert_raises_everywhere(ValueError, da.reshape, x, (-2, 168))
+    assert_raises_everywhere(ValueError, da.reshape, x, (42, 8), copy=False)
 
 
 # ------------------------------------------------------------------ roll / flip
@@ -229,24 +216,24 @@ def test_errors_raise_everywhere():
     for name, kw in list(layouts().items())[:3]:
         x = da.asarray(g, **kw)
         y = da.asarray(g[:, :3], split=0)
-        raises_everywhere(ValueError, da.concat, [x, y], axis=0)
-        raises_everywhere(ValueError, da.concat, [], axis=0)
-        raises_everywhere(ValueError, da.stack, [x, y])
-        raises_everywhere(ValueError, da.stack, [])
-        raises_everywhere(ValueError, da.squeeze, x, axis=0)
-        raises_everywhere(ValueError, da.broadcast_to, x, (7, 7, 8))
-        raises_everywhere(ValueError, da.broadcast_to, x, (7, 8))
-        raises_everywhere(ValueError, da.broadcast_arrays, x, y)
-        raises_everywhere(ValueError, da.moveaxis, x, (0, 1), 2)
-        raises_everywhere(ValueError, da.moveaxis, x, (0, 0), (1, 2))
-        raises_everywhere(ValueError, da.repeat, x, -1, axis=0)
-        raises_everywhere(ValueError, da.repeat, x, np.arange(5), axis=0)
-        raises_everywhere(ValueError, da.repeat, x, -np.ones(6, dtype=int), axis=0)
-        raises_everywhere(ValueError, da.tile, x, (2, -1))
-        raises_everywhere(ValueError, da.roll, x, (1, 2), axis=0)
-        raises_everywhere(ValueError, da.permute_dims, x, (0, 0, 1))
-        raises_everywhere(ValueError, da.permute_dims, x, (0, 1))
-        raises_everywhere(ValueError, da.flip, x, axis=(0, 0))
-        raises_everywhere(np.exceptions.AxisError, da.flip, x, axis=3)
-        raises_everywhere(np.exceptions.AxisError, da.expand_dims, x, axis=4)
-        raises_everywhere(TypeError, da.roll, x, 1.5, axis=0)
+        assert_raises_everywhere(ValueError, da.concat, [x, y], axis=0)
+        assert_raises_everywhere(ValueError, da.concat, [], axis=0)
+        assert_raises_everywhere(ValueError, da.stack, [x, y])
+        assert_raises_everywhere(ValueError, da.stack, [])
+        assert_raises_everywhere(ValueError, da.squeeze, x, axis=0)
+        assert_raises_everywhere(ValueError, da.broadcast_to, x, (7, 7, 8))
+        assert_raises_everywhere(ValueError, da.broadcast_to, x, (7, 8))
+        assert_raises_everywhere(ValueError, da.broadcast_arrays, x, y)
+        assert_raises_everywhere(ValueError, da.moveaxis, x, (0, 1), 2)
+        assert_raises_everywhere(ValueError, da.moveaxis, x, (0, 0), (1, 2))
+        assert_raises_everywhere(ValueError, da.repeat, x, -1, axis=0)
+        assert_raises_everywhere(ValueError, da.repeat, x, np.arange(5), axis=0)
+        assert_raises_everywhere(ValueError, da.repeat, x, -np.ones(6, dtype=int), axis=0)
+        assert_raises_everywhere(ValueError, da.tile, x, (2, -1))
+        assert_raises_everywhere(ValueError, da.roll, x, (1, 2), axis=0)
+        assert_raises_everywhere(ValueError, da.permute_dims, x, (0, 0, 1))
+        assert_raises_everywhere(ValueError, da.permute_dims, x, (0, 1))
+        assert_raises_everywhere(ValueError, da.flip, x, axis=(0, 0))
+        assert_raises_everywhere(np.exceptions.AxisError, da.flip, x, axis=3)
+        assert_raises_everywhere(np.exceptions.AxisError, da.expand_dims, x, axis=4)
+        assert_raises_everywhere(TypeError, da.roll, x, 1.5, axis=0)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal, backend_dtypes
+from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes
 
 pytestmark = pytest.mark.mpi
 
@@ -127,22 +127,6 @@ def check_layout(x, got, axis, keepdims):
             assert r is None, (x.layout, got.layout, axis)
         else:
             assert r == (s if keepdims else kept.index(s)), (x.layout, got.layout, axis)
-
-
-def raises_everywhere(exc, func, *args, match=None, **kwargs):
-    """``func`` raises ``exc`` on every rank (the verdict is agreed, so no rank waits for another)."""
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok = match is None or match in str(e)
-        detail = str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__}{f' mentioning {match!r}' if match else ''} on every rank; " \
-                       f"ranks {failed} did not (this rank: {detail})"
 
 
 def same_on_every_rank(value) -> bool:
@@ -267,7 +251,7 @@ def test_empty_arrays(shape):
         for func in ("min", "max"):
             for axis in [None, *range(len(shape))]:
                 if a.size == 0 and (axis is None or shape[axis] == 0):
-                    raises_everywhere(ValueError, getattr(da, func), x, axis=axis, match=func)
+                    assert_raises_everywhere(ValueError, getattr(da, func), x, axis=axis, match=func)
                 else:  # reducing a non-empty axis of an empty array is fine: an empty result
                     assert_equal(getattr(da, func)(x, axis=axis), getattr(np, func)(a, axis=axis))
 
@@ -323,7 +307,7 @@ def test_zero_d_results_convert_on_every_rank():
     scalar = da.asarray(np.float64(2.5))
     assert_equal(da.sum(scalar), np.float64(2.5))
     assert_equal(da.var(scalar), np.float64(0.0))
-    raises_everywhere(np.exceptions.AxisError, da.sum, scalar, axis=0)
+    assert_raises_everywhere(np.exceptions.AxisError, da.sum, scalar, axis=0)
 
 
 # ---------------------------------------------------------------- bad input
@@ -333,9 +317,9 @@ def test_bad_axes(func):
     x = da.asarray(a, split=0)
     f = getattr(da, func)
     for axis in (2, -3, (0, 2), (5,)):
-        raises_everywhere(np.exceptions.AxisError, f, x, axis=axis, match=func)
+        assert_raises_everywhere(np.exceptions.AxisError, f, x, axis=axis, match=func)
     for axis in ((0, 0), (1, -1), (0, 1, 0)):
-        raises_everywhere(ValueError, f, x, axis=axis, match=func)
+        assert_raises_everywhere(ValueError, f, x, axis=axis, match=func)
     # what NumPy raises for the same calls
     with pytest.raises(np.exceptions.AxisError):
         getattr(np, func)(a, axis=2)
@@ -346,9 +330,9 @@ def test_bad_axes(func):
 def test_bad_dtypes():
     f = da.asarray(np.linspace(0, 1, 13), split=0)
     z = da.asarray(np.ones(13, dtype=np.complex128), split=0)
-    raises_everywhere(TypeError, da.min, z, match="min")
-    raises_everywhere(TypeError, da.max, z, match="max")
-    raises_everywhere(TypeError, da.sum, f.astype(da.float32), match=None, dtype=np.dtype("O"))
+    assert_raises_everywhere(TypeError, da.min, z, match="min")
+    assert_raises_everywhere(TypeError, da.max, z, match="max")
+    assert_raises_everywhere(TypeError, da.sum, f.astype(da.float32), match=None, dtype=np.dtype("O"))
 
 
 def test_bool_min_max_across_ranks():

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal
+from darray.testing import assert_equal, assert_raises_everywhere
 
 pytestmark = pytest.mark.mpi
 
@@ -66,19 +66,6 @@ def values(shape, dtype="float64", seed=0) -> np.ndarray:
 def arrays(ndim, dtype="float64", seed=0):
     g = values(SHAPES[ndim], dtype, seed)
     return [(name, da.asarray(g, **kw), g) for name, kw in layouts(ndim).items()]
-
-
-def raises_everywhere(exc, func, *args, **kwargs):
-    try:
-        func(*args, **kwargs)
-    except exc as e:
-        ok, detail = True, str(e)
-    except Exception as e:  # noqa: BLE001 - the wrong type is a failure on this rank
-        ok, detail = False, f"{type(e).__name__}: {e}"
-    else:
-        ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
-    assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
 
 
 def np_pad(g, depth, mode, cval=0.0):
@@ -224,16 +211,16 @@ def test_errors_raise_everywhere():
     for name, kw in list(layouts(2).items())[:3]:
         x = da.asarray(g, **kw)
         xi = da.asarray(np.arange(99).reshape(9, 11), **kw)
-        raises_everywhere(TypeError, da.stencil.laplacian, xi)
-        raises_everywhere(ValueError, da.stencil.laplacian, x, order=3)
-        raises_everywhere(ValueError, da.stencil.laplacian, x, mode="mirror")
-        raises_everywhere(ValueError, da.stencil.laplacian, x, spacing=(1.0, 2.0, 3.0))
-        raises_everywhere(ValueError, da.stencil.correlate, x, np.ones(3))
-        raises_everywhere(TypeError, da.stencil.correlate, g, np.ones((3, 3)))
-        raises_everywhere(ValueError, da.stencil.gradient, x, edge_order=3)
-        raises_everywhere(ValueError, da.stencil.gradient, x, np.arange(5.0), axis=0)
-        raises_everywhere(TypeError, da.stencil.gradient, x, 1.0, 2.0, 3.0)
-        raises_everywhere(ValueError, np.pad, x, 1, mode="median")
-        raises_everywhere(ValueError, np.pad, x, 12, mode="wrap")
-        raises_everywhere(ValueError, np.pad, x, -1)
-        raises_everywhere(ValueError, da.stencil.gradient, x[:2], axis=0, edge_order=2)
+        assert_raises_everywhere(TypeError, da.stencil.laplacian, xi)
+        assert_raises_everywhere(ValueError, da.stencil.laplacian, x, order=3)
+        assert_raises_everywhere(ValueError, da.stencil.laplacian, x, mode="mirror")
+        assert_raises_everywhere(ValueError, da.stencil.laplacian, x, spacing=(1.0, 2.0, 3.0))
+        assert_raises_everywhere(ValueError, da.stencil.correlate, x, np.ones(3))
+        assert_raises_everywhere(TypeError, da.stencil.correlate, g, np.ones((3, 3)))
+        assert_raises_everywhere(ValueError, da.stencil.gradient, x, edge_order=3)
+        assert_raises_everywhere(ValueError, da.stencil.gradient, x, np.arange(5.0), axis=0)
+        assert_raises_everywhere(TypeError, da.stencil.gradient, x, 1.0, 2.0, 3.0)
+        assert_raises_everywhere(ValueError, np.pad, x, 1, mode="median")
+        assert_raises_everywhere(ValueError, np.pad, x, 12, mode="wrap")
+        assert_raises_everywhere(ValueError, np.pad, x, -1)
+        assert_raises_everywhere(ValueError, da.stencil.gradient, x[:2], axis=0, edge_order=2)

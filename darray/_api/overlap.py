@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from .. import _debug
-from .._comm.base import agree
 from .._core import DArray, redistribute_to
 from .._core.elementwise import align_target, wrap_like
 from .._errors import message
@@ -77,14 +78,20 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     if trim:  # the owned cells sit at [h - cut.start, h - cut.start + n) of what func saw
         halo = normalize_halo("map_overlap", depth, first.ndim)
         result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
-    expected = plain.block_shape(rank)
     # a wrong shape is a bug in func: checked locally (the abort hook ends an MPI job), and agreed across
     # ranks under DARRAY_DEBUG so that every rank raises (no collective in ordinary stencil loops)
-    ok = tuple(result.shape) == expected
-    failed = agree(first._comm, ok) if _debug.enabled else ([] if ok else [rank])
+    # a wrong shape is a bug in func: checked locally (the abort hook ends an MPI job), and agreed across
+    # ranks under DARRAY_DEBUG so that every rank raises one message (no collective in ordinary stencil loops)
+    shapes = {rank: tuple(result.shape)}
+    if _debug.enabled:
+        comm = first._comm
+        table = np.asarray(comm.allgather(np.asarray(result.shape, dtype=np.int64).reshape(1, -1)))
+        shapes = {r: tuple(int(n) for n in table[r].ravel()) for r in range(comm.size)}
+    failed = [r for r, shape in shapes.items() if shape != plain.block_shape(r)]
     if failed:
+        r = failed[0]
         raise ValueError(message("map_overlap", f"func returned blocks of the wrong shape on ranks {failed}",
-                                 tuple(result.shape), f"{expected} on rank {rank} (after trim={trim})"))
+                                 f"{shapes[r]} on rank {r}", f"{plain.block_shape(r)} (after trim={trim})"))
     if out is not None:
         out.local[...] = result
         out._halo_fresh = False
