@@ -515,3 +515,15 @@ def test_zero_d_boolean_mask():
     b = np.array(2.5)
     y = da.asarray(b)
     check_same(y[y > 1], b[b > 1], "0-d y[y > 1]")
+
+
+def test_replicated_operands_on_different_grids():
+    """Two replicated operands whose layouts differ only in grid dims (a reduction of a (1, P) grid array and a
+    plain 0-d array): no alignment is needed; it once took the piecewise path and failed on 0-d out= views."""
+    a = np.array([[True]])
+    x = da.asarray(a, split=(None, None), grid=(1, NPROCS), halo=0)
+    check_same(da.bitwise_and(da.all(x), da.asarray(np.array(True), split=None)), np.bitwise_and(a.all(), True),
+               "all(x) & 0-d")
+    b = np.arange(6.0).reshape(2, 3)
+    y = da.asarray(b, split=(None, None), grid=(1, NPROCS))
+    check_same(y + da.asarray(b, split=None), b + b, "replicated (1, P) grid + replicated (P,) grid")

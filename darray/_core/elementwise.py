@@ -201,7 +201,7 @@ def _aligned_parts(func: str, x, layout: Layout, target: DArray):
     if not isinstance(x, DArray) or x._xp is not target._xp:
         return local_operand(func, x, layout, target)
     want = layout.broadcast_layout(x.shape)
-    if x._layout.blocks_key == want.blocks_key:
+    if x._layout.blocks_key == want.blocks_key or (x._layout.is_replicated and want.is_replicated):
         return x.local
     if x.shape != layout.shape:  # broadcast operands are materialised (they are the small ones)
         return local_operand(func, x, layout, target)
@@ -246,7 +246,8 @@ def _piecewise(f, parts, shape, target: DArray):
         out = np.empty(shape, dtype=probe.dtype)
         if out.size:
             for cell in product(*cells):
-                f(*[_restrict(part, cell, ndim) for part in parts], out=out[tuple(slice(lo, hi) for lo, hi in cell)])
+                f(*[_restrict(part, cell, ndim) for part in parts],
+                  out=out[(*(slice(lo, hi) for lo, hi in cell), ...)])  # `...`: a view also at 0-d
         return out
     out = None
     for cell in product(*cells):
@@ -274,7 +275,6 @@ def _restrict(part, cell, ndim):
         if all(sl.start <= lo and hi <= sl.stop for sl, (lo, hi) in zip(region, cell)):
             return array[tuple(slice(lo - sl.start, hi - sl.start) for sl, (lo, hi) in zip(region, cell))]
     raise AssertionError(f"elementwise: cell {cell} is covered by no piece")  # pragma: no cover
-
 
 
 def align_target(func: str, args) -> tuple[DArray, Layout]:
