@@ -38,6 +38,7 @@ This file must not import darray: the harness proves itself before darray does.
 from __future__ import annotations
 
 import faulthandler
+import hashlib
 import os
 import signal
 import subprocess
@@ -90,6 +91,14 @@ STRICT_EXCLUDED = {
                                                              "by the standard",
     "tests/test_elementwise.py::test_divide_integers": "true division of integer arrays is unspecified by the standard",
     "tests/test_searching.py::test_where_mixed_kinds": "where with a float and an int branch (mixed-kind promotion)",
+    **{f"{path}::{name}": "the docstring example prints the gathered block with .tolist(), a NumPy / torch method "
+       "the standard's array object lacks" for path, name in (
+        ("darray/_api/cumulative.py", "darray._api.cumulative.cumulative_prod"),
+        ("darray/_api/cumulative.py", "darray._api.cumulative.cumulative_sum"),
+        ("darray/_api/cumulative.py", "darray._api.cumulative.diff"),
+        ("darray/_api/elementwise.py", "darray._api.elementwise.clip"),
+        ("darray/_api/overlap.py", "darray._api.overlap.map_overlap"),
+        ("darray/stencil.py", "darray.stencil.laplacian"))},
 }
 
 #: Deselected for torch: what torch does otherwise where the standard leaves it open, and torch's gaps.
@@ -247,6 +256,25 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def pytest_collection_finish(session):
+    """Under mpiexec: every rank must have collected the same tests, or every rank stops here.
+
+    A rank whose collection failed (a module that did not import) would
+    otherwise leave while the others wait for it in the first collective.
+    """
+    comm = session.config.stash.get(_verdict_comm_key, None)
+    if comm is None:
+        return
+    ids = "\n".join(item.nodeid for item in session.items)
+    mine = (int(session.testsfailed), hashlib.sha256(ids.encode()).hexdigest())
+    every = comm.allgather(mine)
+    if len(set(every)) > 1:
+        detail = "; ".join(f"rank {r}: {n} collection errors, test list {h[:8]}" for r, (n, h) in enumerate(every))
+        session.config.get_terminal_writer().line(f"ranks collected different tests ({detail}); stopping every rank",
+                                                  red=True)
+        session.testsfailed = max(int(session.testsfailed), 1)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

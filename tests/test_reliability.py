@@ -29,12 +29,12 @@ def _mpiexec() -> str:
     return found
 
 
-def _run(script: str, nprocs: int, env: dict | None = None, timeout: float = 60):
+def _run(script: str, nprocs: int, env: dict | None = None, timeout: float = 60, args: tuple = ()):
     environ = {k: v for k, v in os.environ.items() if k != "DARRAY_TEST_CHILD"}
     environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
     environ.update(env or {})
     start = time.monotonic()
-    proc = subprocess.run([_mpiexec(), "-n", str(nprocs), sys.executable, str(SCRIPTS / script)],
+    proc = subprocess.run([_mpiexec(), "-n", str(nprocs), sys.executable, str(SCRIPTS / script), *args],
                           capture_output=True, text=True, timeout=timeout, env=environ)
     return proc, time.monotonic() - start
 
@@ -60,13 +60,13 @@ def test_abort_hook_can_be_disabled(monkeypatch):
     assert sys.excepthook is before
 
 
-def test_debug_mode_names_mismatched_collectives():
-    proc, elapsed = _run("mismatched_collectives.py", 3, env={"DARRAY_DEBUG": "1"})
-    out = proc.stdout
+def test_debug_mode_names_mismatched_collectives(tmp_path):
+    proc, elapsed = _run("mismatched_collectives.py", 3, env={"DARRAY_DEBUG": "1"}, args=(str(tmp_path),))
     assert proc.returncode == 0, proc.stderr[-2000:]
-    lines = [line for line in out.splitlines() if "CollectiveMismatch" in line]
-    assert len(lines) == 3, out
-    assert all("ranks [0] called redistribute; ranks [1, 2] called allreduce.sum" in line for line in lines)
+    verdicts = [(tmp_path / f"rank{r}.txt").read_text() for r in range(3)]
+    for verdict in verdicts:
+        assert verdict.startswith("CollectiveMismatch"), verdicts
+        assert "ranks [0] called redistribute; ranks [1, 2] called allreduce.sum" in verdict, verdicts
 
 
 def test_wait_timeout_names_the_silent_neighbour():
