@@ -35,16 +35,8 @@ import numpy as np
 import darray as da
 from darray import nn
 from darray.nn import functional as F
-from darray.nn.surrogate import SurrogateNet, training_pair
+from darray.nn.surrogate import SurrogateNet, periodic_bumps, training_pair
 from darray.optim import Adam
-
-
-def field(n: int) -> da.DArray:
-    ys, xs = da.meshgrid(da.linspace(0.0, 1.0, n), da.linspace(0.0, 1.0, n), indexing="ij", split=0)
-    u = da.zeros_like(xs)
-    for cx, cy, w in ((0.3, 0.3, 60.0), (0.7, 0.6, 40.0), (0.5, 0.8, 90.0)):
-        u = u + da.exp(-w * ((xs - cx) ** 2 + (ys - cy) ** 2))
-    return u
 
 
 def peak_rss_mb() -> float:
@@ -151,7 +143,7 @@ def main(argv=None) -> dict:
     comm = da.default_communicator()
     rss_start = peak_rss_mb()
 
-    x, y, _ = training_pair(field(args.n), max_size=args.n)
+    x, y, _ = training_pair(periodic_bumps(args.n), max_size=args.n)
     nn.init.manual_seed(0)
     model = SurrogateNet(args.channels, comm=comm)
     optimizer = Adam(model.parameters(), lr=1e-2)

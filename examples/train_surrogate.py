@@ -3,8 +3,8 @@
     python examples/train_surrogate.py [--n 256] [--steps 200] [--every 20] [--out surrogate-out]
     mpiexec -n 4 python examples/train_surrogate.py --n 256 --plot surrogate.png
 
-Every rank builds its block of the field (Gaussian bumps, nothing global is
-allocated), computes the target ``u_{t+1}`` with a halo stencil and trains
+Every rank builds its block of the field (periodic Gaussian-like bumps,
+nothing global is allocated), computes the target ``u_{t+1}`` with a halo stencil and trains
 :class:`darray.nn.surrogate.SurrogateNet` with Adam on its part of the field;
 parameters are replicated and their gradients summed over the ranks. The loss
 (1 = the "no change" forecast) is printed on rank 0 and is the same, to
@@ -23,16 +23,7 @@ import os
 import numpy as np
 
 import darray as da
-from darray.nn.surrogate import train_surrogate
-
-
-def bumps(n: int) -> da.DArray:
-    """A sum of Gaussian bumps on an ``n x n`` grid, rows cut over the ranks."""
-    ys, xs = da.meshgrid(da.linspace(0.0, 1.0, n), da.linspace(0.0, 1.0, n), indexing="ij", split=0)
-    u = da.zeros_like(xs)
-    for cx, cy, w in ((0.3, 0.3, 60.0), (0.7, 0.6, 40.0), (0.5, 0.8, 90.0)):
-        u = u + da.exp(-w * ((xs - cx) ** 2 + (ys - cy) ** 2))
-    return u
+from darray.nn.surrogate import periodic_bumps, train_surrogate
 
 
 def main(argv=None) -> list[float]:
@@ -57,7 +48,7 @@ def main(argv=None) -> list[float]:
             log = tqdm.write  # print above the bar instead of through it
         except ImportError:
             pass
-    u = bumps(args.n)
+    u = periodic_bumps(args.n)  # rows cut over the ranks
     if root:
         print(f"{comm.size} rank(s), field {args.n}x{args.n}, grid={u.grid} split={u.split}", flush=True)
     losses = train_surrogate(u, steps=args.steps, lr=args.lr, seed=args.seed, log=log, log_every=args.every,

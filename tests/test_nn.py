@@ -16,21 +16,13 @@ import pytest
 import darray as da
 from darray import autodiff as ad
 from darray import nn
-from darray._backend import to_numpy
 from darray.autodiff import Variable
 from darray.nn import functional as F
 from darray.testing import agree, assert_equal
 
-
-def host(x):
-    """A DArray's whole value, or a local block, as a NumPy array (any local backend)."""
-    return to_numpy(x.gather() if isinstance(x, da.DArray) else x)
-
+from _nn_helpers import COMM, P, assert_trains_identically, compare_grads, fd_check, field, host, same_everywhere
 
 pytestmark = pytest.mark.mpi
-
-P = da.default_communicator().size
-COMM = da.default_communicator()
 
 # spatial layouts of an (N, C, H, W) field: H cut, W cut, uneven with empty blocks, 2-d grid
 LAYOUTS = {"H": dict(split=2), "W": dict(split=3), "replicated": dict(split=None)}
@@ -39,15 +31,6 @@ if P > 1:
                                              [1, 0] + [len(b) for b in np.array_split(np.arange(12), P - 2)]})
 if P == 4:
     LAYOUTS["grid22"] = dict(split=(2, 3), grid=(2, 2))
-
-
-def field(shape=(1, 2, 13, 11), seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def same_everywhere(value: float) -> bool:
-    values = COMM.allgather(np.asarray([value]))[:, 0]
-    return bool(np.all(values == values[0]))
 
 
 def ref_conv(x, w, b, stride, pads, dil, groups, mode="zeros"):
@@ -69,38 +52,6 @@ def ref_conv(x, w, b, stride, pads, dil, groups, mode="zeros"):
             y[(slice(None), slice(g * og, (g + 1) * og)) + o] = np.tensordot(
                 patch[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og], axes=(axes, axes))
     return y + b.reshape((1, co) + (1,) * nsp) if b is not None else y
-
-
-def compare_grads(build, x, layout, params=(), rtol=1e-10):
-    """Loss and gradients (input and parameters) on the sharded field == on the replicated field."""
-    out = {}
-    for name, kw in (("dist", layout), ("rep", dict(split=None))):
-        for p in params:
-            p.grad = None
-        v = Variable(da.asarray(x, **kw), requires_grad=True)
-        loss = build(v)
-        loss.backward()
-        out[name] = (float(loss.data), v.grad, [p.grad for p in params])
-    (ld, gd, pd), (lr, gr, pr) = out["dist"], out["rep"]
-    assert not agree(COMM, abs(ld - lr) <= rtol * max(1.0, abs(lr))), (ld, lr)
-    assert gd.layout.blocks_key == da.asarray(x, **layout).layout.blocks_key
-    assert_equal(gd, host(gr.local), rtol=rtol, atol=1e-13)
-    for a, b in zip(pd, pr):
-        assert_equal(a, host(b.local), rtol=rtol, atol=1e-13)
-        block = host(a.local)
-        assert same_everywhere(float(np.sum(np.abs(block) * np.arange(1, block.size + 1).reshape(a.shape))))
-    return out
-
-
-def fd_check(build, x, eps=1e-6, rtol=1e-6):
-    """Directional finite difference of ``build`` (replicated, local) against its gradient."""
-    v = Variable(da.asarray(x, split=None), requires_grad=True)
-    build(v).backward()
-    d = np.random.default_rng(99).standard_normal(x.shape)
-    plus = float(build(Variable(da.asarray(x + eps * d, split=None))).data)
-    minus = float(build(Variable(da.asarray(x - eps * d, split=None))).data)
-    fd, an = (plus - minus) / (2 * eps), float(np.sum(host(v.grad.local) * d))
-    assert abs(fd - an) <= rtol * max(1.0, abs(an)) + 1e-7, (fd, an)
 
 
 CONV_CASES = [  # stride, padding, dilation, groups, padding_mode
@@ -376,28 +327,12 @@ def test_initialisers_are_identical_for_every_layout_and_rank_count():
 
 
 def test_training_a_small_net_gives_the_same_losses_on_any_layout():
-    def run(layout):
-        nn.init.manual_seed(14)
-        model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.GELU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1),
-                              nn.BatchNorm2d(4), nn.SiLU(), nn.Upsample(scale_factor=2), nn.Conv2d(4, 1, 1))
-        x = da.asarray(field((1, 1, 12, 10), 15), **layout)
-        t = da.asarray(field((1, 1, 12, 10), 16), **layout)
-        losses = []
-        for _ in range(3):
-            model.zero_grad()
-            loss = F.mse_loss(model(x), t)
-            loss.backward()
-            with ad.no_grad():
-                for p in model.parameters():
-                    p.data = p.data - p.grad * 0.1
-            losses.append(float(loss.data))
-        return losses
+    def model():
+        return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.GELU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1),
+                             nn.BatchNorm2d(4), nn.SiLU(), nn.Upsample(scale_factor=2), nn.Conv2d(4, 1, 1))
 
-    rep = run(dict(split=None))
-    assert rep[-1] < rep[0]
-    for name in ("H", "W") + (("grid22",) if P == 4 else ()):
-        dist = run(LAYOUTS[name])
-        assert not agree(COMM, np.allclose(dist, rep, rtol=1e-10, atol=0)), (dist, rep)
+    layouts = {name: LAYOUTS[name] for name in ("H", "W") + (("grid22",) if P == 4 else ())}
+    assert_trains_identically(model, field((1, 1, 12, 10), 15), field((1, 1, 12, 10), 16), layouts, seed=14)
 
 
 # ------------------------------------------------------------------ torch cross-checks (when installed)
@@ -580,6 +515,11 @@ def test_conv_transpose_unsupported_and_bad_input():
         F.conv_transpose2d(x, w, da.zeros((4,), split=None), stride=2)
     with pytest.raises(ValueError, match="conv_transpose1d"):
         F.conv_transpose1d(x, w, stride=2)
+    with pytest.raises(ValueError, match=r"conv_transpose3d: weight must be \(C_in, C_out / groups, \*kernel\) "
+                                         "with 3 kernel axes; got \\(2, 3, 2, 2\\)"):
+        F.conv_transpose3d(x, w, stride=2)
+    with pytest.raises(ValueError, match=r"conv1d: weight must be \(C_out, C_in / groups, \*kernel\) with 1 kernel"):
+        F.conv1d(x, w)
     up = nn.ConvTranspose2d(2, 3, 2, stride=2)
     assert up(x, output_size=(10, 8)).shape == (1, 3, 10, 8)
     with pytest.raises(NotImplementedError, match="output_size"):

@@ -20,23 +20,19 @@ import pytest
 import darray as da
 from darray import autodiff as ad
 from darray import nn
-from darray._backend import to_numpy
 from darray.autodiff import Variable
 from darray.nn import functional as F
-from darray.testing import agree, assert_equal
+from darray.testing import assert_equal
+
+from _nn_helpers import P, fd_check, field, host, layouts_1d_3d
+from _nn_helpers import compare_grads as _compare_grads
 
 pytestmark = pytest.mark.mpi
 
-COMM = da.default_communicator()
-P = COMM.size
 
-
-def host(x):
-    return to_numpy(x.gather() if isinstance(x, da.DArray) else x)
-
-
-def field(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
+def compare_grads(build, x, layout):
+    """Loss and input gradient on the sharded field == on the replicated field (1e-12)."""
+    _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14)
 
 
 def layouts(rows):
@@ -82,30 +78,6 @@ def ref_pool(x, mode, k, s, p, d=1, ceil=False, count_include_pad=True, divisor=
             count = math.prod(len(c) for c in inside)
         y[(slice(None), slice(None)) + o] = window.reshape(x.shape[:2] + (-1,)).sum(axis=-1) / count
     return y
-
-
-def compare_grads(build, x, layout, rtol=1e-12):
-    """Loss and input gradient on the sharded field == on the replicated field."""
-    out = []
-    for kw in (layout, dict(split=None)):
-        v = Variable(da.asarray(x, **kw), requires_grad=True)
-        loss = build(v)
-        loss.backward()
-        out.append((float(loss.data), v.grad))
-    (ld, gd), (lr, gr) = out
-    assert not agree(COMM, abs(ld - lr) <= rtol * max(1.0, abs(lr))), (ld, lr)
-    assert gd.layout.blocks_key == da.asarray(x, **layout).layout.blocks_key
-    assert_equal(gd, host(gr.local), rtol=rtol, atol=1e-14)
-
-
-def fd_check(build, x, eps=1e-6, rtol=1e-6):
-    v = Variable(da.asarray(x, split=None), requires_grad=True)
-    build(v).backward()
-    d = np.random.default_rng(99).standard_normal(x.shape)
-    plus = float(build(Variable(da.asarray(x + eps * d, split=None))).data)
-    minus = float(build(Variable(da.asarray(x - eps * d, split=None))).data)
-    fd, an = (plus - minus) / (2 * eps), float(np.sum(host(v.grad.local) * d))
-    assert abs(fd - an) <= rtol * max(1.0, abs(an)) + 1e-7, (fd, an)
 
 
 # ------------------------------------------------------------------ 2-d pooling on every layout
@@ -166,12 +138,7 @@ def test_pool1d_pool3d(nsp, mode):
     kwargs = dict(ceil_mode=True) if mode == "avg" else dict(dilation=1 if nsp == 3 else 2, ceil_mode=True)
     ref = ref_pool(x, mode, k, s, p, kwargs.get("dilation", 1), True)
     w = field(ref.shape, 5)
-    cases = [dict(split=2), dict(split=None)]
-    if P > 1:
-        cases.append(dict(split=2, sizes={2: [0] * (P - 1) + [shape[2]]}))
-    if P == 4 and nsp == 3:
-        cases.append(dict(split=(2, 4), grid=(2, 2)))
-    for layout in cases:
+    for layout in layouts_1d_3d(shape):
         assert_equal(fn(da.asarray(x, **layout), k, s, p, **kwargs).data, ref, rtol=1e-12)
         compare_grads(lambda v: ad.sum(fn(v, k, s, p, **kwargs) * da.asarray(w, split=None)), x, layout)
 

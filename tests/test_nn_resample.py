@@ -15,23 +15,19 @@ import pytest
 import darray as da
 from darray import autodiff as ad
 from darray import nn
-from darray._backend import to_numpy
 from darray.autodiff import Variable
 from darray.nn import functional as F
-from darray.testing import agree, assert_equal
+from darray.testing import assert_equal
+
+from _nn_helpers import P, assert_trains_identically, fd_check, field, layouts_1d_3d
+from _nn_helpers import compare_grads as _compare_grads
 
 pytestmark = pytest.mark.mpi
 
-COMM = da.default_communicator()
-P = COMM.size
 
-
-def host(x):
-    return to_numpy(x.gather() if isinstance(x, da.DArray) else x)
-
-
-def field(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
+def compare_grads(build, x, layout):
+    """Loss and input gradient on the sharded field == on the replicated field (1e-12)."""
+    _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14)
 
 
 LAYOUTS = {"H": dict(split=2), "W": dict(split=3), "replicated": dict(split=None)}
@@ -80,29 +76,6 @@ def ref_interpolate(x, size=None, scale_factor=None, mode="nearest", align_corne
     return x
 
 
-def compare_grads(build, x, layout, rtol=1e-12):
-    out = []
-    for kw in (layout, dict(split=None)):
-        v = Variable(da.asarray(x, **kw), requires_grad=True)
-        loss = build(v)
-        loss.backward()
-        out.append((float(loss.data), v.grad))
-    (ld, gd), (lr, gr) = out
-    assert not agree(COMM, abs(ld - lr) <= rtol * max(1.0, abs(lr))), (ld, lr)
-    assert gd.layout.blocks_key == da.asarray(x, **layout).layout.blocks_key
-    assert_equal(gd, host(gr.local), rtol=rtol, atol=1e-14)
-
-
-def fd_check(build, x, eps=1e-6, rtol=1e-6):
-    v = Variable(da.asarray(x, split=None), requires_grad=True)
-    build(v).backward()
-    d = np.random.default_rng(99).standard_normal(x.shape)
-    plus = float(build(Variable(da.asarray(x + eps * d, split=None))).data)
-    minus = float(build(Variable(da.asarray(x - eps * d, split=None))).data)
-    fd, an = (plus - minus) / (2 * eps), float(np.sum(host(v.grad.local) * d))
-    assert abs(fd - an) <= rtol * max(1.0, abs(an)) + 1e-7, (fd, an)
-
-
 CASES = [  # size, scale_factor, mode, align_corners, recompute_scale_factor
     (None, 2, "bilinear", False, None), (None, 2, "bilinear", True, None), ((26, 17), None, "bilinear", None, None),
     (None, 1.7, "bilinear", False, None), (None, (0.5, 3.0), "bilinear", True, None),
@@ -137,13 +110,8 @@ def test_linear_and_trilinear(nsp):
     for sf, align in ((2, False), (1.6, True)):
         ref = ref_interpolate(x, None, sf, mode, align)
         w = field(ref.shape, 4)
-        layouts = [dict(split=2), dict(split=None)]
-        if P > 1:
-            layouts.append(dict(split=2, sizes={2: [0] * (P - 1) + [shape[2]]}))
-        if P == 4 and nsp == 3:
-            layouts.append(dict(split=(2, 4), grid=(2, 2)))
         up = nn.Upsample(scale_factor=sf, mode=mode, align_corners=align)
-        for layout in layouts:
+        for layout in layouts_1d_3d(shape):
             assert_equal(up(da.asarray(x, **layout)).data, ref, rtol=1e-9, atol=1e-12)
             compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
         fd_check(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x)
@@ -161,27 +129,11 @@ def test_linear_modes_exchange_one_ghost_cell_nearest_none():
 
 
 def test_upsample_in_a_small_unet_trains_identically_on_any_layout():
-    def run(layout):
-        nn.init.manual_seed(5)
-        model = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.AvgPool2d(3, 2, 1), nn.GELU(),
-                              nn.Upsample(size=(13, 11), mode="bilinear", align_corners=False), nn.Conv2d(3, 1, 1))
-        x = da.asarray(field((1, 1, 13, 11), 6), **layout)
-        t = da.asarray(field((1, 1, 13, 11), 7), **layout)
-        losses = []
-        for _ in range(3):
-            model.zero_grad()
-            loss = F.mse_loss(model(x), t)
-            loss.backward()
-            with ad.no_grad():
-                for p in model.parameters():
-                    p.data = p.data - p.grad * 0.1
-            losses.append(float(loss.data))
-        return losses
+    def model():
+        return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.AvgPool2d(3, 2, 1), nn.GELU(),
+                             nn.Upsample(size=(13, 11), mode="bilinear", align_corners=False), nn.Conv2d(3, 1, 1))
 
-    rep = run(dict(split=None))
-    assert rep[-1] < rep[0]
-    for name in sorted(LAYOUTS):
-        assert not agree(COMM, np.allclose(run(LAYOUTS[name]), rep, rtol=1e-10, atol=0)), name
+    assert_trains_identically(model, field((1, 1, 13, 11), 6), field((1, 1, 13, 11), 7), LAYOUTS, seed=5)
 
 
 def test_bad_interpolate_arguments_raise_on_every_rank():

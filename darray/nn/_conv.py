@@ -11,6 +11,8 @@ input cell owns its output patch, so they are local on every block.
 
 from __future__ import annotations
 
+import inspect
+
 from .. import autodiff as ad
 from .._errors import message
 from .._layout import Layout
@@ -22,6 +24,40 @@ from ._window import WindowPlan, extract, scatter_back, window_plan
 
 __all__ = ["conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "transpose_geometry"]
+
+
+# ------------------------------------------------------------------ shared by both kinds
+def _add_bias(out, bias, cout: int, nsp: int):
+    return out if bias is None else out + ad.reshape(bias, (cout,) + (1,) * nsp)
+
+
+def _per_dims(base, stem: str, weight_shape: str, what: str):
+    """torch's ``{stem}1d``, ``{stem}2d``, ``{stem}3d``: ``base`` with a weight of 1, 2 or 3 kernel axes.
+
+    They keep ``base``'s signature; a weight with another number of axes
+    raises ValueError naming the function. ``base`` gets the name for its own
+    messages when it takes ``_func``.
+    """
+    sig = inspect.signature(base)
+    named = "_func" in sig.parameters
+    sig = sig.replace(parameters=[q for q in sig.parameters.values() if q.name != "_func"])
+
+    def make(nsp):
+        name = f"{stem}{nsp}d"
+
+        def f(x, weight, *args, **kwargs):
+            wd = data(weight)
+            if wd.ndim != nsp + 2:
+                raise ValueError(message(name, f"weight must be {weight_shape} with {nsp} kernel axes", tuple(wd.shape),
+                                         f"a {nsp + 2}-d weight"))
+            return base(x, weight, *args, **kwargs, **({"_func": name} if named else {}))
+
+        f.__name__ = f.__qualname__ = name
+        f.__signature__ = sig
+        f.__doc__ = f"{nsp}-d {what} (torch's ``{name}``; see :func:`{base.__name__}`)."
+        return f
+
+    return tuple(make(n) for n in (1, 2, 3))
 
 
 # ------------------------------------------------------------------ convolution
@@ -118,27 +154,10 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
     boundary = ("none", "none") + (_MODES[padding_mode],) * nsp
     padded = ad.halo(x, plan.halo, boundary) if any(plan.halo) else x
     out = apply("conv_local", padded, weight, plan=plan, groups=groups)
-    if bias is not None:
-        out = out + ad.reshape(bias, (cout,) + (1,) * nsp)
-    return out
+    return _add_bias(out, bias, cout, nsp)
 
 
-def _conv_nd(nsp):
-    name = f"conv{nsp}d"
-
-    def f(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros"):
-        wd = data(weight)
-        if wd.ndim != nsp + 2:
-            raise ValueError(message(name, f"weight must be (C_out, C_in / groups, *kernel) with {nsp} kernel axes",
-                                     tuple(wd.shape), f"a {nsp + 2}-d weight"))
-        return conv(x, weight, bias, stride, padding, dilation, groups, padding_mode)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"{nsp}-d convolution (torch's ``{name}``; see :func:`conv`)."
-    return f
-
-
-conv1d, conv2d, conv3d = (_conv_nd(n) for n in (1, 2, 3))
+conv1d, conv2d, conv3d = _per_dims(conv, "conv", "(C_out, C_in / groups, *kernel)", "convolution")
 
 
 # ------------------------------------------------------------------ transposed convolution
@@ -232,24 +251,9 @@ def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, 
     kernel, stride = transpose_geometry(_func, nsp, tuple(wd.shape[2:]), stride, padding, output_padding, dilation)
     x = to_layout(x, whole_channel_layout(_func, xd))
     out = apply("conv_transpose_local", x, weight, stride=stride, groups=groups)
-    if bias is not None:
-        out = out + ad.reshape(bias, (cout,) + (1,) * nsp)
-    return out
+    return _add_bias(out, bias, cout, nsp)
 
 
-def _conv_transpose_nd(nsp):
-    name = f"conv_transpose{nsp}d"
-
-    def f(x, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
-        wd = data(weight)
-        if wd.ndim != nsp + 2:
-            raise ValueError(message(name, f"weight must be (C_in, C_out / groups, *kernel) with {nsp} kernel axes",
-                                     wd.shape, f"a {nsp + 2}-d weight"))
-        return conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation, _func=name)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"{nsp}-d transposed convolution (see :func:`conv_transpose`; stride == kernel_size only)."
-    return f
-
-
-conv_transpose1d, conv_transpose2d, conv_transpose3d = (_conv_transpose_nd(n) for n in (1, 2, 3))
+conv_transpose1d, conv_transpose2d, conv_transpose3d = _per_dims(
+    conv_transpose, "conv_transpose", "(C_in, C_out / groups, *kernel)",
+    "transposed convolution (stride == kernel_size only)")

@@ -28,9 +28,24 @@ def _ntuple(value, n):
     return (int(value),) * n if isinstance(value, numbers.Integral) else tuple(int(v) for v in value)
 
 
-class _ConvNd(Module):
-    _nsp = 2
+def _per_dims(base, doc, **members):
+    """torch's 1-, 2- and 3-d classes of ``base`` (``_ConvNd`` -> ``Conv1d, Conv2d, Conv3d``).
 
+    ``doc``: the classes' docstring, ``{n}`` standing for the number of
+    spatial axes; ``members``: extra attributes by number of axes
+    (``__init__={1: ...}``).
+    """
+    stem = base.__name__.strip("_")[:-2]
+    classes = []
+    for n in (1, 2, 3):
+        name = f"{stem}{n}d"
+        extra = {key: by_n[n] for key, by_n in members.items() if n in by_n}
+        classes.append(type(base)(name, (base,), {"__module__": __name__, "__qualname__": name, "_nsp": n,
+                                                   "__doc__": doc.format(n=n), **extra}))
+    return classes
+
+
+class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
@@ -71,24 +86,8 @@ class _ConvNd(Module):
                 f"padding={self.padding}")
 
 
-class Conv1d(_ConvNd):
-    _nsp = 1
-
-
-class Conv2d(_ConvNd):
-    """2-d convolution over ``(N, C, H, W)`` fields cut along H and/or W (halo exchange of the needed width)."""
-
-    _nsp = 2
-
-
-class Conv3d(_ConvNd):
-    _nsp = 3
-
-
 class _ConvTransposeNd(Module):
     """torch's ConvTranspose*d; only the non-overlapping case ``stride == kernel_size`` (learned upsampling)."""
-
-    _nsp = 2
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
@@ -129,20 +128,6 @@ class _ConvTransposeNd(Module):
         if self.groups != 1:
             text += f", groups={self.groups}"
         return text + (", bias=False" if self.bias is None else "")
-
-
-class ConvTranspose1d(_ConvTransposeNd):
-    _nsp = 1
-
-
-class ConvTranspose2d(_ConvTransposeNd):
-    """Learned 2-d upsampling (stride == kernel_size): local on every block, blocks grow by ``stride``."""
-
-    _nsp = 2
-
-
-class ConvTranspose3d(_ConvTransposeNd):
-    _nsp = 3
 
 
 class Linear(Module):
@@ -230,8 +215,6 @@ class Softplus(Module):
 class _MaxPoolNd(Module):
     """torch's MaxPool*d: any stride, padding, dilation and ceil_mode; the gradient goes to the first maximum."""
 
-    _nsp = 2
-
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
@@ -246,24 +229,8 @@ class _MaxPoolNd(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class MaxPool1d(_MaxPoolNd):
-    _nsp = 1
-
-
-class MaxPool2d(_MaxPoolNd):
-    """Maximum over (possibly overlapping, padded) windows; blocks need not align with the windows (halos)."""
-
-    _nsp = 2
-
-
-class MaxPool3d(_MaxPoolNd):
-    _nsp = 3
-
-
 class _AvgPoolNd(Module):
     """torch's AvgPool*d: any stride, padding and ceil_mode; count_include_pad and divisor_override."""
-
-    _nsp = 2
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -279,21 +246,8 @@ class _AvgPoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool1d(_AvgPoolNd):
-    _nsp = 1
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
-        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad)
-
-
-class AvgPool2d(_AvgPoolNd):
-    """Average over (possibly overlapping, padded) windows; blocks need not align with the windows (halos)."""
-
-    _nsp = 2
-
-
-class AvgPool3d(_AvgPoolNd):
-    _nsp = 3
+def _avg_pool1d_init(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _AvgPoolNd.__init__(self, kernel_size, stride, padding, ceil_mode, count_include_pad)  # torch's: no divisor
 
 
 class Upsample(Module):
@@ -317,7 +271,7 @@ class Upsample(Module):
         return f"{what}, mode={self.mode!r}"
 
 
-class _BatchNorm(Module):
+class _BatchNormNd(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
         import darray
@@ -358,18 +312,6 @@ class _BatchNorm(Module):
                 self.running_mean = self.running_mean * (1 - m) + mean * m
                 self.running_var = self.running_var * (1 - m) + var * m
         return y
-
-
-class BatchNorm1d(_BatchNorm):
-    pass
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation over (N, H, W) with statistics combined over every rank (torch's defaults)."""
-
-
-class BatchNorm3d(_BatchNorm):
-    pass
 
 
 class GroupNorm(Module):
@@ -460,3 +402,25 @@ class CrossEntropyLoss(_Loss):
 
     def forward(self, input, target):
         return F.cross_entropy(input, target, self.reduction, self.label_smoothing)
+
+
+# ------------------------------------------------------------------ torch's 1-, 2- and 3-d classes
+Conv1d, Conv2d, Conv3d = _per_dims(
+    _ConvNd, "{n}-d convolution over ``(N, C, *spatial)`` fields cut along any spatial axes (halos of the needed "
+             "width are exchanged; the result is the convolution of the whole field).")
+
+ConvTranspose1d, ConvTranspose2d, ConvTranspose3d = _per_dims(
+    _ConvTransposeNd, "Learned {n}-d upsampling (stride == kernel_size): local on every block, blocks grow by "
+                      "``stride``.")
+
+MaxPool1d, MaxPool2d, MaxPool3d = _per_dims(
+    _MaxPoolNd, "{n}-d maximum over (possibly overlapping, padded) windows; blocks need not align with the "
+                "windows (halos).")
+
+AvgPool1d, AvgPool2d, AvgPool3d = _per_dims(
+    _AvgPoolNd, "{n}-d average over (possibly overlapping, padded) windows; blocks need not align with the "
+                "windows (halos).", __init__={1: _avg_pool1d_init})
+
+BatchNorm1d, BatchNorm2d, BatchNorm3d = _per_dims(
+    _BatchNormNd, "Batch normalisation over the batch and {n} spatial axes with statistics combined over every "
+                  "rank (torch's defaults).")

@@ -5,25 +5,37 @@
     x (1, 1, H, W) --Conv3x3--ReLU--> e (1, c, H, W) ----------------------------+ skip
                                       `--AvgPool2d(2)--Conv3x3--ReLU--Upsample(2)-+--> Conv1x1 --> (1, 1, H, W)
 
-Every 3x3 convolution uses circular padding (the field is periodic), so the
-convolutions exchange one-cell halos with the neighbouring ranks and the
-result is the convolution of the whole field. The full-resolution path is
+Every 3x3 convolution uses circular padding (a periodic field) or, for a
+field that is not, replicate padding; either way the convolutions exchange
+one-cell halos with the neighbouring ranks and the result is the
+convolution of the whole field. The full-resolution path is
 kept narrow (one 1->c 3x3 conv and a 1x1 head): darray's convolutions cost
 about as much per cell as NumPy's im2col, and this shape trains a 256x256
 field for 200 steps in well under a minute on one core.
 
 :func:`train_surrogate` makes the training pair from one field: input
-``u_t``, target ``u_{t+1} = u_t + nu * laplacian(u_t)`` (a periodic
-5-point halo stencil, :func:`darray.stencil.laplacian`). The model predicts
-the increment: ``u_{t+1} ~ u_t + r * net((u_t - mean) / std)`` with ``r``
-the root mean square of the true increment, and the loss is the mean squared
-error of that prediction in units of ``r**2``. So a loss of 1 is the
+``u_t``, target ``u_{t+1} = u_t + nu * laplacian(u_t)`` (a 5-point halo
+stencil, :func:`darray.stencil.laplacian`; periodic by default). The model
+predicts the increment: ``u_{t+1} ~ u_t + r * net((u_t - mean) / std)`` with
+``r`` the root mean square of the true increment, and the loss is the mean
+squared error of that prediction in units of ``r**2``. So a loss of 1 is the
 persistence forecast (``u_{t+1} = u_t``) and 0 is exact. (One explicit step
 of a smooth field changes it by little; predicting ``u_{t+1}`` outright
 would reward learning the identity.) The field stays sharded over the ranks
 throughout: activations are cut like the field, parameters are replicated,
 gradients are summed over the ranks by the layers. The loss history is the
 same on every rank and, up to rounding (~1e-12 relative), on every rank count.
+
+The boundary must match the field. ``boundary="periodic"`` (the default;
+circular padding in the model) expects a periodic field: on a field that is
+not, the wrap-around stencil sees a jump at the seam, and while the step of a
+smooth field shrinks like ``1/n**2`` with the resolution, the step at the
+jump does not: on the 256x256 Gaussian bumps of ``linspace(0, 1, 256)``
+three quarters of the target's variance sat on the 2-cell seam band, a small
+net cannot amplify so small a jump by the ~1000x the target needs, and the
+loss stalled near 0.8 (0.35 at 128x128, where the seam held a quarter). For
+a field that is not periodic pass ``boundary="nearest"`` (zero-flux walls:
+the stencil and the model's padding replicate the edge cells).
 
 Fields wider than ``max_size`` (default 256) cells along either axis are
 first average-pooled by the smallest integer factor that brings both axes
@@ -44,7 +56,7 @@ from . import init
 from .layers import GELU, AvgPool2d, Conv2d, ReLU, Upsample
 from .module import Module
 
-__all__ = ["SurrogateNet", "heat_step", "train_surrogate", "training_pair"]
+__all__ = ["BOUNDARIES", "SurrogateNet", "heat_step", "periodic_bumps", "train_surrogate", "training_pair"]
 
 
 class SurrogateNet(Module):
@@ -95,15 +107,46 @@ def _move_parameters(model: Module, comm) -> None:
             p.data = darray.asarray(p.data.local, dtype=p.data.dtype, split=None, comm=comm, copy=True)
 
 
-def heat_step(u, nu: float = 0.2):
-    """One explicit step of ``du/dt = laplacian(u)`` on a periodic grid: ``u + nu * laplacian(u)``.
+#: ``boundary`` of the training functions -> (:func:`darray.stencil.laplacian` mode, the model's padding_mode)
+BOUNDARIES = {"periodic": ("wrap", "circular"), "nearest": ("nearest", "replicate")}
+
+
+def _boundary(boundary: str) -> tuple[str, str]:
+    if boundary not in BOUNDARIES:
+        raise ValueError(message("train_surrogate", "unknown boundary", boundary, f"one of {tuple(BOUNDARIES)}"))
+    return BOUNDARIES[boundary]
+
+
+def heat_step(u, nu: float = 0.2, boundary: str = "periodic"):
+    """One explicit step of ``du/dt = laplacian(u)``: ``u + nu * laplacian(u)``.
 
     ``u``: a 2-d DArray (any layout); one exchange of one-cell halos.
-    ``nu = dt / dx**2`` (stable for ``nu <= 0.25``).
+    ``nu = dt / dx**2`` (stable for ``nu <= 0.25``); ``boundary``:
+    ``"periodic"`` (a periodic grid) or ``"nearest"`` (zero-flux walls: the
+    ghost cells repeat the edge cells).
     """
     import darray
 
-    return u + darray.stencil.laplacian(u, mode="wrap") * float(nu)
+    return u + darray.stencil.laplacian(u, mode=_boundary(boundary)[0]) * float(nu)
+
+
+def periodic_bumps(n: int, *, comm=None, split=0):
+    """Three Gaussian-like bumps on an ``n x n`` grid of the unit torus (a smooth periodic test field).
+
+    Bump ``exp(w (cos 2 pi dx + cos 2 pi dy - 2) / (2 pi**2))`` equals
+    ``exp(-w (dx**2 + dy**2))`` to leading order near its centre and is smooth
+    across the edges, as the periodic heat step expects. Every rank computes
+    its own block (``split``: the layout of the result).
+    """
+    import darray
+
+    grid = darray.linspace(0.0, 1.0, n, endpoint=False, comm=comm)
+    ys, xs = darray.meshgrid(grid, grid, indexing="ij", split=split)
+    u = darray.zeros_like(xs)
+    for cx, cy, w in ((0.3, 0.3, 60.0), (0.7, 0.6, 40.0), (0.5, 0.8, 90.0)):
+        phase = darray.cos((xs - cx) * (2 * math.pi)) + darray.cos((ys - cy) * (2 * math.pi)) - 2.0
+        u = u + darray.exp(phase * (w / (2 * math.pi ** 2)))
+    return u
 
 
 def _prepare(u, max_size: int):
@@ -140,19 +183,20 @@ def _prepare(u, max_size: int):
     return x[0, 0], factor
 
 
-def training_pair(u, nu: float = 0.2, max_size: int = 256):
+def training_pair(u, nu: float = 0.2, max_size: int = 256, boundary: str = "periodic"):
     """``(x, y, factor)``: the standardised input ``(1, 1, H, W)`` and the increment target in rms units.
 
     ``x = (u_t - mean) / std``; ``y = (u_{t+1} - u_t) / rms(u_{t+1} - u_t)``
-    with ``u_{t+1} = heat_step(u_t, nu)``; both cut like ``u`` (after the
-    downsampling by ``factor`` that ``max_size`` asks for). Collective.
+    with ``u_{t+1} = heat_step(u_t, nu, boundary)``; both cut like ``u``
+    (after the downsampling by ``factor`` that ``max_size`` asks for). Collective.
     """
     import darray
 
     if int(max_size) < 2:
         raise ValueError(message("train_surrogate", "max_size too small", max_size, "an int >= 2"))
+    _boundary(boundary)
     field, factor = _prepare(u, max_size)
-    increment = heat_step(field, nu) - field
+    increment = heat_step(field, nu, boundary) - field
     mean, std = float(darray.mean(field)), float(darray.std(field))
     rms = math.sqrt(float(darray.mean(increment * increment)))
     x = ((field - mean) * (1.0 / std if std > 0 else 1.0))[None, None]
@@ -179,14 +223,16 @@ def _progress(enabled, rank: int, steps: int):
 
 def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], object] | None = print,
                     seed: int = 0, *, channels: int = 8, nu: float = 0.2, max_size: int = 256,
-                    log_every: int | None = None, progress: bool | None = None, model: SurrogateNet | None = None
-                    ) -> list[float]:
+                    boundary: str = "periodic", log_every: int | None = None, progress: bool | None = None,
+                    model: SurrogateNet | None = None) -> list[float]:
     """Fit a :class:`SurrogateNet` to one heat-equation step of ``u``; returns the loss of every step.
 
     ``u``: the field ``u_t``, a 2-d DArray (or ``(1, 1, H, W)``) in any
     layout, typically cut over the ranks; it is used as is (sharded),
     downsampled first when wider than ``max_size`` (see the module notes).
-    The target ``u_{t+1}`` comes from :func:`heat_step` (``nu``); the loss is
+    The target ``u_{t+1}`` comes from :func:`heat_step` (``nu``,
+    ``boundary``: ``"periodic"`` for a periodic field, ``"nearest"`` for
+    one that is not; see the module notes); the loss is
     the mean squared error of the predicted ``u_{t+1}`` relative to that of
     persistence (module notes). ``steps`` Adam steps with learning rate
     ``lr``; parameters from ``seed`` (:func:`darray.nn.init.manual_seed`)
@@ -208,14 +254,14 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
         raise ValueError(message("train_surrogate", "steps must be non-negative", steps, "an int >= 0"))
     if lr <= 0:
         raise ValueError(message("train_surrogate", "lr must be positive", lr, "a float > 0"))
-    x, y, factor = training_pair(u, nu, max_size)
+    x, y, factor = training_pair(u, nu, max_size, boundary)
     comm = x.comm
     h, w = x.shape[2:]
     say = log if (log is not None and comm.rank == 0) else (lambda *_: None)
 
     if model is None:
         init.manual_seed(seed)
-        model = SurrogateNet(channels, comm=comm)
+        model = SurrogateNet(channels, padding_mode=_boundary(boundary)[1], comm=comm)
     else:
         _move_parameters(model, comm)
     model.train()
@@ -223,7 +269,7 @@ def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], 
     every = max(1, steps // 10) if log_every is None else max(1, int(log_every))
     note = f" (downsampled by {factor})" if factor > 1 else ""
     say(f"  training: {type(model).__name__}(channels={getattr(model, 'channels', '?')}) on {h}x{w}{note}, "
-        f"{comm.size} rank(s), {steps} Adam steps, lr={lr:g} (loss 1 = persistence)")
+        f"{comm.size} rank(s), {boundary} boundary, {steps} Adam steps, lr={lr:g} (loss 1 = persistence)")
 
     bar = _progress(progress, comm.rank, steps)
     losses: list[float] = []
