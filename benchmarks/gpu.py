@@ -1,21 +1,39 @@
-"""darray on GPUs: correctness with CuPy blocks, and timings against plain CuPy, NCCL against MPI.
+"""darray on GPUs: correctness with CuPy blocks against NumPy, and timings against plain CuPy, NCCL against MPI.
 
 One prepared script for a GPU machine::
 
     mpiexec -n 1 python benchmarks/gpu.py
     DARRAY_TRANSPORT=nccl mpiexec -n 2 python benchmarks/gpu.py    # one GPU per rank
 
-1. Correctness: darray with CuPy local blocks (creation, elementwise, sum /
-   max / mean / var, redistribute, gather) against NumPy on the same data.
+1. Correctness, against NumPy on the same data (every rank, verdicts agreed):
+   creation, elementwise, ``sum`` / ``max`` / ``mean`` / ``var``,
+   ``redistribute``, ``gather``; a halo exchange (every rank's padded block
+   against ``numpy.pad(..., mode="wrap")``); stencils (``laplacian``,
+   ``uniform_filter``) and ``map_overlap``; one training step of
+   :class:`darray.nn.surrogate.SurrogateNet` (loss, gradients and Adam update
+   against the same step with NumPy blocks); with NCCL, its collectives and
+   exchange against the MPI transport.
 2. Timings (median of repeats, slowest rank): ``a*b + c`` and ``sum`` on darray
-   with CuPy blocks against plain CuPy on the same local blocks; ``allreduce``
-   and a ring ``exchange`` of CuPy buffers through the NCCL transport and
-   through the MPI transport (host-staged unless the MPI is CUDA-aware).
+   against plain CuPy on the same local blocks; ``allreduce`` and a ring
+   ``exchange`` of CuPy buffers through NCCL and through MPI (host-staged
+   unless the MPI is CUDA-aware); a halo exchange of a 2-d field
+   (``exchange_halos``); a 5-point Laplacian with darray (exchange + local
+   stencil) against plain CuPy on the local block (no exchange); one
+   training step (forward, backward, Adam) of the surrogate net.
 
 Prints a table on rank 0. Exit status: 0 all correct, 1 a wrong result on
 some rank, 2 cannot run here (no CuPy or no CUDA device). A watchdog ends the
-run after ``DARRAY_BENCH_TIMEOUT`` seconds (default 170). Sizes: ``--elements``
-(global, default 2**26 float64 = 512 MiB per array) and ``--repeats``.
+run after ``DARRAY_BENCH_TIMEOUT`` seconds (default 300: a fresh machine compiles
+CuPy's kernels on first use). Sizes:
+``--elements`` (global, default 2**26 float64 = 512 MiB per array),
+``--field`` (side of the square halo/stencil field, default 8192),
+``--train-n`` (side of the training field, default 1024), ``--repeats``.
+
+``--backend numpy`` (or ``torch``) runs every step with that library's local
+blocks instead of CuPy, for checking the script itself on a machine without a
+GPU (the NCCL parts are left out; the timings then mean nothing)::
+
+    python benchmarks/gpu.py --backend numpy --elements 65536 --field 256 --train-n 64 --repeats 2
 """
 
 from __future__ import annotations
@@ -34,8 +52,48 @@ import numpy as np
 def _parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--elements", type=int, default=1 << 26, help="global elements of the timed arrays")
+    p.add_argument("--field", type=int, default=8192, help="side of the square field for halo exchange and stencil")
+    p.add_argument("--train-n", type=int, default=1024, help="side of the square field of the training step")
+    p.add_argument("--channels", type=int, default=8, help="channels of the surrogate net")
     p.add_argument("--repeats", type=int, default=20, help="timed repeats per measurement")
+    p.add_argument("--backend", default="cupy", choices=["cupy", "numpy", "torch"],
+                   help="local blocks: cupy (the GPU run), or numpy / torch to check this script without a GPU")
     return p.parse_args(argv)
+
+
+class Device:
+    """The local array library of the run: CuPy on the GPU, or NumPy / torch for a dry run of the script."""
+
+    def __init__(self, name: str):
+        self.name = name
+        if name == "cupy":
+            import cupy
+
+            self.xp = cupy
+        elif name == "torch":
+            import array_api_compat.torch as xp
+
+            self.xp = xp
+        else:
+            self.xp = np
+
+    def is_mine(self, a) -> bool:
+        import array_api_compat
+
+        return {"cupy": array_api_compat.is_cupy_array, "torch": array_api_compat.is_torch_array,
+                "numpy": array_api_compat.is_numpy_array}[self.name](a)
+
+    def sync(self):
+        if self.name == "cupy":
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def asnumpy(self, a) -> np.ndarray:
+        from darray._backend import to_numpy
+
+        return to_numpy(a)
+
+    def asarray(self, a: np.ndarray):
+        return self.xp.asarray(a)
 
 
 def _gpu_problem() -> str | None:
@@ -72,12 +130,12 @@ def _communicators():
 
 
 class Bench:
-    def __init__(self, cp, host, repeats: int):
-        self.cp, self.host, self.repeats = cp, host, repeats
+    def __init__(self, dev: Device, host, repeats: int):
+        self.dev, self.host, self.repeats = dev, host, repeats
         self.rows: list[tuple[str, str, float | None, str]] = []
 
     def sync(self):
-        self.cp.cuda.get_current_stream().synchronize()
+        self.dev.sync()
         self.host.barrier()
 
     def time(self, fn) -> float:
@@ -90,7 +148,7 @@ class Bench:
             self.sync()
             t0 = time.perf_counter()
             fn()
-            self.cp.cuda.get_current_stream().synchronize()
+            self.dev.sync()
             times.append(time.perf_counter() - t0)
         t = np.asarray([statistics.median(times)])
         return float(self.host.allreduce(t, "max")[0])
@@ -104,13 +162,22 @@ class Bench:
         return seconds
 
 
-def _check_correctness(da, cp, comm) -> list[str]:
-    """darray with CuPy blocks against NumPy; returns the failures (agreed across ranks)."""
+#: Names of the correctness checks run (printed as a count).
+CHECKS: list[str] = []
+
+
+def _check_correctness(da, dev: Device, comm) -> list[str]:
+    """darray with ``dev``'s blocks against NumPy; returns this rank's failures (gathered by the caller).
+
+    Every check runs its collectives before any local comparison, so a wrong
+    result on one rank never leaves the others waiting.
+    """
     from darray.testing import assert_equal
 
     failures = []
 
     def check(name, fn):
+        CHECKS.append(name)
         try:
             fn()
         except Exception as exc:  # assert_equal agrees on its verdict; other errors are local
@@ -119,14 +186,15 @@ def _check_correctness(da, cp, comm) -> list[str]:
     rng = np.random.default_rng(0)
     for shape, split in [((1001, 513), 0), ((37, 29), 1), ((4, 3, 50), (0,)), ((7,), 0)]:
         a_np, b_np, c_np = (rng.standard_normal(shape) for _ in range(3))
-        a = da.asarray(a_np, device="cupy", split=split, comm=comm)
-        b = da.asarray(b_np, device="cupy", split=split, comm=comm)
-        c = da.asarray(c_np, device="cupy", split=split, comm=comm)
+        a = da.asarray(a_np, device=dev.name, split=split, comm=comm)
+        b = da.asarray(b_np, device=dev.name, split=split, comm=comm)
+        c = da.asarray(c_np, device=dev.name, split=split, comm=comm)
         tag = f"{shape} split={split}"
+
         def on_device():
-            if not isinstance(a.local, cp.ndarray):
-                raise TypeError(f"local block is a {type(a.local).__name__}, expected a cupy.ndarray")
-        check(f"cupy blocks {tag}", on_device)
+            if not dev.is_mine(a.local):
+                raise TypeError(f"local block is a {type(a.local).__name__}, expected a {dev.name} array")
+        check(f"{dev.name} blocks {tag}", on_device)
         check(f"a*b+c {tag}", lambda: assert_equal(a * b + c, a_np * b_np + c_np))
         check(f"sqrt(abs(a)) {tag}", lambda: assert_equal(da.sqrt(da.abs(a)), np.sqrt(np.abs(a_np))))
         check(f"a > b {tag}", lambda: assert_equal(a > b, a_np > b_np))
@@ -139,15 +207,107 @@ def _check_correctness(da, cp, comm) -> list[str]:
 
         def gathered():
             full = a.gather()
-            if not (isinstance(full, cp.ndarray) and np.array_equal(cp.asnumpy(full), a_np)):
+            if not (dev.is_mine(full) and np.array_equal(dev.asnumpy(full), a_np)):
                 raise AssertionError("gather differs")
         check(f"gather {tag}", gathered)
     shape = (300, 200)
     check("zeros + 1 (float32)", lambda: assert_equal(
-        da.zeros(shape, dtype="float32", device="cupy", split=0, comm=comm) + 1, np.ones(shape, np.float32)))
+        da.zeros(shape, dtype="float32", device=dev.name, split=0, comm=comm) + 1, np.ones(shape, np.float32)))
     check("sum of ones (int64)", lambda: assert_equal(
-        da.sum(da.ones(shape, dtype="int64", device="cupy", split=1, comm=comm)), np.asarray(60000)))
+        da.sum(da.ones(shape, dtype="int64", device=dev.name, split=1, comm=comm)), np.asarray(60000)))
+    failures += _check_halo_and_stencils(da, dev, comm, check)
+    check("training step", lambda: _check_training(da, dev, comm))
     return failures
+
+
+def _layouts(size: int) -> list[dict]:
+    out = [dict(split=0), dict(split=1)]
+    if size >= 4 and size % 2 == 0:
+        out.append(dict(split=(0, 1), grid=(2, size // 2)))
+    return out
+
+
+def _check_halo_and_stencils(da, dev: Device, comm, check) -> list[str]:
+    """Halo exchange against ``numpy.pad``; stencils and ``map_overlap`` against NumPy formulas."""
+    from darray.testing import assert_equal
+
+    g = np.random.default_rng(1).standard_normal((61, 47))
+    rank = comm.rank
+    for spec in _layouts(comm.size):
+        tag = f"split={spec['split']}"
+        for h in (1, 2):
+            x = da.asarray(g, device=dev.name, halo=h, boundary="periodic", comm=comm, **spec)
+
+            def halo_ok(x=x, h=h):
+                x.exchange_halos()  # collective first, then the local comparison
+                cells = x.layout.block_slices(rank)
+                hs = x.layout.halo
+                want = np.pad(g, [(w, w) for w in hs], mode="wrap")[
+                    tuple(slice(c.start, c.stop + 2 * w) for c, w in zip(cells, hs))]
+                got = dev.asnumpy(x.block)
+                if got.shape != want.shape or not np.array_equal(got, want):
+                    raise AssertionError(f"rank {rank}: padded block {got.shape} differs from numpy.pad "
+                                         f"{want.shape} (halo {hs})")
+            check(f"halo exchange h={h} {tag}", halo_ok)
+        x = da.asarray(g, device=dev.name, comm=comm, **spec)
+        lap = sum(np.roll(g, 1, a) + np.roll(g, -1, a) - 2 * g for a in range(2))
+        check(f"stencil.laplacian wrap {tag}",
+              lambda x=x: assert_equal(da.stencil.laplacian(x, mode="wrap"), lap, rtol=1e-12, atol=1e-12))
+        box = np.pad(g, 1, mode="symmetric")  # scipy.ndimage's "reflect"
+        mean3 = sum(box[i:i + 61, j:j + 47] for i in range(3) for j in range(3)) / 9.0
+        check(f"stencil.uniform_filter reflect {tag}",
+              lambda x=x: assert_equal(da.stencil.uniform_filter(x, 3, mode="reflect"), mean3, rtol=1e-12,
+                                       atol=1e-12))
+        vertical = np.roll(g, 1, 0) + np.roll(g, -1, 0)
+        check(f"map_overlap periodic {tag}", lambda x=x: assert_equal(
+            da.map_overlap(lambda b: b[:-2, 1:-1] + b[2:, 1:-1], x, depth=1, boundary="periodic", trim=False),
+            vertical, rtol=1e-12))
+    return []
+
+
+def _surrogate_step(da, comm, backend: str, n: int, channels: int, steps: int = 1):
+    """(losses, parameters as NumPy, gradients as NumPy) after ``steps`` Adam steps, arrays on ``backend``."""
+    from darray import nn
+    from darray.nn import functional as F
+    from darray.nn.surrogate import SurrogateNet, training_pair
+    from darray.optim import Adam
+
+    saved = da.config.backend
+    da.config.backend = backend  # new arrays (data, parameters, optimizer state) get this library's blocks
+    try:
+        ys, xs = da.meshgrid(da.linspace(0.0, 1.0, n, comm=comm), da.linspace(0.0, 1.0, n, comm=comm),
+                             indexing="ij", split=0)
+        u = da.exp(-40.0 * ((xs - 0.4) ** 2 + (ys - 0.6) ** 2)) + 0.1 * da.sin(6.0 * xs)
+        x, y, _ = training_pair(u, max_size=n)
+        nn.init.manual_seed(0)
+        model = SurrogateNet(channels, comm=comm)
+        optimizer = Adam(model.parameters(), lr=1e-2)
+        losses = []
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.data))
+        params = [p.data for p in model.parameters()]
+        grads = [p.grad for p in model.parameters()]
+    finally:
+        da.config.backend = saved
+    return losses, params, grads, (model, optimizer, x, y)
+
+
+def _check_training(da, dev: Device, comm) -> None:
+    """Two Adam steps of the surrogate net with ``dev`` blocks against the same steps with NumPy blocks."""
+    from darray.testing import assert_equal
+
+    want_losses, want_params, want_grads, _ = _surrogate_step(da, comm, "numpy", 32, 4, steps=2)
+    losses, params, grads, _ = _surrogate_step(da, comm, dev.name, 32, 4, steps=2)
+    if not dev.is_mine(params[0].local):
+        raise TypeError(f"parameters on {type(params[0].local).__name__}, expected {dev.name} arrays")
+    for got, want in zip(params + grads, want_params + want_grads):
+        assert_equal(got, dev.asnumpy(want.gather()), rtol=1e-9, atol=1e-12)
+    if not np.allclose(losses, want_losses, rtol=1e-10):
+        raise AssertionError(f"losses {losses}, with NumPy blocks {want_losses}")
 
 
 def _check_transport(cp, nccl, host) -> list[str]:
@@ -193,79 +353,126 @@ def _agree(host, failures: list[str]) -> list[tuple[int, str]]:
 
 def main(argv=None) -> int:
     args = _parse(argv)
-    faulthandler.dump_traceback_later(float(os.environ.get("DARRAY_BENCH_TIMEOUT", "170")), exit=True)
-    problem = _gpu_problem()
-    if problem:
-        print(f"benchmarks/gpu.py: cannot run here: {problem}", flush=True)
-        return 2
-    import cupy as cp
+    faulthandler.dump_traceback_later(float(os.environ.get("DARRAY_BENCH_TIMEOUT", "300")), exit=True)
+    if args.backend == "cupy":
+        problem = _gpu_problem()
+        if problem:
+            print(f"benchmarks/gpu.py: cannot run here: {problem}", flush=True)
+            return 2
+    dev = Device(args.backend)
+    xp = dev.xp
 
     import darray as da
 
-    comm, nccl, host, note = _communicators()
+    if args.backend == "cupy":
+        comm, nccl, host, note = _communicators()
+    else:
+        comm = host = da.default_communicator()
+        nccl, note = None, f"--backend {args.backend}: a dry run of this script without a GPU (no NCCL)"
     rank, size = comm.rank, comm.size
     if rank == 0:
-        dev = cp.cuda.Device()
-        props = cp.cuda.runtime.getDeviceProperties(dev.id)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-        print(f"darray GPU benchmark: {size} rank(s), arrays on {comm.name!r}, GPU {dev.id} {name}, "
-              f"CuPy {cp.__version__}, NCCL {'yes' if nccl is not None else 'no'}", flush=True)
+        if args.backend == "cupy":
+            cp = dev.xp
+            gpu = cp.cuda.Device()
+            props = cp.cuda.runtime.getDeviceProperties(gpu.id)
+            name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+            where = f"GPU {gpu.id} {name}, CuPy {cp.__version__}"
+        else:
+            where = f"{args.backend} blocks on the CPU (dry run)"
+        print(f"darray GPU benchmark: {size} rank(s), transport {comm.name!r}, {where}, "
+              f"NCCL {'yes' if nccl is not None else 'no'}", flush=True)
         if nccl is None:
             print(f"  note: {note}", flush=True)
 
     t0 = time.perf_counter()
-    failures = _check_correctness(da, cp, comm)
+    failures = _check_correctness(da, dev, comm)
     if nccl is not None:
-        failures += _check_transport(cp, nccl, host)
+        failures += _check_transport(dev.xp, nccl, host)
     wrong = _agree(host, failures)
     if rank == 0:
         print(f"correctness: {'all correct' if not wrong else f'{len(wrong)} WRONG'} "
-              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+              f"({len(CHECKS)} checks against NumPy{' and MPI' if nccl is not None else ''}, "
+              f"{time.perf_counter() - t0:.1f} s)", flush=True)
         for r, f in wrong[:40]:
             print(f"  WRONG on rank {r}: {f}", flush=True)
 
     # ------------------------------------------------------------ timings
-    bench = Bench(cp, host, args.repeats)
+    bench = Bench(dev, host, args.repeats)
     rows_total = args.elements // 4096 or 1
     local_rows = rows_total // size + (rank < rows_total % size)
-    cp.random.seed(rank)
-    blocks = [cp.random.standard_normal((local_rows, 4096)) for _ in range(3)]
+    host_rng = np.random.default_rng(rank)
+    blocks = [dev.asarray(host_rng.standard_normal((local_rows, 4096))) for _ in range(3)]
     x, y, z = (da.from_local(b, split=0, comm=comm) for b in blocks)
     xl, yl, zl = blocks
-    gib = 4 * xl.nbytes / 2**30  # three reads and one write
-    t_cp = bench.row("elementwise", "a*b+c  plain CuPy", lambda: xl * yl + zl, f"{gib:.2f} GiB moved per rank")
-    t_da = bench.row("elementwise", "a*b+c  darray (CuPy blocks)", lambda: x * y + z)
-    s_cp = bench.row("reduction", "sum    plain CuPy (local only)", lambda: float(cp.sum(xl)))
-    s_da = bench.row("reduction", "sum    darray (local + allreduce)", lambda: float(da.sum(x).local))
+    gib = 4 * xl.nbytes / 2**30 if hasattr(xl, "nbytes") else 4 * local_rows * 4096 * 8 / 2**30
+    lib = {"cupy": "CuPy", "numpy": "NumPy", "torch": "torch"}[args.backend]
+    t_cp = bench.row("elementwise", f"a*b+c  plain {lib}", lambda: xl * yl + zl, f"{gib:.2f} GiB moved per rank")
+    t_da = bench.row("elementwise", f"a*b+c  darray ({lib} blocks)", lambda: x * y + z)
+    s_cp = bench.row("reduction", f"sum    plain {lib} (local only)", lambda: float(xp.sum(xl)))
+    s_da = bench.row("reduction", "sum    darray (local + allreduce)", lambda: float(da.sum(x)))
+    del x, y, z, xl, yl, zl, blocks
     for size_bytes in (8, 1 << 20, 64 << 20):
-        buf = cp.ones(size_bytes // 8, dtype=cp.float64)
+        buf = dev.asarray(np.ones(size_bytes // 8))
         label = f"{size_bytes} B" if size_bytes < 1024 else f"{size_bytes >> 20} MiB"
         if nccl is not None:
             bench.row("allreduce", f"sum {label:>7}  NCCL", lambda b=buf: nccl.allreduce(b, "sum"))
         kind = "CUDA-aware" if getattr(host, "cuda_aware", False) else "staged"
-        bench.row("allreduce", f"sum {label:>7}  MPI ({kind})", lambda b=buf: host.allreduce(b, "sum"))
+        bench.row("allreduce", f"sum {label:>7}  {host.name} ({kind})", lambda b=buf: host.allreduce(b, "sum"))
     for cols in (4096, 1 << 17):
         rows, width = 64, 8
-        send = cp.random.standard_normal((rows, cols))
-        recv = cp.zeros((rows + 2 * width, cols))
+        send = dev.asarray(host_rng.standard_normal((rows, cols)))
+        recv = dev.asarray(np.zeros((rows + 2 * width, cols)))
         sends, recvs = _ring(rank, size, rows, cols, width)
         label = f"ring 2x{width * cols * 8 >> 10} KiB"
         if nccl is not None:
             bench.row("exchange", f"{label}  NCCL",
                       lambda s=send, r=recv, a=sends, b=recvs: nccl.exchange(s, a, r, b).wait())
-        bench.row("exchange", f"{label}  MPI",
+        bench.row("exchange", f"{label}  {host.name}",
                   lambda s=send, r=recv, a=sends, b=recvs: host.exchange(s, a, r, b).wait())
 
+    # halo exchange and stencil on an n x n field (float64), split over the ranks by darray
+    n = args.field
+    u = da.full((n, n), 1.0, device=args.backend, halo=1, boundary="periodic", comm=comm)
+    strip_kib = sum(2 * 8 * np.prod([c.stop - c.start for i, c in enumerate(u.layout.block_slices(rank)) if i != a])
+                    for a, d in enumerate(u.layout.axis_dim) if d is not None and u.layout.dims[d] > 1) / 1024
+    grid = "x".join(map(str, u.layout.dims))
+    bench.row("halo", f"exchange_halos {n}^2 h=1 grid {grid}", lambda: u.exchange_halos(force=True),
+              f"{strip_kib:.0f} KiB sent per rank")
+    v = da.full((n, n), 1.0, device=args.backend, comm=comm, split=u.layout.split, grid=u.layout.dims)
+    local = v.local
+
+    def plain_laplacian():  # the local block alone, periodic within it: no exchange, the compute floor
+        return (xp.roll(local, 1, axis=0) + xp.roll(local, -1, axis=0) + xp.roll(local, 1, axis=1)
+                + xp.roll(local, -1, axis=1) - 4 * local)
+    l_cp = bench.row("stencil", f"laplacian {n}^2  plain {lib} (block only)", plain_laplacian)
+    l_da = bench.row("stencil", f"laplacian {n}^2  darray (exchange + stencil)",
+                     lambda: da.stencil.laplacian(v, mode="wrap"))
+    del u, v, local
+
+    # one training step of the surrogate net on a train_n x train_n field
+    _, _, _, (model, optimizer, tx, ty) = _surrogate_step(da, comm, args.backend, args.train_n, args.channels)
+    from darray.nn import functional as F
+
+    def train_step():
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(tx), ty)
+        loss.backward()
+        optimizer.step()
+        return loss
+    reps, bench.repeats = bench.repeats, max(3, min(bench.repeats, 5))
+    bench.row("training", f"surrogate step {args.train_n}^2 c={args.channels} (fwd+bwd+Adam)", train_step)
+    bench.repeats = reps
+
     if rank == 0:
-        print(f"\n{'group':<12} {'measurement':<40} {'median':>12}  note")
+        print(f"\n{'group':<12} {'measurement':<48} {'median':>12}  note")
         for group, what, seconds, extra in bench.rows:
             shown = "-" if seconds is None else (f"{seconds * 1e3:9.3f} ms" if seconds >= 1e-3
                                                  else f"{seconds * 1e6:9.1f} us")
-            print(f"{group:<12} {what:<40} {shown:>12}  {extra}")
-        if t_cp and t_da:
-            print(f"\nratio darray / CuPy: a*b+c {t_da / t_cp:.2f}x", end="")
-        if s_cp and s_da:
-            print(f", sum {s_da / s_cp:.2f}x", end="")
+            print(f"{group:<12} {what:<48} {shown:>12}  {extra}")
+        ratios = [(label, a / b) for label, a, b in (("a*b+c", t_da, t_cp), ("sum", s_da, s_cp),
+                                                    ("laplacian", l_da, l_cp)) if a and b]
+        if ratios:
+            print(f"\nratio darray / {lib}: " + ", ".join(f"{label} {r:.2f}x" for label, r in ratios), end="")
         print(f"   (total {time.perf_counter() - t0:.1f} s)")
         if size == 1:
             print("note: one rank: collectives are local no-ops on both transports; run with mpiexec -n 2+ "

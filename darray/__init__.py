@@ -45,6 +45,7 @@ from .explain import explain  # noqa: E402
 from . import random  # noqa: E402
 from . import autodiff, nn, optim  # noqa: E402
 from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
+from .interop import from_dask, to_dask  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 
 import sys as _sys  # noqa: E402
@@ -64,7 +65,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
 
 __all__ = sorted([
     "from_dlpack", "broadcast_shapes", "isin",
-    "interop", "io",
+    "interop", "io", "from_dask", "to_dask",
     "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim",
     "fft",
     "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",

@@ -84,7 +84,7 @@ def from_numpy(xp: ModuleType, array: np.ndarray, device: Any = None) -> Any:
         if xp is NUMPY:
             return array
         if any(s < 0 for s in array.strides):
-            array = np.ascontiguousarray(array)
+            array = array.copy()  # not ascontiguousarray: it keeps a size-0/1 view's negative stride as it is
     return xp.asarray(array, device=device)
 
 

@@ -52,11 +52,11 @@ import darray
 __all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray"]
 
 
-def _dask_array():
+def _dask_array(func: str):
     try:
         import dask.array
     except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("darray.interop: needs dask; install it with pip install 'darray[dask]'") from e
+        raise ImportError(f"{func}: needs dask; install it with pip install 'darray[dask]'") from e
     return dask.array
 
 
@@ -81,7 +81,7 @@ def from_dask(dx, /, *, split="auto", grid=None, sizes=None, halo=0, boundary="n
     45.0
     """
     func = "from_dask"
-    dask_array = _dask_array()
+    dask_array = _dask_array(func)
     if not isinstance(dx, dask_array.Array):
         raise TypeError(f"{func}: expected a dask array; got {type(dx).__name__}")
     if any(isinstance(n, float) and math.isnan(n) for n in dx.shape):
@@ -134,7 +134,7 @@ def to_dask(x, /, *, via_zarr=None):
     func = "to_dask"
     if not isinstance(x, darray.DArray):
         raise TypeError(f"{func}: expected a DArray; got {type(x).__name__}")
-    dask_array = _dask_array()
+    dask_array = _dask_array(func)
     if via_zarr is not None:
         from .io import save
 

@@ -44,6 +44,7 @@ GROUPS: dict[str, list[str]] = {
     "Layouts and communication (darray extensions)": ["DArray", "Layout", "Communicator", "default_communicator",
                                                       "plan_grid", "redistribute", "map_overlap", "config"],
     "Seeing the communication (darray extensions)": ["trace", "explain"],
+    "Dask hand-off (darray extensions)": ["from_dask", "to_dask"],
 }
 SUBMODULES = ["linalg", "fft", "random", "stencil", "nn", "optim", "autodiff", "io", "interop"]
 

@@ -381,6 +381,18 @@ case("save_npy", lambda: da.io.save_npy("/tmp/x.npy", [1, 2]), TypeError, "list"
 case("load_npy", lambda: da.io.load_npy("/nonexistent-dir-darray/x.npy"), FileNotFoundError, "missing",
      label="io.load_npy")
 
+# dask hand-off (darray.from_dask / darray.to_dask, also darray.interop.*); without dask: ImportError naming the function
+try:
+    import dask.array as _dask_array
+except ImportError:
+    _dask_array = None
+case("from_dask", lambda: da.from_dask(np.zeros(3)), TypeError if _dask_array else ImportError, "numpy")
+if _dask_array is not None:
+    case("from_dask", lambda: da.from_dask(_dask_array.zeros((4, 4), chunks=2), split=2), ValueError, "split")
+case("to_dask", lambda: da.to_dask(np.zeros(3)), TypeError, "numpy")
+if P > 1 and _dask_array is not None:
+    case("to_dask", lambda: da.to_dask(f64()), ValueError, "distributed")
+
 
 # ------------------------------------------------------------------ checking one call
 def _encode(text: str, size: int = 512) -> np.ndarray:

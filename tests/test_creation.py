@@ -168,7 +168,7 @@ def check_storage(x, comm, opts="") -> None:
     ok = (tuple(x.block.shape) == x.layout.padded_shape(rank)
           and tuple(x.local.shape) == x.layout.block_shape(rank)
           and to_numpy_dtype(x.local.dtype) == x.dtype == to_numpy_dtype(x.block.dtype))
-    if ok and x.layout.has_halo and x.local.size:
+    if ok and x.layout.has_halo and math.prod(x.local.shape):  # not .size: a method on torch tensors
         ok = np.shares_memory(to_numpy(x.local), to_numpy(x.block))  # .local is a view into the padded block
     collective_check(comm, ok, f"{opts}: storage: block {x.block.shape} local {x.local.shape} "
                                f"expected {x.layout.padded_shape(rank)}")

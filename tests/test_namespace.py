@@ -46,8 +46,8 @@ ALL = frozenset({
     'config', 'conj', 'copysign', 'cos', 'cosh', 'count_nonzero', 'cumulative_prod', 'cumulative_sum',
     'default_communicator', 'diff', 'divide', 'e', 'empty', 'empty_like', 'equal', 'exp', 'expand_dims',
     'explain', 'expm1', 'eye', 'fft', 'finfo', 'flip', 'float32', 'float64', 'floor', 'floor_divide',
-    'from_dlpack', 'from_local', 'full', 'full_like', 'greater', 'greater_equal', 'hypot', 'iinfo', 'imag',
-    'inf', 'int16', 'int32', 'int64', 'int8', 'interop', 'io', 'isdtype', 'isfinite', 'isin', 'isinf',
+    'from_dask', 'from_dlpack', 'from_local', 'full', 'full_like', 'greater', 'greater_equal', 'hypot', 'iinfo',
+    'imag', 'inf', 'int16', 'int32', 'int64', 'int8', 'interop', 'io', 'isdtype', 'isfinite', 'isin', 'isinf',
     'isnan', 'less', 'less_equal', 'linalg', 'linspace', 'log', 'log10', 'log1p', 'log2', 'logaddexp',
     'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'map_overlap', 'matmul', 'matrix_transpose',
     'max', 'maximum', 'mean', 'meshgrid', 'min', 'minimum', 'moveaxis', 'multiply', 'nan', 'negative',
@@ -55,9 +55,9 @@ ALL = frozenset({
     'plan_grid', 'positive', 'pow', 'prod', 'random', 'real', 'reciprocal', 'redistribute', 'remainder',
     'repeat', 'reshape', 'result_type', 'roll', 'round', 'searchsorted', 'sign', 'signbit', 'sin', 'sinh',
     'sort', 'sqrt', 'square', 'squeeze', 'stack', 'std', 'stencil', 'subtract', 'sum', 'take',
-    'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'trace', 'tril', 'triu', 'trunc', 'uint16',
-    'uint32', 'uint64', 'uint8', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unstack',
-    'var', 'vecdot', 'where', 'zeros', 'zeros_like'
+    'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile', 'to_dask', 'trace', 'tril', 'triu', 'trunc',
+    'uint16', 'uint32', 'uint64', 'uint8', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values',
+    'unstack', 'var', 'vecdot', 'where', 'zeros', 'zeros_like'
 })
 
 #: The array object's attributes and methods in the standard.

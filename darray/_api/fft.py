@@ -255,6 +255,14 @@ def _apply(y: DArray, steps: list[_Step]) -> DArray:
     xp = y._xp
     a = y.local
     rank = y._comm.rank
+    layout = _with_lengths(_plain(y._layout), {t.axis: t.out_len for t in steps})
+    if 0 in tuple(a.shape):  # an empty block: torch's FFTs refuse zero-length axes, and there is nothing to do
+        dtype = _np_dtype(a)
+        for step in _grouped(steps):
+            dtype = _input_dtype(step[0].func, dtype)
+            dtype = _real_dtype(dtype) if step[0].func in _REAL_OUT else _complex_dtype(dtype)
+        out = xp.zeros(layout.block_shape(rank), dtype=to_backend_dtype(xp, dtype), device=y.device)
+        return DArray._wrap(out, layout, y._comm, xp)
     for step in _grouped(steps):
         want = _input_dtype(step[0].func, _np_dtype(a))
         if _np_dtype(a) != want:
@@ -265,7 +273,6 @@ def _apply(y: DArray, steps: list[_Step]) -> DArray:
         else:
             t = step[0]
             a = getattr(xp.fft, t.func)(a, n=t.n, axis=t.axis, norm=t.norm)
-    layout = _with_lengths(_plain(y._layout), {t.axis: t.out_len for t in steps})
     if tuple(a.shape) != layout.block_shape(rank):  # pragma: no cover - guards the layout arithmetic
         raise AssertionError(f"fft: block shape {tuple(a.shape)} != {layout.block_shape(rank)}")
     return DArray._wrap(a, layout, y._comm, xp)

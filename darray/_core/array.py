@@ -201,6 +201,17 @@ class DArray:
 
         return gather(self, root)
 
+    def to_dask(self, *, via_zarr=None):
+        """A dask array of this array (:func:`darray.to_dask`).
+
+        Zero-copy on one rank or for a replicated array; distributed over
+        several ranks, pass ``via_zarr=path`` (collective: saved with
+        :func:`darray.io.save`, then ``dask.array.from_zarr(path)``).
+        """
+        from ..interop import to_dask
+
+        return to_dask(self, via_zarr=via_zarr)
+
     def __array__(self, dtype=None, copy=None):
         if self.size > config.gather_warn_size:
             warnings.warn(f"numpy.asarray: gathering a DArray of {self.size} elements onto every rank "
