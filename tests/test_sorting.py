@@ -134,3 +134,61 @@ def test_bad_input():
         sort(da.asarray(np.ones(4, dtype=np.complex128)))
     with pytest.raises(TypeError):
         sort(np.arange(3))
+
+
+def assert_same_bits(out, expected: np.ndarray, err_msg: str) -> None:
+    """``out`` equals ``expected`` bit for bit (tells ``-0.0`` from ``0.0`` and NaN payloads apart)."""
+    got = np.asarray(out.gather())
+    unsigned = f"u{got.dtype.itemsize}"
+    assert_equal(da.asarray(got.view(unsigned)), expected.view(unsigned), err_msg=err_msg)
+
+
+def signed_zero_cases(n: int) -> dict[str, np.ndarray]:
+    """Ties a stable sort must keep in input order: mixed within blocks, split between blocks, NaN payloads."""
+    rng = np.random.default_rng(7)
+    quiet_nan, other_nan = np.float64(np.nan), np.uint64(0x7FF8000000000123).view(np.float64)
+    mixed = rng.integers(-2, 3, n).astype(np.float64)
+    mixed[rng.random(n) < 0.3] = -0.0
+    halves = np.where(np.arange(n) < n // 2, -0.0, 0.0)
+    reversed_halves = np.where(np.arange(n) < n // 2, 0.0, -0.0)
+    payloads = np.where(np.arange(n) % 3 == 0, quiet_nan, other_nan)
+    payloads[::5] = 1.5
+    plain = rng.standard_normal(n)  # no observable ties: the fast path
+    plain[::4] = np.nan
+    negative_nans = plain.copy()  # one NaN pattern, not NumPy's canonical one (x86's inf - inf)
+    negative_nans[::4] = np.uint64(0xFFF8000000000000).view(np.float64)
+    return {"mixed": mixed, "halves": halves, "reversed halves": reversed_halves, "payloads": payloads,
+            "plain": plain, "negative NaNs": negative_nans}
+
+
+@pytest.mark.parametrize("n", [1, 12, 101])
+def test_sort_is_stable_bit_for_bit(n):
+    for name, a in signed_zero_cases(n).items():
+        ascending = a[np.argsort(a, kind="stable")]
+        descending = a[xnp.argsort(a, descending=True, stable=True)]
+        for kw in layouts_1d(n):
+            x = da.asarray(a, **kw)
+            assert_same_bits(sort(x), ascending, f"{name} ascending {kw}")
+            assert_same_bits(sort(x, descending=True), descending, f"{name} descending {kw}")
+
+
+def test_sort_2d_stable_bit_for_bit():
+    a = signed_zero_cases(40)["mixed"].reshape(5, 8)
+    for kw in layouts_2d(a.shape):
+        x = da.asarray(a, **kw)
+        for axis in (0, 1):
+            assert_same_bits(sort(x, axis=axis), np.take_along_axis(a, np.argsort(a, axis=axis, kind="stable"),
+                                                                     axis=axis), f"axis {axis} {kw}")
+
+
+def test_sample_sort_spreads_duplicates():
+    from darray._api.sorting import sample_sort_values
+
+    comm = da.default_communicator()
+    p = comm.size
+    n = 1000 * p
+    block = np.full(1000, 3.0)  # all equal: a cut by value alone would send everything to one rank
+    values, _, parts = sample_sort_values(comm, block)
+    assert sum(parts) == n and len(parts) == p
+    assert max(parts) <= 2 * n // p, parts
+    assert values.shape == (parts[comm.rank],) and (values == 3.0).all()

@@ -20,6 +20,12 @@ order, as the Array API asks, unlike ``numpy.flip(numpy.sort(x))``). Keys are
 unsigned integers derived from the values: NaNs sort last ascending (first
 descending, as array-api-compat's NumPy does), ``-0.0`` ties with ``0.0``.
 
+``sort`` (values, not indices) is bit for bit a stable sort but pays for one
+only where stability shows: equal values with different bits (``-0.0`` and
+``0.0``, NaN payloads). Without them, NumPy's fastest sort runs locally and the
+sample sort moves values alone, cutting runs of equal values by (rank,
+position); with them, the keyed path above runs. ``argsort`` always takes it.
+
 The distributed paths compute on host NumPy views of the blocks; the results
 go back to the input's backend.
 """
@@ -85,7 +91,65 @@ def _local_sort(xp, block, axis, descending, stable, index):
     if index:
         out = xp.argsort(block, axis=axis, descending=descending, stable=stable)
         return out if out.dtype == xp.int64 else xp.astype(out, xp.int64)
+    if xp is NUMPY:
+        return sort_values(block, axis, descending)
     return xp.sort(block, axis=axis, descending=descending, stable=stable)
+
+
+def sort_values(block: np.ndarray, axis: int = -1, descending: bool = False) -> np.ndarray:
+    """``block`` sorted along ``axis``, bit for bit as a stable sort, at the cost of NumPy's fastest one.
+
+    A stable sort of values differs from an unstable one only where values
+    compare equal but differ in bits: ``-0.0`` next to ``0.0``, NaNs with
+    different payloads. Unless ``block`` holds such ties (:func:`tie_kinds`),
+    NumPy's default sort (SIMD where available) is used; otherwise a stable
+    sort by keys. NaNs go last, first when ``descending``.
+    """
+    observable, _, nan_seen, nan_bits = tie_kinds(block)
+    if observable:
+        order = np.argsort(sort_keys(block, descending), axis=axis, kind="stable")
+        return np.take_along_axis(block, order, axis=axis)
+    out = restore_nans(np.sort(block, axis=axis), nan_seen, nan_bits)
+    return np.flip(out, axis=axis).copy() if descending else out
+
+
+def restore_nans(run: np.ndarray, nan_seen: int, nan_bits: int) -> np.ndarray:
+    """``run`` with every NaN set to the bits ``nan_bits`` (in place).
+
+    NumPy's SIMD sorts (x86-simd-sort) write canonical NaNs in place of the
+    input's (and, for small arrays, may turn ``-0.0`` into ``0.0`` when both
+    occur: :func:`tie_kinds` sends those to the stable path).
+    """
+    if nan_seen:
+        bits = run.view(np.dtype(f"u{run.dtype.itemsize}"))
+        bits[np.isnan(run)] = nan_bits
+    return run
+
+
+def ties_observable(values: np.ndarray) -> bool:
+    """Do ``values`` hold equal-comparing elements with different bits (so stability shows)?
+
+    True when both ``-0.0`` and ``0.0`` occur, or NaNs with more than one bit
+    pattern; never for integers and booleans.
+    """
+    return tie_kinds(values)[0]
+
+
+def tie_kinds(values: np.ndarray) -> tuple[bool, int, int, int]:
+    """``(observable, zero signs, NaN seen, NaN bits)`` of ``values``: what a stable sort could show.
+
+    ``zero signs`` has bit 0 set if ``-0.0`` occurs and bit 1 if ``0.0`` does;
+    ``NaN bits`` is the bit pattern of one NaN (0 if there is none).
+    """
+    if values.dtype.kind != "f" or values.size == 0:
+        return False, 0, 0, 0
+    signs = np.signbit(values[values == 0])
+    negative = bool(signs.any())
+    zero_signs = int(negative) | (int(not signs.all()) << 1 if signs.size else 0)
+    nans = values[np.isnan(values)].view(np.dtype(f"u{values.dtype.itemsize}"))
+    if not nans.size:
+        return zero_signs == 3, zero_signs, 0, 0
+    return zero_signs == 3 or bool((nans != nans[0]).any()), zero_signs, 1, int(nans[0])
 
 
 def line_layout(x: DArray, axis: int) -> Layout:
@@ -151,29 +215,32 @@ def sample_sort(comm, values: np.ndarray, offset: int, descending: bool = False,
     rank order). Returns this rank's part of the sorted sequence, the global
     indices of those elements (None unless ``index``), and every rank's part
     size (the same tuple on every rank). Ties keep global order.
+
+    Without ``index``, values are sorted by :func:`sample_sort_values` (no keys,
+    no indices move) unless some rank holds ties a stable sort would order
+    (``-0.0`` and ``0.0``, NaN payloads): then by keys and global indices.
     """
+    if not index:
+        done = sample_sort_values(comm, values, descending)
+        if done is not None:
+            return done
+    del stable  # both paths are stable
     nprocs, rank = comm.size, comm.rank
     n = values.shape[0]
-    fast = not index and not descending
-    if fast:  # ascending values only: equal keys are equal values, ties only need a consistent order
-        sorted_values = np.sort(values, kind="stable" if stable else None)
-        keys = sort_keys(sorted_values)
-        gidx = None
-    else:
-        all_keys = sort_keys(values, descending)
-        perm = np.argsort(all_keys, kind="stable")
-        keys = all_keys[perm]
-        sorted_values = values[perm]
-        gidx = perm.astype(np.int64) + offset
+    all_keys = sort_keys(values, descending)
+    perm = np.argsort(all_keys, kind="stable")
+    keys = all_keys[perm]
+    sorted_values = values[perm]
+    gidx = perm.astype(np.int64) + offset
     if nprocs == 1:
-        return sorted_values, gidx, (n,)
+        return sorted_values, gidx if index else None, (n,)
 
     # regular samples: (key, global index, valid) per rank, P - 1 of them
     samples = np.zeros((nprocs - 1, 3), dtype=np.uint64)
     if n:
         pos = (np.arange(1, nprocs) * n) // nprocs
         samples[:, 0] = keys[pos]
-        samples[:, 1] = gidx[pos] if gidx is not None else pos + offset
+        samples[:, 1] = gidx[pos]
         samples[:, 2] = 1
     pool = to_numpy(comm.allgather(samples)).reshape(-1, 3)
     pool = pool[pool[:, 2] == 1]
@@ -187,38 +254,98 @@ def sample_sort(comm, values: np.ndarray, offset: int, descending: bool = False,
         hi = np.searchsorted(keys, split_keys, side="right")
         for j in range(nprocs - 1):  # ties with the splitter's key: cut by global index
             a, b, g = int(lo[j]), int(hi[j]), int(splitters[j, 1])
-            if a == b:
-                bounds[j + 1] = a
-            elif gidx is not None:
-                bounds[j + 1] = a + np.searchsorted(gidx[a:b], g, side="left")
-            else:
-                bounds[j + 1] = a + min(max(g - offset - a, 0), b - a)
+            bounds[j + 1] = a + np.searchsorted(gidx[a:b], g, side="left") if a < b else a
         bounds = np.maximum.accumulate(bounds)  # already monotone; guards the cut against rounding
     send_counts = np.diff(bounds)
     table = to_numpy(comm.allgather(send_counts))  # table[r, q]: elements r sends to q
-    received = table[:, rank]
-    starts = np.concatenate(([0], np.cumsum(received)))
-    sends = [(q, (slice(int(bounds[q]), int(bounds[q + 1])),)) for q in range(nprocs) if send_counts[q]]
-    recvs = [(r, (slice(int(starts[r]), int(starts[r + 1])),)) for r in range(nprocs) if received[r]]
-    total = int(starts[-1])
+    sends, recvs, total = _routes(table, rank, bounds)
     got_values = np.empty(total, dtype=values.dtype)
     requests = [comm.exchange(sorted_values, sends, got_values, recvs)]
     got_gidx = None
-    if gidx is not None:
+    if index:
         got_gidx = np.empty(total, dtype=np.int64)
         requests.append(comm.exchange(gidx, sends, got_gidx, recvs))
     for request in requests:
         request.wait()
     # merge the received runs (sender order = global order among ties)
-    if fast:
-        merged_values = np.sort(got_values, kind="stable" if stable else None)
-        merged_gidx = None
-    else:
-        perm = np.argsort(sort_keys(got_values, descending), kind="stable")
-        merged_values = got_values[perm]
-        merged_gidx = got_gidx[perm] if got_gidx is not None else None
+    perm = np.argsort(sort_keys(got_values, descending), kind="stable")
+    merged_gidx = got_gidx[perm] if got_gidx is not None else None
     counts = tuple(int(c) for c in table.sum(axis=0))
-    return merged_values, merged_gidx, counts
+    return got_values[perm], merged_gidx, counts
+
+
+def _routes(table: np.ndarray, rank: int, bounds: np.ndarray, order=None):
+    """Send and receive regions of an all-to-all: ``table[r, q]`` elements go from rank r to q.
+
+    This rank sends ``[bounds[b], bounds[b + 1])`` of its run to rank ``order[b]``
+    (default ``b``) and receives the pieces in rank order.
+    """
+    nprocs = table.shape[0]
+    order = range(nprocs) if order is None else order
+    received = table[:, rank]
+    starts = np.concatenate(([0], np.cumsum(received)))
+    sends = [(int(q), (slice(int(bounds[b]), int(bounds[b + 1])),))
+             for b, q in enumerate(order) if bounds[b + 1] > bounds[b]]
+    recvs = [(r, (slice(int(starts[r]), int(starts[r + 1])),)) for r in range(nprocs) if received[r]]
+    return sends, recvs, int(starts[-1])
+
+
+def sample_sort_values(comm, values: np.ndarray, descending: bool = False):
+    """Sample sort of values alone (collective); None on every rank if a stable sort would differ.
+
+    Each rank sorts its block with NumPy's fastest sort; one allgather carries
+    ``P - 1`` regular samples (value and position) per rank and what ties the
+    rank holds (:func:`tie_kinds`); every rank returns None if a rank holds
+    observable ties (or, for ``descending``, ranks hold ties between them). Splitters cut equal values by (rank, position), so runs
+    of duplicates are spread evenly. The pieces move all-to-all and each rank
+    merges its sorted runs (timsort finds them). ``descending`` sends the
+    ascending buckets to the ranks in reverse order and flips the merged runs.
+    Returns ``(values, None, part sizes)`` as :func:`sample_sort`.
+    """
+    nprocs, rank = comm.size, comm.rank
+    observable, zero_signs, nan_seen, nan_bits = tie_kinds(values)
+    run = values if observable else restore_nans(np.sort(values), nan_seen, nan_bits)
+    n = run.shape[0]
+    if nprocs == 1:
+        return None if observable else (run[::-1].copy() if descending else run, None, (n,))
+    pos = (np.arange(1, nprocs, dtype=np.int64) * n) // nprocs
+    header = np.array([n > 0, observable, zero_signs, nan_seen], dtype=np.int64)
+    picked = run[pos] if n else np.zeros(nprocs - 1, dtype=run.dtype)
+    packed = np.concatenate([header.view(np.uint8), np.array([nan_bits], dtype=np.uint64).view(np.uint8),
+                             pos.view(np.uint8), picked.view(np.uint8)])
+    table = to_numpy(comm.allgather(packed))
+    headers = table[:, :32].copy().view(np.int64)
+    nans = table[:, 32:40].copy().view(np.uint64)[headers[:, 3] == 1]
+    if headers[:, 1].any():
+        return None
+    if descending and (np.bitwise_or.reduce(headers[:, 2]) == 3 or (nans.size and (nans != nans[0]).any())):
+        return None  # ties held by different ranks: rank-major tie order is ascending only
+    positions = table[:, 40:40 + 8 * (nprocs - 1)].copy().view(np.int64)
+    picks = table[:, 40 + 8 * (nprocs - 1):].copy().view(run.dtype)
+    owners = np.repeat(np.arange(nprocs, dtype=np.int64), nprocs - 1).reshape(nprocs, nprocs - 1)
+    valid = headers[:, 0] == 1
+    pool_values, pool_ranks, pool_pos = picks[valid].ravel(), owners[valid].ravel(), positions[valid].ravel()
+    bounds = np.zeros(nprocs + 1, dtype=np.int64)
+    bounds[nprocs] = n
+    if pool_values.size:
+        pick = np.lexsort((pool_pos, pool_ranks, pool_values))[(np.arange(1, nprocs) * pool_values.size) // nprocs]
+        split_values, split_ranks, split_pos = pool_values[pick], pool_ranks[pick], pool_pos[pick]
+        lo = np.searchsorted(run, split_values, side="left")
+        hi = np.searchsorted(run, split_values, side="right")
+        # equal values are cut by (rank, position): before the splitter's rank all go left, after it none
+        cut = np.where(rank < split_ranks, hi, np.where(rank > split_ranks, lo, np.clip(split_pos, lo, hi)))
+        bounds[1:nprocs] = cut
+        bounds = np.maximum.accumulate(bounds)
+    order = np.arange(nprocs)[::-1] if descending else np.arange(nprocs)
+    send_counts = np.zeros(nprocs, dtype=np.int64)
+    send_counts[order] = np.diff(bounds)
+    counts_table = to_numpy(comm.allgather(send_counts))  # counts_table[r, q]: elements r sends to q
+    sends, recvs, total = _routes(counts_table, rank, bounds, order)
+    got = np.empty(total, dtype=values.dtype)
+    comm.exchange(run, sends, got, recvs).wait()
+    merged = np.sort(got, kind="stable")  # P sorted runs: timsort merges them
+    counts = tuple(int(c) for c in counts_table.sum(axis=0))
+    return (merged[::-1].copy() if descending else merged), None, counts
 
 
 def move_1d(comm, block: np.ndarray, sizes_from, sizes_to) -> np.ndarray:
