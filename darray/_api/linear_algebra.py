@@ -156,21 +156,26 @@ def matmul(x1, x2, /) -> DArray:
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(message("matmul", "operands must be at least 1-d", (a.shape, b.shape),
                                  "arrays with ndim >= 1"))
-    check_category("matmul", a.dtype, "numeric")
-    check_category("matmul", b.dtype, "numeric")
+    dtype_a, dtype_b = a.dtype, b.dtype
+    check_category("matmul", dtype_a, "numeric")
+    check_category("matmul", dtype_b, "numeric")
     k_a = a.shape[-1]
     k_b = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if k_a != k_b:
         raise ValueError(message("matmul", "contraction sizes differ", (a.shape, b.shape),
                                  f"x1.shape[-1] == x2.shape[-2] ({k_a} != {k_b})"))
-    try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except ValueError:
-        raise ValueError(message("matmul", "batch shapes cannot be broadcast together", (a.shape, b.shape),
-                                 "batch axes equal or 1")) from None
-    dtype = np.result_type(a.dtype, b.dtype)
-    a = astype(a, dtype, copy=False)
-    b = astype(b, dtype, copy=False)
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        except ValueError:
+            raise ValueError(message("matmul", "batch shapes cannot be broadcast together", (a.shape, b.shape),
+                                     "batch axes equal or 1")) from None
+    if dtype_a != dtype_b:
+        dtype = np.result_type(dtype_a, dtype_b)
+        a = astype(a, dtype, copy=False)
+        b = astype(b, dtype, copy=False)
+    if a._comm.size == 1 or (a._layout.is_replicated and b._layout.is_replicated):
+        return _whole_product(a, b)
     vec_a, vec_b = a.ndim == 1, b.ndim == 1
     if vec_a:
         a = _insert_axis(a, 0)
@@ -184,6 +189,13 @@ def matmul(x1, x2, /) -> DArray:
     if vec_b:
         return getitem(out, (Ellipsis, 0))
     return out
+
+
+def _whole_product(a: DArray, b: DArray) -> DArray:
+    """``a @ b`` when every rank holds both operands whole (one rank, or both replicated): one local call."""
+    local = a._xp.matmul(a.local, b.local)
+    layout = _replicated_layout(tuple(local.shape), a._comm.size, a._layout.dims)
+    return DArray._wrap(local, layout, a._comm, a._xp)
 
 
 def _free(x: DArray, contraction: int, lead: int, out_shape) -> bool:

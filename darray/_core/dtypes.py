@@ -56,16 +56,28 @@ def to_backend_dtype(xp: ModuleType, dtype: Any, func: str = "dtype") -> Any:
     if dtype is None:
         return None
     try:
+        return _backend_dtypes[xp, dtype]
+    except (KeyError, TypeError):  # not seen yet, or unhashable
+        pass
+    try:
         name = check_dtype(func, dtype).name
     except TypeError:
         raise TypeError(f"{func}: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
-    return getattr(xp, name)
+    found = getattr(xp, name)
+    _backend_dtypes[xp, dtype] = found
+    return found
+
+
+_backend_dtypes: dict = {}  # (namespace, dtype spec) -> the namespace's dtype object
+
+
+_STANDARD = frozenset(DTYPES.values())  # native byte order: a set lookup instead of ``dtype.name``
 
 
 def check_dtype(func: str, dtype: Any) -> np.dtype:
     """The NumPy dtype of ``dtype`` if the Array API standard has it, else ``TypeError``."""
     found = to_numpy_dtype(dtype)
-    if found.name not in DTYPES:
+    if found not in _STANDARD and found.name not in DTYPES:
         raise TypeError(f"{func}: unsupported dtype; got {found}, expected one of {sorted(DTYPES)}")
     return found
 

@@ -20,6 +20,17 @@ from .specs import normalize_axis, normalize_boundary, normalize_halo, normalize
 __all__ = ["Layout"]
 
 
+_CREATED: dict = {}  # Layout.create's memory: hashable specs -> layout
+_CREATED_MAX = 4096
+
+
+def _typed(spec):
+    """``spec`` with the type of every scalar in it, so that ``1``, ``1.0`` and ``True`` stay apart."""
+    if type(spec) is tuple:
+        return tuple(_typed(item) for item in spec)
+    return type(spec), spec
+
+
 class Layout:
     """How a global array of ``shape`` is cut into blocks over a grid of ranks.
 
@@ -65,7 +76,28 @@ class Layout:
     @classmethod
     def create(cls, func: str, shape: Sequence[int], nprocs: int, split="auto", grid=None, sizes=None,
                halo=0, boundary="none", min_size: int = 0) -> Layout:
-        """Build and validate a layout from user specs (see :func:`darray.asarray`)."""
+        """Build and validate a layout from user specs (see :func:`darray.asarray`).
+
+        Layouts are immutable: one built from hashable specs is remembered
+        (up to :data:`_CREATED_MAX` of them) and returned again for the same specs.
+        """
+        shape = tuple(shape)
+        try:
+            key = (cls, shape, nprocs, _typed(split), _typed(grid), _typed(sizes), _typed(halo), boundary, min_size)
+            found = _CREATED.get(key)
+        except TypeError:  # unhashable specs (lists, dicts): build every time
+            key = found = None
+        if found is not None:
+            return found
+        layout = cls._create(func, shape, nprocs, split, grid, sizes, halo, boundary, min_size)
+        if key is not None:
+            if len(_CREATED) >= _CREATED_MAX:
+                _CREATED.clear()
+            _CREATED[key] = layout
+        return layout
+
+    @classmethod
+    def _create(cls, func, shape, nprocs, split, grid, sizes, halo, boundary, min_size) -> Layout:
         shape = tuple(int(n) for n in shape)
         ndim = len(shape)
         halo_t = normalize_halo(func, halo, ndim)
