@@ -496,3 +496,12 @@ def test_flat_sizes_on_a_grid_of_one():
 def test_bad_split(shape, kw, exc, text):
     with pytest.raises(exc, match=f"^{FUNC}: {text}"):
         Layout.create(FUNC, shape, 2, **kw)
+
+
+def test_create_remembers_layouts_but_not_across_spec_types():
+    first = Layout.create("t", (10, 4), nprocs=3, split=0, halo=(1, 0))
+    assert Layout.create("t", (10, 4), nprocs=3, split=0, halo=(1, 0)) is first
+    assert Layout.create("t", [10, 4], nprocs=3, split=[0], halo=[1, 0]) == first  # unhashable specs: built anew
+    for bad in (dict(halo=(1.0, 0)), dict(halo=(True, 0)), dict(split=0.0)):  # equal hashes, other types: refused
+        with pytest.raises((TypeError, ValueError)):
+            Layout.create("t", (10, 4), nprocs=3, **{"split": 0, "halo": (1, 0), **bad})
