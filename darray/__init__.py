@@ -47,6 +47,8 @@ from . import autodiff, nn, optim  # noqa: E402
 from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
 from .interop import from_dask, to_dask  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
+from ._api.numpy_names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
+from ._api.numpy_names import __all__ as _numpy_names  # noqa: E402
 
 import sys as _sys  # noqa: E402
 
@@ -84,7 +86,7 @@ __all__ = sorted([
     "empty_like", "eye", "finfo", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
-    "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names,
+    "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names, *_numpy_names,
 ])
 
 from .tracer import _trace_script  # noqa: E402

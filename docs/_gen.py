@@ -60,7 +60,8 @@ def _header(title: str, char: str = "=") -> str:
 def namespace_page() -> str:
     names = list(darray.__all__)
     elementwise = list(darray._api.elementwise.__all__)
-    claimed = {n for group in GROUPS.values() for n in group} | set(elementwise) | set(SUBMODULES)
+    numpy_names = list(darray._api.numpy_names.__all__)
+    claimed = {n for group in GROUPS.values() for n in group} | set(elementwise) | set(numpy_names) | set(SUBMODULES)
     constants = [n for n in names if not _is_routine(getattr(darray, n)) and not isinstance(getattr(darray, n),
                                                                                        types.ModuleType)
                  and n != "config"]
@@ -73,6 +74,7 @@ def namespace_page() -> str:
            ".. currentmodule:: darray\n"]
     groups = dict(GROUPS)
     groups = {"Creation functions": groups.pop("Creation functions"), "Element-wise functions": elementwise, **groups}
+    groups["NumPy's names outside the standard (``import darray as np``)"] = numpy_names
     if other:
         groups["Other"] = other
     for title, group in groups.items():

@@ -1,0 +1,68 @@
+"""NumPy's names in darray's namespace, so that ``import darray as np`` keeps NumPy scripts running.
+
+darray's namespace is the Array API standard's (``atan2``, ``pow``, ``concat``,
+``cumulative_sum``). NumPy scripts say ``arctan2``, ``power``,
+``concatenate``, ``cumsum``; these names are here, each calling the NumPy
+function of that name, which NumPy hands to darray:
+
+- NumPy ufuncs outside the standard (:data:`UFUNC_NAMES`) run block by block
+  through ``DArray.__array_ufunc__``, with ``out=``, ``where=`` and ``dtype=``;
+- NumPy functions darray implements through ``__array_function__``
+  (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...).
+
+So ``darray.cumsum(x)`` is exactly ``numpy.cumsum(x)`` for a DArray ``x``.
+Given no DArray at all (Python scalars, NumPy arrays), they return NumPy's
+result, as the NumPy script did. NumPy functions darray does not implement
+raise ``TypeError`` from NumPy; nothing is gathered behind the user's back.
+
+Examples
+--------
+>>> import darray as np
+>>> x = np.linspace(0.0, 1.0, 5)
+>>> np.cumsum(np.arctan2(x, 1.0)).shape
+(5,)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy
+
+
+#: NumPy ufuncs that the standard names differently or lacks (elementwise, through ``__array_ufunc__``).
+UFUNC_NAMES = (
+    "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "bitwise_count",
+    "bitwise_not", "cbrt", "conjugate", "deg2rad", "degrees", "divmod", "exp2", "fabs", "float_power", "fmax",
+    "fmin", "fmod", "frexp", "gcd", "heaviside", "invert", "lcm", "ldexp", "left_shift", "logaddexp2", "mod",
+    "modf", "power", "rad2deg", "radians", "right_shift", "rint", "spacing", "true_divide",
+)
+
+#: NumPy functions outside the standard that darray implements (``darray._api.numpy_protocols``).
+FUNCTION_NAMES = (
+    "allclose", "amax", "amin", "array_equal", "concatenate", "copy", "cumprod", "cumsum", "einsum", "gradient",
+    "histogram", "isclose", "median", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
+    "ndim", "outer", "pad", "percentile", "ptp", "quantile", "shape", "size", "transpose",
+)
+
+
+def _calling(name: str, how: str) -> Callable:
+    target = getattr(numpy, name)
+
+    def call(*args, **kwargs):
+        return target(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = "darray"
+    call.__doc__ = (f"``numpy.{name}`` for DArrays, {how}.\n\n"
+                    f"The same call as ``numpy.{name}(...)``: NumPy's signature and semantics, computed by "
+                    "darray when an argument is a DArray (see :mod:`darray._api.numpy_names`).\n")
+    return call
+
+
+for _name in UFUNC_NAMES:
+    globals()[_name] = _calling(_name, "elementwise block by block (a NumPy ufunc)")
+for _name in FUNCTION_NAMES:
+    globals()[_name] = _calling(_name, "distributed (through ``__array_function__``)")
+
+__all__ = sorted(UFUNC_NAMES + FUNCTION_NAMES)
