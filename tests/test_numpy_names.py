@@ -18,11 +18,12 @@ DOMAINS = {"arccosh": (1.0, 3.0), "arccos": (-1.0, 1.0), "arcsin": (-1.0, 1.0), 
            "divmod": (0.5, 3.0), "true_divide": (0.5, 3.0)}
 
 
-def layouts(n: int) -> list[dict]:
+def layouts(n: int, ndim: int = 2) -> list[dict]:
+    """Layouts of an array of ``ndim`` >= 1 axes, the first of length ``n``."""
     p = da.default_communicator().size
     out = [dict(split=0), dict(split=None), dict(split=0, sizes=[0] * (p - 1) + [n])]
     if p == 4:
-        out.append(dict(split=(0, 1), grid=(2, 2)))
+        out.append(dict(split=(0, 1) if ndim > 1 else (0, None), grid=(2, 2)))
     return out
 
 
@@ -99,3 +100,60 @@ def test_unimplemented_numpy_function_is_refused_not_gathered():
     x = da.asarray(numpy.arange(6.0), split=0)
     with pytest.raises(TypeError, match="ediff1d"):
         numpy.ediff1d(x)
+
+
+def test_unique_merges_nans_and_returns_what_numpy_returns():
+    a = numpy.array([3.0, 1.0, numpy.nan, 2.0, 1.0, numpy.nan, 3.0, numpy.nan, -0.0, 0.0, 7.0, 1.0, numpy.nan])
+    flags = dict(return_index=True, return_inverse=True, return_counts=True)
+    for kw in layouts(a.size, 1):
+        x = da.asarray(a, **kw)
+        assert_equal(da.unique(x), numpy.unique(a), err_msg=f"values {kw}")
+        for got, want in zip(da.unique(x, **flags), numpy.unique(a, **flags)):
+            assert_equal(got, want, check_dtype=False, err_msg=f"flags {kw}")
+        assert_equal(da.unique(x, equal_nan=False), numpy.unique(a, equal_nan=False), err_msg=f"equal_nan {kw}")
+        ints = numpy.array([4, 1, 4, 0, 1, 9, 9, 9, 2, 0, 4, 1, 5])
+        for got, want in zip(da.unique(da.asarray(ints, **kw), return_counts=True),
+                             numpy.unique(ints, return_counts=True)):
+            assert_equal(got, want, check_dtype=False, err_msg=f"ints {kw}")
+
+
+NORMS = [dict(), dict(axis=1), dict(axis=-1, ord=3), dict(axis=0, ord=numpy.inf), dict(axis=(0, 2)),
+         dict(axis=(2, 0), ord=1), dict(axis=(0, 2), ord=-numpy.inf, keepdims=True), dict(keepdims=True),
+         dict(axis=1, ord=0)]
+
+
+def test_linalg_norm_is_numpys():
+    a = numpy.random.default_rng(5).standard_normal((6, 4, 5))
+    for kw in layouts(a.shape[0]):
+        x = da.asarray(a, **kw)
+        for norm in NORMS:
+            assert_equal(da.linalg.norm(x, **norm), numpy.asarray(numpy.linalg.norm(a, **norm)),
+                         err_msg=f"{norm} {kw}")
+            assert_equal(numpy.linalg.norm(x, **norm), numpy.asarray(numpy.linalg.norm(a, **norm)),
+                         err_msg=f"dispatch {norm} {kw}")
+        m = da.asarray(a[:, :, 0], **kw)
+        for order in ("fro", "nuc", 1, -1, 2, -2, numpy.inf):
+            assert_equal(da.linalg.norm(m, order), numpy.asarray(numpy.linalg.norm(a[:, :, 0], order)),
+                         err_msg=f"matrix ord={order} {kw}")
+        assert_equal(da.linalg.svd(m, compute_uv=False), numpy.linalg.svd(a[:, :, 0], compute_uv=False))
+
+
+def test_numpy_linalg_functions_take_darrays():
+    rng = numpy.random.default_rng(6)
+    a = rng.standard_normal((5, 5)) + 5 * numpy.eye(5)
+    b = rng.standard_normal(5)
+    for kw in layouts(5):
+        x, y = da.asarray(a, **kw), da.asarray(b, split=0)
+        assert_equal(numpy.linalg.solve(x, y), numpy.linalg.solve(a, b), rtol=1e-10)
+        assert_equal(numpy.linalg.inv(x), numpy.linalg.inv(a), rtol=1e-10)
+        assert abs(float(numpy.linalg.det(x)) - numpy.linalg.det(a)) <= 1e-9 * abs(numpy.linalg.det(a))
+
+
+def test_bad_norm_arguments_raise_everywhere():
+    from darray.testing import assert_raises_everywhere
+
+    x = da.asarray(numpy.ones((3, 4, 5)), split=0)
+    assert_raises_everywhere(ValueError, da.linalg.norm, x, ord=2, match="1-d or 2-d")
+    assert_raises_everywhere(ValueError, da.linalg.norm, x, axis=(0, 1, 2), match="pair")
+    assert_raises_everywhere(ValueError, da.linalg.norm, x, axis=1, ord="fro", match="vectors")
+    assert_raises_everywhere(TypeError, da.unique, x, axis=0, match="axis")

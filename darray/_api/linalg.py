@@ -50,10 +50,11 @@ from .._core.reductions import max as _max, min as _min, normalize_axes, sum as 
 from .._errors import message, names_errors
 from .._layout import Layout, normalize_axis
 from .elementwise import abs as _abs, multiply, not_equal, pow as _pow, sqrt
+from .manipulation import permute_dims as permute_dims_
 from .linear_algebra import _cut_layout, _replicated_layout, matmul, matrix_transpose, tensordot, vecdot
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-           "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd",
+           "matrix_power", "matrix_rank", "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd",
            "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "GATHER_LIMIT",
            "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
 
@@ -380,13 +381,17 @@ def qr(x, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(_out(q, x, x._layout), _out(r, x))
 
 
-def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
+def svd(x, /, full_matrices: bool = True, compute_uv: bool = True) -> SVDResult | DArray:
     """Singular value decomposition ``x = U @ diag(S) @ Vh``.
+
+    ``compute_uv=False`` (NumPy's keyword) returns the singular values alone, as :func:`svdvals`.
 
     Tall-skinny 2-d matrices with ``full_matrices=False`` use TSQR then the SVD of the small R: U is cut
     along rows, S and Vh are replicated (wide matrices through the transpose: Vh cut along columns).
     Other cases gather the matrix; refuses above GATHER_LIMIT elements with ValueError naming the limit.
     """
+    if not compute_uv:
+        return svdvals(x)
     x = _matrices("svd", x)
     if not full_matrices and _tall(x):
         rows = _rows(x)
@@ -551,6 +556,51 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2) -> DArray:
         return sqrt(_sum(multiply(a, a), axis=axes, keepdims=keepdims))
     with np.errstate(divide="ignore"):
         return _pow(_sum(_pow(a, float(ord)), axis=axes, keepdims=keepdims), 1.0 / float(ord))
+
+
+def norm(x, ord=None, axis=None, keepdims: bool = False) -> DArray:
+    """NumPy's ``numpy.linalg.norm``: a vector or matrix norm, from :func:`vector_norm` / :func:`matrix_norm`.
+
+    ``axis=None`` with ``ord=None``: the 2-norm of all elements (Frobenius for
+    matrices); ``axis=None`` with ``ord``: ``x`` must be 1-d (vector norm) or
+    2-d (matrix norm); an int ``axis``: vector norms; a pair: matrix norms over
+    those two axes.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> float(da.linalg.norm(da.asarray([[3.0, 0.0], [0.0, 4.0]])))
+    5.0
+    """
+    x = _check("norm", x)
+    if axis is None:
+        if ord is None:
+            return vector_norm(x, keepdims=keepdims)
+        if x.ndim not in (1, 2):
+            raise ValueError(message("norm", "ord= without axis= needs a 1-d or 2-d array", x.shape,
+                                     "a 1-d or 2-d array, or axis="))
+        axis = tuple(range(x.ndim))
+    if isinstance(axis, numbers.Integral) and not isinstance(axis, bool):
+        axis = (int(axis),)
+    axes = tuple(normalize_axes("norm", axis, x.ndim)) if isinstance(axis, tuple) else None
+    if axes is None or len(axes) != len(axis) or len(axes) not in (1, 2):
+        raise ValueError(message("norm", "axis must be an int or a pair of distinct axes", axis,
+                                 "None, an int or a 2-tuple"))
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(message("norm", "invalid norm order for vectors", repr(ord),
+                                     "None or a real number"))
+        return vector_norm(x, axis=axes, keepdims=keepdims, ord=2 if ord is None else ord)
+    rows, cols = (normalize_axis("norm", a, x.ndim) for a in axis)
+    rest = [a for a in range(x.ndim) if a not in (rows, cols)]
+    moved = permute_dims_(x, (*rest, rows, cols))
+    out = matrix_norm(moved, keepdims=keepdims, ord="fro" if ord is None else ord)
+    if keepdims:  # the two kept axes sit last: put them back where rows and cols were
+        order = [0] * x.ndim
+        for position, a in enumerate((*rest, rows, cols)):
+            order[a] = position
+        out = permute_dims_(out, tuple(order))
+    return out
 
 
 def _real_dtype(dtype) -> np.dtype:

@@ -384,3 +384,46 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     result = _da.sum(prod, axis=summed) if summed else prod
     kept = [c for c in letters if c in output]
     return _da.permute_dims(result, tuple(kept.index(c) for c in output)) if kept != list(output) else result
+
+
+# ---------------------------------------------------------------- numpy.unique, numpy.linalg
+@implements(np.unique)
+def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
+            sorted=True):
+    """``numpy.unique`` from the standard's ``unique_*`` (a distributed sort); NaNs merge as NumPy's do."""
+    if axis is not None:
+        raise TypeError(f"numpy.unique: axis= is not supported for DArrays; got axis={axis!r}, expected None")
+    if not (return_index or return_inverse or return_counts):
+        values = _da.unique_values(ar)
+        return _merge_nans(values, equal_nan)[0]
+    found = _da.unique_all(ar)
+    values, merged = _merge_nans(found.values, equal_nan)
+    last = values.shape[0] - 1  # with merged NaNs: the one NaN, standing for all of found's
+    out = [values]
+    if return_index:
+        out.append(found.indices if not merged else _da.concat([found.indices[:last],
+                                                                _da.min(found.indices[last:], keepdims=True)]))
+    if return_inverse:
+        inverse = found.inverse_indices if not merged else _da.minimum(found.inverse_indices, last)
+        out.append(inverse)  # the input's shape, as NumPy >= 2.0.1 for axis=None
+    if return_counts:
+        counts = found.counts
+        out.append(counts if not merged else _da.concat([counts[:last], _da.sum(counts[last:], keepdims=True)]))
+    return tuple(out)
+
+
+def _merge_nans(values, equal_nan: bool):
+    """Sorted unique ``values`` with its trailing NaNs (the standard keeps each) merged into one, as NumPy."""
+    if not equal_nan or values.dtype.kind not in "fc":
+        return values, False
+    nans = int(_da.sum(_da.isnan(values)))
+    if nans <= 1:
+        return values, False
+    return values[: values.shape[0] - nans + 1], True
+
+
+for _name in ("cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_power",
+              "matrix_rank", "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+              "tensordot", "trace", "vecdot", "vector_norm"):
+    if hasattr(np.linalg, _name):  # numpy.linalg.solve(x, b) etc. on DArrays: darray.linalg's namesakes
+        implements(getattr(np.linalg, _name))(getattr(_da.linalg, _name))
