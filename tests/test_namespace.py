@@ -62,9 +62,9 @@ ALL = frozenset({
     'remainder', 'repeat', 'reshape', 'result_type', 'right_shift', 'rint', 'roll', 'round', 'searchsorted',
     'shape', 'sign', 'signbit', 'sin', 'sinh', 'size', 'sort', 'spacing', 'sqrt', 'square', 'squeeze', 'stack',
     'std', 'stencil', 'subtract', 'sum', 'take', 'take_along_axis', 'tan', 'tanh', 'tensordot', 'tile',
-    'to_dask', 'trace', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'uint16', 'uint32', 'uint64',
-    'uint8', 'unique', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unstack', 'var',
-    'vecdot', 'where', 'zeros', 'zeros_like'
+    'to_dask', 'trace', 'transpose', 'trapezoid', 'tril', 'triu', 'true_divide', 'trunc', 'uint16', 'uint32',
+    'uint64', 'uint8', 'unique', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'unstack',
+    'var', 'vecdot', 'where', 'zeros', 'zeros_like'
 })
 
 #: The array object's attributes and methods in the standard.

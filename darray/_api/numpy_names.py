@@ -42,7 +42,8 @@ UFUNC_NAMES = (
 FUNCTION_NAMES = (
     "allclose", "amax", "amin", "array_equal", "concatenate", "copy", "cumprod", "cumsum", "einsum", "gradient",
     "histogram", "isclose", "median", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
-    "ndim", "outer", "pad", "percentile", "ptp", "quantile", "shape", "size", "transpose", "unique",
+    "ndim", "outer", "pad", "percentile", "ptp", "quantile", "shape", "size", "transpose", "trapezoid",
+    "unique",
 )
 
 

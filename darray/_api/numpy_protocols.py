@@ -12,6 +12,8 @@ import darray as _da
 
 from .._core import DArray
 from .._core.protocols import HANDLED_FUNCTIONS, UFUNC_ACCUMULATE, UFUNC_REDUCE, implements
+from .._errors import message
+from .._layout import normalize_axis
 
 __all__ = ["implements"]
 
@@ -427,3 +429,26 @@ for _name in ("cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
               "tensordot", "trace", "vecdot", "vector_norm"):
     if hasattr(np.linalg, _name):  # numpy.linalg.solve(x, b) etc. on DArrays: darray.linalg's namesakes
         implements(getattr(np.linalg, _name))(getattr(_da.linalg, _name))
+
+
+@implements(np.trapezoid)
+def _trapezoid(y, x=None, dx=1.0, axis=-1):
+    """``numpy.trapezoid``: the trapezoidal rule along ``axis`` (shifted slices and one sum; no gather)."""
+    if not isinstance(y, DArray):
+        y = _da.asarray(np.asarray(y), split=None) if not isinstance(x, DArray) else _da.asarray(np.asarray(y))
+    axis = normalize_axis("numpy.trapezoid", axis, y.ndim)
+    head = tuple(slice(None, -1) if a == axis else slice(None) for a in range(y.ndim))
+    tail = tuple(slice(1, None) if a == axis else slice(None) for a in range(y.ndim))
+    if x is None:
+        step = dx
+    else:
+        x = x if isinstance(x, DArray) else _da.asarray(np.asarray(x), split=None)
+        if x.ndim == 1:
+            if x.shape[0] != y.shape[axis]:
+                raise ValueError(message("numpy.trapezoid", "x and y differ in length along axis",
+                                         (x.shape[0], y.shape[axis]), "x of the length of y's axis"))
+            shape = tuple(x.shape[0] - 1 if a == axis else 1 for a in range(y.ndim))
+            step = _da.reshape(_da.diff(x), shape)
+        else:
+            step = _da.diff(x, axis=axis)
+    return _da.sum(step * (y[tail] + y[head]) / 2.0, axis=axis)
