@@ -24,6 +24,7 @@ import pytest
 from numpy.exceptions import AxisError
 
 import darray as da
+from darray._api.numpy_names import FUNCTION_NAMES, UFUNC_NAMES
 from darray._core.table import ELEMENTWISE
 from darray.testing import agree
 
@@ -95,6 +96,67 @@ for row in ELEMENTWISE:
         dt = (bool if row.category in ("bool", "integer or boolean") else np.int64 if row.category == "integer"
               else np.float64)
         case(row.name, lambda fn=fn, dt=dt: fn(vec(6, dt), vec(5, dt)), ValueError, "shapes")
+
+# NumPy's names (darray._api.numpy_names): the NumPy function of that name, handed DArrays
+_INT_UFUNCS = {"bitwise_count", "bitwise_not", "gcd", "invert", "lcm", "left_shift", "right_shift"}
+def _ufunc_operands(name: str, nin: int, shape=(6, 4)) -> list:
+    if name == "ldexp":
+        return [f64(shape), i64(shape)]
+    return [(i64 if name in _INT_UFUNCS else f64)(shape) for _ in range(nin)]
+
+
+#: NumPy's aliases (``mod`` is ``remainder``) raise under the ufunc's own name, as in NumPy.
+UFUNC_ALIASES = {name for name in UFUNC_NAMES if getattr(np, name).__name__ != name}
+for name in UFUNC_NAMES:
+    fn, ufunc = getattr(da, name), getattr(np, name)
+    said = ufunc.__name__
+    if ufunc.nin == 2:
+        case(said, lambda fn=fn: fn(f64(), object()), TypeError, "object", label=name)
+        case(said, lambda fn=fn, name=name: fn(*_ufunc_operands(name, 1), *_ufunc_operands(name, 2, (6, 5))[1:]),
+             ValueError, "shapes", label=name)
+    outs = (lambda: da.zeros((2, 2))) if ufunc.nout == 1 else (lambda: (da.zeros((2, 2)), da.zeros((2, 2))))
+    case(said, lambda fn=fn, name=name, nin=ufunc.nin, outs=outs: fn(*_ufunc_operands(name, nin), out=outs()),
+         ValueError, "out-shape", label=name)
+    if name in _INT_UFUNCS:
+        case(said, lambda fn=fn, nin=ufunc.nin: fn(*[f64()] * nin), TypeError, "dtype", label=name)
+_NUMPY_BAD = {  # NumPy name -> (bad call, NumPy's exception type)
+    "allclose": (lambda: da.allclose(f64(), f64((3, 4))), ValueError),
+    "amax": (lambda: da.amax(f64(), axis=2), AxisError),
+    "amin": (lambda: da.amin(f64(), axis=(0, 0)), ValueError),
+    "array_equal": (lambda: da.array_equal(f64()), TypeError),
+    "concatenate": (lambda: da.concatenate([f64(), f64((6, 3))], axis=0), ValueError),
+    "copy": (lambda: da.copy(f64(), order="Z"), ValueError),
+    "cumprod": (lambda: da.cumprod(f64(), axis=3), AxisError),
+    "cumsum": (lambda: da.cumsum(f64(), axis=-3), AxisError),
+    "einsum": (lambda: da.einsum("ij,jk->ik", f64(), f64()), ValueError),
+    "gradient": (lambda: da.gradient(f64(), axis=4), AxisError),
+    "histogram": (lambda: da.histogram(f64(), bins=-1), ValueError),
+    "isclose": (lambda: da.isclose(f64(), f64((3, 4))), ValueError),
+    "median": (lambda: da.median(f64(), axis=7), AxisError),
+    "nanmax": (lambda: da.nanmax(f64(), axis=2), AxisError),
+    "nanmean": (lambda: da.nanmean(f64(), axis=2), AxisError),
+    "nanmin": (lambda: da.nanmin(f64(), axis=2), AxisError),
+    "nanprod": (lambda: da.nanprod(f64(), axis=2), AxisError),
+    "nanstd": (lambda: da.nanstd(f64(), axis=2), AxisError),
+    "nansum": (lambda: da.nansum(f64(), axis=2), AxisError),
+    "nanvar": (lambda: da.nanvar(f64(), axis=2), AxisError),
+    "ndim": (lambda: da.ndim(f64(), 1), TypeError),
+    "outer": (lambda: da.outer(f64(), object()), TypeError),
+    "pad": (lambda: da.pad(f64(), -1), ValueError),
+    "percentile": (lambda: da.percentile(f64(), 150), ValueError),
+    "ptp": (lambda: da.ptp(f64(), axis=2), AxisError),
+    "quantile": (lambda: da.quantile(f64(), 0.5, axis=(0, 0)), ValueError),
+    "shape": (lambda: da.shape(f64(), 1), TypeError),
+    "size": (lambda: da.size(f64(), axis=2), IndexError),
+    "transpose": (lambda: da.transpose(f64(), axes=(0, 0)), ValueError),
+    "trapezoid": (lambda: da.trapezoid(f64(), da.asarray(np.arange(3.0)), axis=0), ValueError),
+    "unique": (lambda: da.unique(f64(), axis=0), TypeError),
+}
+for name in FUNCTION_NAMES:
+    call, kind = _NUMPY_BAD[name]
+    case(name, call, kind, "numpy")
+case("norm", lambda: da.linalg.norm(f64((2, 3, 4)), ord=2), ValueError, "ndim", label="linalg.norm")
+case("norm", lambda: da.linalg.norm(f64(), axis=(0, 1, 0)), ValueError, "axis", label="linalg.norm")
 
 # creation
 for name in ("zeros", "ones", "empty"):
@@ -459,7 +521,7 @@ def public_functions() -> set[str]:
 
 
 def test_every_public_function_has_a_bad_call():
-    covered = {c[1] for c in CASES}
+    covered = {c[1] for c in CASES} | UFUNC_ALIASES
     missing = sorted(public_functions() - covered)
     assert not missing, f"no bad-input row for: {missing}"
 

@@ -10,9 +10,10 @@ import numpy as np
 
 import darray as _da
 
-from .._core import DArray
+from .._core import DArray, redistribute_to
 from .._core.protocols import HANDLED_FUNCTIONS, UFUNC_ACCUMULATE, UFUNC_REDUCE, implements
 from .._errors import message
+from .._core.reductions import normalize_axes
 from .._layout import normalize_axis
 
 __all__ = ["implements"]
@@ -143,6 +144,8 @@ def _cumprod(a, axis=None, dtype=None, out=None):
 
 @implements(np.copy)
 def _copy(a, order="K", subok=False):
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(message("numpy.copy", "unknown order", repr(order), "'C', 'F', 'A' or 'K'"))
     return a.astype(a.dtype, copy=True)
 
 
@@ -162,6 +165,11 @@ def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @implements(np.array_equal)
 def _array_equal(a1, a2, equal_nan=False):
+    if not isinstance(a1, DArray) or not isinstance(a2, DArray):  # NumPy: anything array-like compares
+        try:
+            a1, a2 = (a if isinstance(a, DArray) else np.asarray(a) for a in (a1, a2))
+        except (TypeError, ValueError):
+            return False
     if a1.shape != a2.shape:
         return False
     same = a1 == a2
@@ -268,6 +276,11 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
 
     if not isinstance(bins, (int, np.integer)):
         edges = np.asarray(bins.gather() if isinstance(bins, DArray) else bins, dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) < 0):
+            raise ValueError(message("numpy.histogram", "bins must increase monotonically", edges,
+                                     "a 1-d sequence of at least two increasing edges"))
+    elif bins < 1:
+        raise ValueError(message("numpy.histogram", "bins must be positive", int(bins), "an integer >= 1"))
     else:
         if range is None:
             lo, hi = (float(_da.min(a)), float(_da.max(a))) if a.size else (0.0, 1.0)
@@ -279,55 +292,86 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
     local = to_numpy(a.local).reshape(-1)
     w = None
     if weights is not None:
-        w = to_numpy(_da.asarray(weights).redistribute(split=a.split, grid=a.grid).local
-                     if isinstance(weights, DArray) else np.asarray(weights)[a.layout.block_slices(a.comm.rank)])
+        if tuple(np.shape(weights)) != a.shape:
+            raise ValueError(message("numpy.histogram", "weights must have the shape of a", np.shape(weights),
+                                     a.shape))
+        if isinstance(weights, DArray):  # onto a's blocks (any layout, uneven or empty blocks included)
+            plain = a.layout.replace(halo=(0,) * a.ndim, boundary=("none",) * a.ndim)
+            w = to_numpy(redistribute_to(weights, plain).local)
+        else:
+            w = np.asarray(weights)[a.layout.block_slices(a.comm.rank)]
         w = w.reshape(-1)
     counts, _ = np.histogram(local, bins=edges, weights=w)
-    counts = to_numpy(a.comm.allreduce(counts, "sum")) if not a.layout.is_replicated else counts
+    cut = tuple(s is not None for s in a.layout.split)  # ranks holding copies must not count twice
+    if any(cut):
+        counts = to_numpy(a.comm.sub(a.layout.dims, cut).allreduce(counts, "sum"))
     if density:
         widths = np.diff(edges)
         counts = counts / widths / counts.sum()
     return counts, edges
 
 
+def _no_weights(name: str, weights, interpolation) -> None:
+    if weights is not None or interpolation is not None:
+        raise TypeError(f"numpy.{name}: weights= and interpolation= are not supported for DArrays; "
+                        f"got weights={type(weights).__name__}, interpolation={interpolation!r}, expected None")
+
+
 def _quantile_impl(name, a, q, axis, method, keepdims, scale):
+    """Quantiles along ``axis`` (None, an int or a tuple) by a distributed sort, linear interpolation."""
+    func = f"numpy.{name}"
     if method != "linear":
-        raise ValueError(f"numpy.{name}: only method='linear' is supported for DArrays; got {method!r}")
+        raise ValueError(f"{func}: only method='linear' is supported for DArrays; got {method!r}")
     qs = np.asarray(q, dtype=np.float64) / scale
     if np.any((qs < 0) | (qs > 1)):
-        raise ValueError(f"numpy.{name}: quantiles must be in [0, {scale:g}]; got {q!r}")
-    if axis is None:
-        a, axis = _da.reshape(a, (-1,)), 0
-    axis = axis % a.ndim
-    s = _da.sort(a, axis=axis)
-    n = a.shape[axis]
+        raise ValueError(f"{func}: quantiles must be in [0, {scale:g}]; got {q!r}")
+    shape = a.shape
+    axes = normalize_axes(func, axis, a.ndim)
+    rest = [d for d in range(a.ndim) if d not in axes]
+    n = int(np.prod([a.shape[d] for d in axes]))
+    if n == 0:
+        raise ValueError(message(func, "no elements to take a quantile of along the axes", axes,
+                                 "a non-empty axis"))
+    if rest + list(axes) != list(range(a.ndim)):
+        a = _da.permute_dims(a, (*rest, *axes))
+    if len(axes) != 1:
+        a = _da.reshape(a, (*(a.shape[i] for i in range(len(rest))), n))
+    s = _da.sort(a, axis=-1)
     positions = qs.reshape(-1) * (n - 1)
     lo = np.floor(positions).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
-    frac = positions - lo
-    below = _da.take(s, lo, axis=axis)
-    above = _da.take(s, hi, axis=axis)
-    shape = [1] * a.ndim
-    shape[axis] = -1
-    frac_arr = frac.reshape(shape)
-    out = below + (above - below) * frac_arr
-    out = _da.moveaxis(out, axis, 0)  # NumPy puts the q axis first
+    frac = (positions - lo).reshape((1,) * (s.ndim - 1) + (-1,))
+    below, above = _da.take(s, lo, axis=-1), _da.take(s, hi, axis=-1)
+    if s.dtype.kind in "biu":
+        below, above = _da.astype(below, _da.float64), _da.astype(above, _da.float64)
+    step = above - below  # NumPy's lerp: from the nearer end, so that t = 0 and t = 1 are exact
+    out = _da.where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
+    if s.dtype.kind in "fc":  # as NumPy: a NaN along the axes makes the quantile NaN (sort put them last)
+        out = _da.where(_da.isnan(_da.take(s, np.array([n - 1]), axis=-1)), np.nan, out)
+    out = _da.moveaxis(out, -1, 0)  # NumPy puts the q axis first
     if keepdims:
-        out = _da.expand_dims(out, axis=axis + 1)
+        kept = tuple(1 if d in axes else n_d for d, n_d in enumerate(shape))
+        out = _da.reshape(out, (out.shape[0], *kept))
     if np.ndim(q) == 0:
         out = out[0]
+    elif np.ndim(q) > 1:  # the q axis first, in q's own shape
+        out = _da.reshape(out, (*np.shape(q), *out.shape[1:]))
     return out
 
 
 @implements(np.quantile)
-def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+              weights=None, interpolation=None):
     _no_out("quantile", out)
+    _no_weights("quantile", weights, interpolation)
     return _quantile_impl("quantile", a, q, axis, method, keepdims, 1.0)
 
 
 @implements(np.percentile)
-def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
+def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+              weights=None, interpolation=None):
     _no_out("percentile", out)
+    _no_weights("percentile", weights, interpolation)
     return _quantile_impl("percentile", a, q, axis, method, keepdims, 100.0)
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._backend import is_numpy_namespace
+from .._errors import message
 from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
@@ -68,6 +69,7 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
         return NotImplemented
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
+    inputs = tuple(_operand(ufunc.__name__, x) for x in inputs)
     arrays = [x for x in inputs if isinstance(x, DArray)]
     if not arrays or any(not is_numpy_namespace(x._xp) for x in arrays):
         return NotImplemented  # local blocks of other backends: use darray's own functions
@@ -78,8 +80,11 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
         kwargs["where"] = local_operand(ufunc.__name__, where, layout, target)
     outs = out if isinstance(out, tuple) else ((out,) if out is not None else ())
     if outs:
-        if any(not isinstance(o, DArray) or o.shape != layout.shape for o in outs):
+        if any(not isinstance(o, DArray) for o in outs):
             return NotImplemented
+        for o in outs:
+            if o.shape != layout.shape:
+                raise ValueError(message(ufunc.__name__, "out= has the wrong shape", o.shape, layout.shape))
         plain = layout.replace(halo=(0,) * len(layout.shape), boundary=("none",) * len(layout.shape))
         # write straight into each out's owned cells when it has the operands' blocks, else via a copy
         direct = [o._layout.blocks_key == layout.blocks_key for o in outs]
@@ -97,12 +102,48 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
     return wrap_like(result, layout, target)
 
 
+_SCALARS = (DArray, np.ndarray, np.generic, int, float, complex)
+
+
+def _operand(name: str, x):
+    """A ufunc operand as NumPy takes it (sequences become arrays); ``TypeError`` for anything else."""
+    if isinstance(x, _SCALARS):
+        return x
+    try:
+        converted = np.asarray(x)
+    except (TypeError, ValueError):
+        converted = None
+    if converted is None or converted.dtype.kind not in "biufc":
+        raise TypeError(message(name, "unsupported operand type", type(x).__name__,
+                                "a DArray, a NumPy array, a sequence of numbers or a number"))
+    return converted
+
+
 def array_function(self: DArray, func, types, args, kwargs):
     impl = HANDLED_FUNCTIONS.get(func)
     if impl is None:
         return NotImplemented
     if not all(issubclass(t, (DArray, np.ndarray)) for t in types):
         return NotImplemented
-    return impl(*args, **kwargs)
+    try:
+        return impl(*args, **kwargs)
+    except (TypeError, ValueError, IndexError) as error:
+        raise _naming(error, func.__name__) from error
+
+
+def _naming(error: Exception, name: str) -> Exception:
+    """``error`` with ``numpy.<name>: `` in front of its message, unless it names ``name`` already.
+
+    The implementation of ``numpy.cumsum`` is ``darray.cumulative_sum``; its
+    errors should still say which function the user called.
+    """
+    text = str(error)
+    if name in text:
+        return error
+    try:
+        renamed = type(error)(f"numpy.{name}: {text}")
+    except Exception:  # noqa: BLE001 - an exception type with another constructor: keep it as it is
+        return error
+    return renamed
 
 
