@@ -9,9 +9,11 @@ calls it with the same path) and moves only each rank's own block:
   otherwise rank-ordered writes).
 
 Saves are atomic (temporary name, then a rename by rank 0 once every rank
-has written) and store a SHA-256 digest per block; loads read any layout,
-validate shape and dtype, verify the digests, and raise the same error on
-every rank for a missing, truncated or damaged file
+has written; the staging entries a killed save leaves behind are removed by
+the next save to the same target, or by :func:`clean_staging`) and store a
+SHA-256 digest per block; loads read any layout, validate shape and dtype,
+verify the digests, and raise the same error on every rank for a missing,
+truncated or damaged file
 (:class:`FileNotFoundError`, :class:`CorruptFileError`, :class:`ChecksumError`).
 
 Data safety: nothing is ever unpickled (object, string and record dtypes and
@@ -35,7 +37,8 @@ over the ranks, when they total at most ``VERIFY_MAX_BYTES`` (64 MiB) with
 from ._common import VERIFY_MAX_BYTES, ChecksumError, CorruptFileError
 from .hdf5_io import load_hdf5, save_hdf5
 from .npy_io import load_npy, save_npy
+from .staging import clean_staging
 from .zarr_io import load, save
 
-__all__ = ["ChecksumError", "CorruptFileError", "VERIFY_MAX_BYTES", "load", "load_hdf5", "load_npy", "save",
-           "save_hdf5", "save_npy"]
+__all__ = ["ChecksumError", "CorruptFileError", "VERIFY_MAX_BYTES", "clean_staging", "load", "load_hdf5",
+           "load_npy", "save", "save_hdf5", "save_npy"]

@@ -31,6 +31,18 @@ sidecar, which a load reports as a checksum error, never as wrong data.
 A job killed before the renames leaves the previous file untouched (plus a
 stale ``<name>.tmp-*`` directory that nothing reads but :func:`recovered`). A failure on any rank while
 writing is raised on every rank and the stage is removed.
+
+Stale stages (:mod:`darray.io._staging`): every stage holds a marker,
+``.darray-staging.json`` (a reserved target name), that rank 0 writes and
+keeps locked while the save runs. Before creating its stage, a save lets
+rank 0 remove the stale stages of ITS targets left by killed jobs -- only
+stages with a valid marker, whose lock nobody holds, and whose creator is
+provably gone (same machine, process no longer running) or that are older
+than :data:`darray.io._staging.STALE_AFTER`. The outcome is broadcast: a
+problem while removing is the same :class:`RuntimeWarning` on every rank,
+never a failure. A stale stage holding the only copy of the previous target
+is kept until this save has committed, then removed.
+:func:`darray.io.clean_staging` does the same on request.
 """
 
 from __future__ import annotations
@@ -40,10 +52,12 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
 
+from . import _staging
 from ._common import collective
 
 __all__ = ["atomic_targets", "check_target", "recovered"]
@@ -52,7 +66,7 @@ __all__ = ["atomic_targets", "check_target", "recovered"]
 _before_commit = None
 
 _PATH_BYTES = 4096
-_OLD = ".old"
+_OLD = _staging.OLD
 
 
 def check_target(func: str, path) -> str:
@@ -75,6 +89,9 @@ def check_target(func: str, path) -> str:
     if not text or "\0" in text or last in ("", ".", ".."):
         raise ValueError(f"{func}: invalid target path; got {text!r}, expected a file or store name (not empty, "
                          f"'.', '..' or a root, no NUL bytes)")
+    if last == _staging.MARKER:
+        raise ValueError(f"{func}: invalid target path; got {text!r}, expected another name ({last!r} is "
+                         f"reserved for the marker of darray's staging directories)")
     full = os.path.abspath(text)
     if len(full.encode("utf-8", "surrogateescape")) > _PATH_BYTES - 64:  # room for the staging suffixes
         raise ValueError(f"{func}: invalid target path; got {len(full)} characters, expected at most "
@@ -187,7 +204,9 @@ def atomic_targets(func: str, comm, paths):
     """Yield one temporary path per target in ``paths``; commit them all on success (collective).
 
     The temporaries lie in a staging directory that rank 0 creates with
-    :func:`tempfile.mkdtemp` next to the targets. The body must be
+    :func:`tempfile.mkdtemp` next to the targets (after removing the stale
+    stages of the same targets, see :func:`_sweep_agreed`) and marks as
+    live (:func:`darray.io._staging.mark`). The body must be
     collective-safe itself (failures agreed with
     :func:`darray.io._common.collective`), so every rank leaves it the same way.
     """
@@ -199,6 +218,8 @@ def atomic_targets(func: str, comm, paths):
 
     collective(comm, check, func=func)
     parents = list(dict.fromkeys(os.path.dirname(f) for f in finals))
+    deferred = _sweep_agreed(func, comm, finals)
+    held: list[int] = []  # rank 0: the locked markers of our stages
 
     def make_stages():
         if comm.rank != 0:
@@ -206,9 +227,11 @@ def atomic_targets(func: str, comm, paths):
         made = []
         try:
             for parent in parents:
-                name = os.path.basename(next(f for f in finals if os.path.dirname(f) == parent))
-                made.append(tempfile.mkdtemp(prefix=f"{name}.tmp-", dir=parent))
+                mine = [os.path.basename(f) for f in finals if os.path.dirname(f) == parent]
+                made.append(tempfile.mkdtemp(prefix=f"{mine[0]}.tmp-", dir=parent))
+                held.append(_staging.mark(made[-1], mine))
         except BaseException:
+            _staging.release(held)
             for stage in made:
                 _remove(stage)
             raise
@@ -220,27 +243,62 @@ def atomic_targets(func: str, comm, paths):
 
     def discard():
         if comm.rank == 0:
+            _staging.release(held)  # before removing: NFS keeps an open, removed file as .nfs*
             for stage in stages:
                 _discard(stage, os.path.dirname(stage))
 
     try:
-        yield tmps
-    except BaseException:
-        discard()  # every rank left the body at the same agreed failure
-        raise
-    if _before_commit is not None:
-        _before_commit(tmps, finals)
-    comm.barrier()  # every rank has closed its files
+        try:
+            yield tmps
+        except BaseException:
+            discard()  # every rank left the body at the same agreed failure
+            raise
+        if _before_commit is not None:
+            _before_commit(tmps, finals)
+        comm.barrier()  # every rank has closed its files
 
-    def commit():
-        if comm.rank == 0:
-            for tmp, final in zip(tmps, finals):
-                _commit(tmp, final)
+        def commit():
+            if comm.rank == 0:
+                for tmp, final in zip(tmps, finals):
+                    _commit(tmp, final)
 
-    try:
-        collective(comm, commit, func=func)
+        try:
+            collective(comm, commit, func=func)
+        finally:
+            discard()
     finally:
-        discard()
+        if comm.rank == 0:
+            _staging.release(held)  # left without a commit or a discard (a simulated crash): no longer live
+    if deferred:  # the previous data they held is superseded now
+        _sweep_agreed(func, comm, finals)
+
+
+def _sweep_agreed(func: str, comm, finals: list[str]) -> bool:
+    """Rank 0 removes the stale stages of the targets ``finals``; every rank gets the same outcome.
+
+    Never raises for a problem while removing: rank 0's report is broadcast
+    and issued as the same :class:`RuntimeWarning` on every rank. Returns
+    True (on every rank) when stale stages were kept because they hold the
+    only copy of a previous target (a commit killed mid-swap): the caller
+    sweeps again once its own commit has replaced that target.
+    """
+    report = None
+    if comm.rank == 0:
+        kept, problems = False, []
+        try:
+            for parent in dict.fromkeys(os.path.dirname(f) for f in finals):
+                found = _staging.sweep(parent, [os.path.basename(f) for f in finals if os.path.dirname(f) == parent],
+                                       _staging.STALE_AFTER)
+                kept = kept or bool(found.only_copy)
+                problems += found.problems
+        except Exception as e:  # noqa: BLE001 - cleaning up after other jobs must never fail this save
+            problems.append(f"{type(e).__name__}: {e}")
+        report = ("1" if kept else "0") + "; ".join(problems)
+    report = _bcast_text(comm, report)
+    if report[1:]:
+        warnings.warn(f"{func}: could not remove stale staging entries of killed saves (the save goes on): "
+                      f"{report[1:]}", RuntimeWarning, stacklevel=5)
+    return report[:1] == "1"
 
 
 def recovered(path: str) -> str:
