@@ -209,6 +209,14 @@ OPERATORS = {"add": operator.add, "subtract": operator.sub, "multiply": operator
              "floor_divide": operator.floordiv, "remainder": operator.mod, "equal": operator.eq,
              "not_equal": operator.ne, "less": operator.lt, "greater_equal": operator.ge,
              "bitwise_and": operator.and_, "bitwise_or": operator.or_, "bitwise_xor": operator.xor}
+#: NumPy ufuncs by their NumPy names (``darray.arctan2`` is ``numpy.arctan2`` handed DArrays): name -> category.
+NUMPY_UFUNCS = {"arctan2": REAL_FLOAT, "fmod": REAL_FLOAT, "degrees": REAL_FLOAT, "rint": REAL, "fabs": REAL_FLOAT,
+                "cbrt": REAL_FLOAT, "exp2": REAL_FLOAT, "logaddexp2": REAL_FLOAT, "fmax": REAL, "fmin": REAL,
+                "heaviside": REAL_FLOAT, "power": FLOAT, "absolute": NUMERIC, "true_divide": FLOAT}
+#: NumPy functions outside the standard (through ``__array_function__``): name -> category.
+NUMPY_FUNCTIONS = {"median": REAL, "quantile": REAL, "percentile": REAL, "nanmean": REAL_FLOAT, "nansum": REAL,
+                   "nanmax": REAL_FLOAT, "nanmin": REAL_FLOAT, "nanstd": REAL_FLOAT, "cumsum": NUMERIC,
+                   "ptp": REAL, "unique": REAL, "trapezoid": NUMERIC}
 REDUCTIONS = {"sum": NUMERIC, "prod": NUMERIC, "min": REAL, "max": REAL, "mean": FLOAT, "var": REAL_FLOAT,
               "std": REAL_FLOAT, "all": ANY, "any": ANY}
 
@@ -237,7 +245,8 @@ def second_operand(draw, shape, dtype):
 
 def draw_step(draw, a: np.ndarray) -> Step:
     ndim, dtype = a.ndim, a.dtype
-    kinds = ["unary", "binary", "reduce", "getitem", "reshape", "roll", "flip", "concat", "mask"]
+    kinds = ["unary", "binary", "reduce", "getitem", "reshape", "roll", "flip", "concat", "mask", "numpy ufunc",
+             "numpy function"]
     if ndim:
         kinds += ["cumulative_sum", "sort", "take"]
     kind = draw(st.sampled_from(kinds))
@@ -271,6 +280,32 @@ def draw_step(draw, a: np.ndarray) -> Step:
         if form == "array":
             return Step(f"{name}(x, {text})", lambda a: fn_np(a, b), lambda x: fn_da(x, make_b()))
         return Step(f"{name}({text}, x)", lambda a: fn_np(b, a), lambda x: fn_da(make_b(), x))
+
+    if kind == "numpy ufunc":
+        name = draw(st.sampled_from(sorted(NUMPY_UFUNCS)))
+        assume(allowed(NUMPY_UFUNCS[name], dtype))
+        ufunc = getattr(np, name)
+        if ufunc.nin == 1:
+            return Step(f"{name}(x)", ufunc, getattr(da, name))
+        shape = broadcastable_shape(draw, a.shape)
+        b, make_b, text = second_operand(draw, shape, dtype)
+        return Step(f"{name}(x, {text})", lambda a: ufunc(a, b), lambda x: getattr(da, name)(x, make_b()))
+
+    if kind == "numpy function":
+        name = draw(st.sampled_from(sorted(NUMPY_FUNCTIONS)))
+        assume(allowed(NUMPY_FUNCTIONS[name], dtype))
+        kw = {}
+        if name in ("median", "quantile", "percentile", "nanmean", "nansum", "nanmax", "nanmin", "nanstd", "ptp"):
+            kw["axis"] = _axis_arg(draw, ndim, allow_tuple=name not in ("ptp",))
+            kw["keepdims"] = draw(st.booleans())
+        elif name in ("cumsum", "trapezoid") and ndim:
+            kw["axis"] = draw(st.integers(-ndim, ndim - 1))
+        args = ()
+        if name in ("quantile", "percentile"):
+            q = draw(st.sampled_from([0.0, 0.25, 0.5, 1.0, (0.1, 0.9)]))
+            args = (tuple(100 * v for v in q) if isinstance(q, tuple) else 100 * q,) if name == "percentile" else (q,)
+        return Step(f"{name}(x, {args}, {kw})", lambda a: getattr(np, name)(a, *args, **kw),
+                    lambda x: getattr(da, name)(x, *args, **kw))
 
     if kind == "reduce":
         name = draw(st.sampled_from(sorted(REDUCTIONS)))

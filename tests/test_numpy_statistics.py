@@ -6,6 +6,8 @@ Every layout of the matrix (cut along each axis, uneven and empty blocks, replic
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -70,6 +72,16 @@ def test_quantiles_match_numpy(dtype):
             assert_equal(got, want, rtol=rtol, check_dtype=False, err_msg=f"{what} {name} {dtype}")
 
 
+def test_median_of_nothing_is_nan_and_quantile_of_nothing_raises_as_in_numpy():
+    for shape, kw in (((0, 3), dict(axis=0)), ((4, 0), dict(axis=1, keepdims=True)), ((2, 0), dict())):
+        x = da.zeros(shape, split=0)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = np.median(np.zeros(shape), **kw)
+        assert_equal(da.asarray(np.asarray(np.median(x, **kw).gather())), np.asarray(want), check_dtype=False)
+        assert_raises_everywhere(IndexError, np.quantile, x, 0.5, match="quantile", **kw)
+
+
 def test_quantiles_with_nans_are_nan_where_numpy_is():
     a = values(nans=True, seed=2)
     for name, kw in layouts().items():
@@ -84,7 +96,6 @@ def test_quantile_bad_input_raises_everywhere():
     assert_raises_everywhere(ValueError, np.percentile, x, 50, method="nearest", match="linear")
     assert_raises_everywhere(np.exceptions.AxisError, np.median, x, axis=3, match="median")
     assert_raises_everywhere(TypeError, np.quantile, x, 0.5, weights=x, match="weights")
-    assert_raises_everywhere(ValueError, np.median, da.zeros((0, 3), split=0), axis=0, match="median")
 
 
 HISTOGRAM_CALLS = [

@@ -329,9 +329,13 @@ def _quantile_impl(name, a, q, axis, method, keepdims, scale):
     axes = normalize_axes(func, axis, a.ndim)
     rest = [d for d in range(a.ndim) if d not in axes]
     n = int(np.prod([a.shape[d] for d in axes]))
-    if n == 0:
-        raise ValueError(message(func, "no elements to take a quantile of along the axes", axes,
-                                 "a non-empty axis"))
+    base = a.dtype if a.dtype.kind == "f" else np.dtype(np.float64)
+    dtype = np.result_type(base, q if np.ndim(q) == 0 else np.asarray(q))  # NumPy's: a float32 q array -> float64
+    if n == 0 and name != "median":  # NumPy's type for the same mistake
+        raise IndexError(message(func, "no elements along the axes to take quantiles of", axes, "a non-empty axis"))
+    if n == 0:  # as NumPy (which also warns): the median of nothing is NaN
+        kept = [1 if d in axes else shape[d] for d in range(len(shape))] if keepdims else [shape[d] for d in rest]
+        return _da.full((*np.shape(q), *kept), np.nan, dtype=dtype)
     if rest + list(axes) != list(range(a.ndim)):
         a = _da.permute_dims(a, (*rest, *axes))
     if len(axes) != 1:
@@ -340,12 +344,15 @@ def _quantile_impl(name, a, q, axis, method, keepdims, scale):
     positions = qs.reshape(-1) * (n - 1)
     lo = np.floor(positions).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
-    frac = (positions - lo).reshape((1,) * (s.ndim - 1) + (-1,))
+    frac = (positions - lo).astype(dtype).reshape((1,) * (s.ndim - 1) + (-1,))  # float32 stays float32
     below, above = _da.take(s, lo, axis=-1), _da.take(s, hi, axis=-1)
     if s.dtype.kind in "biu":
         below, above = _da.astype(below, _da.float64), _da.astype(above, _da.float64)
-    step = above - below  # NumPy's lerp: from the nearer end, so that t = 0 and t = 1 are exact
-    out = _da.where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
+    if name == "median":  # NumPy's median: the mean of the one or two middle values
+        out = _da.where(frac == 0, below, (below + above) / 2)
+    else:  # NumPy's lerp, from the nearer end (so also its NaN where an infinity meets itself)
+        step = above - below
+        out = _da.where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
     if s.dtype.kind in "fc":  # as NumPy: a NaN along the axes makes the quantile NaN (sort put them last)
         out = _da.where(_da.isnan(_da.take(s, np.array([n - 1]), axis=-1)), np.nan, out)
     out = _da.moveaxis(out, -1, 0)  # NumPy puts the q axis first
