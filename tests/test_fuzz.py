@@ -562,3 +562,17 @@ def test_replicated_operands_on_different_grids():
     b = np.arange(6.0).reshape(2, 3)
     y = da.asarray(b, split=(None, None), grid=(1, NPROCS))
     check_same(y + da.asarray(b, split=None), b + b, "replicated (1, P) grid + replicated (P,) grid")
+
+
+def test_min_max_propagate_nan_on_every_rank():
+    """MPI's MIN/MAX compare with < and >: a NaN survived or vanished with the reduction order, so at 4 ranks
+    max() of an array holding a NaN was NaN on one rank and a number on the others. NaN must win everywhere."""
+    a = np.array([[np.nan, -0.4], [1.0, 2.0], [3.0, 0.5], [0.1, 0.2], [-7.0, np.nan]], dtype=np.float32)
+    for spec in (dict(split=0), dict(split=1), dict(split=0, sizes=[0] * (NPROCS - 1) + [5])):
+        x = da.asarray(a, **spec)
+        for name in ("max", "min"):
+            for axis in (None, 0, 1):
+                check_same(getattr(da, name)(x, axis=axis), getattr(np, name)(a, axis=axis), f"{name} {axis} {spec}")
+    b = np.array([np.inf, -np.inf, 0.0, 5.0])
+    check_same(da.max(da.asarray(b, split=0)), np.max(b), "max with infinities")
+    check_same(da.min(da.asarray(b, split=0)), np.min(b), "min with infinities")

@@ -98,6 +98,34 @@ class Communicator(Protocol):
         """End the whole job (every rank) now."""
 
 
+def nan_carrying(array, op: str):
+    """``(buffer, unpack)`` for a ``min``/``max`` allreduce of floats that propagates NaN, as NumPy's does.
+
+    MPI's and NCCL's MIN/MAX compare with ``<``/``>``, so a NaN survives or
+    vanishes depending on the reduction order (different ranks may even end
+    with different results). The buffer holds the values with NaNs replaced by
+    the operator's neutral element, then a flag per value (1 for a NaN under
+    ``max``, -1 under ``min``, so that the same operator combines the flags);
+    ``unpack`` turns the reduced buffer back into values with NaN wherever a
+    rank had one. Twice the bytes of a plain reduction.
+    """
+    import array_api_compat
+
+    xp = array_api_compat.array_namespace(array)
+    flat = xp.reshape(array, (-1,))
+    n = flat.shape[0]
+    nan = xp.isnan(flat)
+    sign = 1.0 if op == "max" else -1.0
+    neutral = xp.asarray(-sign * float("inf"), dtype=flat.dtype)
+    buffer = xp.concat([xp.where(nan, neutral, flat), xp.astype(nan, flat.dtype) * sign])
+
+    def unpack(reduced):
+        values = xp.where(reduced[n:] != 0, xp.asarray(float("nan"), dtype=flat.dtype), reduced[:n])
+        return xp.reshape(values, tuple(array.shape))
+
+    return buffer, unpack
+
+
 def split_self(rank: int, sends, recvs):
     """Separate the messages a rank sends to itself (copied locally) from the rest."""
     own_sends = [r for p, r in sends if p == rank]

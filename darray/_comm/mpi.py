@@ -17,7 +17,7 @@ import numpy as np
 
 from .._backend import is_host_array, to_numpy
 from .. import _debug, _tracing
-from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, split_self
+from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
 
@@ -223,11 +223,15 @@ class MPICommunicator:
         out = self._empty(send, send.shape)
         if send.dtype == np.bool_ and op in _BOOL_ORDER:  # MPI orders no booleans: min is and, max is or
             op = _BOOL_ORDER[op]
+        unpack = None
+        if op in ("min", "max") and send.dtype.kind == "f":  # NaN must win on every rank, as in NumPy
+            send, unpack = nan_carrying(send, op)
+            out = self._empty(send, send.shape)
         begin = _tracing.now() if _tracing.active is not None else 0.0
         self.comm.Allreduce(send, out, self._ops[op])
         if _tracing.active is not None:
             _tracing.record("comm", f"allreduce.{op}", begin, _tracing.now(), send.nbytes, range(self.size))
-        return self._back(array, out)
+        return self._back(array, out if unpack is None else unpack(out))
 
     def allgather(self, array: Any) -> Any:
         send = self._contiguous(array)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, split_self
+from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, nan_carrying, split_self
 
 __all__ = ["NCCLCommunicator"]
 
@@ -183,6 +183,9 @@ class NCCLCommunicator:
             kind, scale = self._types[np.dtype(_COMPLEX_PARTS[dtype.name])], 2
         if kind is None:  # no NCCL type for it (int16, complex prod, ...): MPI is correct, if slower
             return self._via_host(array, op)
+        if op in ("min", "max") and dtype.kind == "f":  # NaN must win on every rank, as in NumPy
+            buffer, unpack = nan_carrying(array, op)
+            return unpack(self._reduce(buffer, op, kind, scale))
         return self._reduce(array, op, kind, scale)
 
     def _reduce(self, array, op: str, kind, scale: int):
