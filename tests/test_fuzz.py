@@ -248,8 +248,12 @@ def draw_step(draw, a: np.ndarray) -> Step:
     kinds = ["unary", "binary", "reduce", "getitem", "reshape", "roll", "flip", "concat", "mask", "numpy ufunc",
              "numpy function"]
     if ndim:
-        kinds += ["cumulative_sum", "sort", "take"]
+        kinds += ["cumulative_sum", "sort", "take", "argsort", "argmax", "diff", "moveaxis", "repeat", "setitem"]
+    kinds += ["where", "clip", "astype", "expand_dims", "tile", "count_nonzero", "unique_values", "matmul"]
     kind = draw(st.sampled_from(kinds))
+
+    if kind in MORE_STEPS:
+        return MORE_STEPS[kind](draw, a)
 
     if kind == "unary":
         name = draw(st.sampled_from(sorted(UNARY)))
@@ -428,6 +432,132 @@ def draw_step(draw, a: np.ndarray) -> Step:
     return Step(f"take(x, {idx.tolist()}{' as DArray ' + str(spec) if as_darray else ''}, axis={axis})",
                 lambda a: np.take(a, idx, axis=axis),
                 lambda x: da.take(x, da.asarray(idx, **spec) if as_darray else idx, axis=axis))
+
+
+def _argsort_step(draw, a):
+    assume(allowed(REAL, a.dtype) or _kind(a.dtype) == "b")
+    axis, descending = draw(st.integers(-a.ndim, a.ndim - 1)), draw(st.booleans())
+    return Step(f"argsort(x, axis={axis}, descending={descending})",
+                lambda v: xnp_argsort(v, axis, descending), lambda x: da.argsort(x, axis=axis, descending=descending))
+
+
+def xnp_argsort(v, axis, descending):
+    import array_api_compat.numpy as xnp
+
+    return xnp.argsort(v, axis=axis, descending=descending, stable=True).astype(np.int64)
+
+
+def _argmax_step(draw, a):
+    assume(allowed(REAL, a.dtype))
+    name = draw(st.sampled_from(["argmax", "argmin"]))
+    axis = draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1)))
+    keepdims = draw(st.booleans())
+    return Step(f"{name}(x, axis={axis}, keepdims={keepdims})",
+                lambda v: getattr(np, name)(v, axis=axis, keepdims=keepdims).astype(np.int64),
+                lambda x: getattr(da, name)(x, axis=axis, keepdims=keepdims))
+
+
+def _diff_step(draw, a):
+    assume(_kind(a.dtype) != "b")
+    axis, n = draw(st.integers(-a.ndim, a.ndim - 1)), draw(st.integers(0, 2))
+    return Step(f"diff(x, n={n}, axis={axis})", lambda v: np.diff(v, n=n, axis=axis),
+                lambda x: da.diff(x, n=n, axis=axis))
+
+
+def _moveaxis_step(draw, a):
+    src, dst = draw(st.integers(-a.ndim, a.ndim - 1)), draw(st.integers(-a.ndim, a.ndim - 1))
+    return Step(f"moveaxis(x, {src}, {dst})", lambda v: np.moveaxis(v, src, dst), lambda x: da.moveaxis(x, src, dst))
+
+
+def _repeat_step(draw, a):
+    axis = draw(st.integers(-a.ndim, a.ndim - 1))
+    repeats = draw(st.one_of(st.integers(0, 3), st.lists(st.integers(0, 3), min_size=a.shape[axis],
+                                                              max_size=a.shape[axis])))
+    return Step(f"repeat(x, {repeats}, axis={axis})", lambda v: np.repeat(v, repeats, axis=axis),
+                lambda x: da.repeat(x, repeats if isinstance(repeats, int) else np.asarray(repeats), axis=axis))
+
+
+def _setitem_step(draw, a):
+    key = tuple(slice(draw(st.one_of(st.none(), st.integers(-n - 1, n))), draw(st.one_of(st.none(),
+                                                                                     st.integers(-n - 1, n))),
+                      draw(st.sampled_from([None, 1, 2, -1]))) for n in a.shape[:draw(st.integers(1, a.ndim))])
+    value = scalar_for(draw, a.dtype)
+
+    def np_set(v):
+        v = v.copy()
+        v[key] = value
+        return v
+
+    def da_set(x):
+        x = da.astype(x, x.dtype, copy=True)  # a copy, so that the chain's input is kept
+        x[key] = value
+        return x
+    return Step(f"x[{key}] = {value!r}", np_set, da_set)
+
+
+def _where_step(draw, a):
+    b, make_b, text = second_operand(draw, broadcastable_shape(draw, a.shape), a.dtype)
+    threshold = scalar_for(draw, a.dtype) if _kind(a.dtype) not in "bc" else None
+    if threshold is None:
+        return Step(f"where(x != 0, x, {text})", lambda v: np.where(v != 0, v, b),
+                    lambda x: da.where(x != 0, x, make_b()))
+    return Step(f"where(x > {threshold!r}, x, {text})", lambda v: np.where(v > threshold, v, b),
+                lambda x: da.where(x > threshold, x, make_b()))
+
+
+def _clip_step(draw, a):
+    assume(allowed(REAL, a.dtype))
+    lo, hi = sorted((scalar_for(draw, a.dtype), scalar_for(draw, a.dtype)))
+    return Step(f"clip(x, {lo!r}, {hi!r})", lambda v: np.clip(v, lo, hi), lambda x: da.clip(x, lo, hi))
+
+
+def _astype_step(draw, a):
+    target = draw(st.sampled_from(DTYPES))
+    assume(not (_kind(a.dtype) == "c" and target != "complex128"))  # complex -> real: NumPy warns, the standard refuses
+    with np.errstate(all="ignore"):
+        assume(not (_kind(a.dtype) == "f" and target in ("int32", "int64") and not np.all(np.isfinite(a))))
+    return Step(f"astype(x, {target})", lambda v: v.astype(target), lambda x: da.astype(x, target))
+
+
+def _expand_dims_step(draw, a):
+    assume(a.ndim < 3)
+    axis = draw(st.integers(-a.ndim - 1, a.ndim))
+    return Step(f"expand_dims(x, axis={axis})", lambda v: np.expand_dims(v, axis),
+                lambda x: da.expand_dims(x, axis=axis))
+
+
+def _tile_step(draw, a):
+    reps = tuple(draw(st.lists(st.integers(0, 3), min_size=1, max_size=3)))
+    return Step(f"tile(x, {reps})", lambda v: np.tile(v, reps), lambda x: da.tile(x, reps))
+
+
+def _count_nonzero_step(draw, a):
+    axis = _axis_arg(draw, a.ndim)
+    keepdims = draw(st.booleans())
+    return Step(f"count_nonzero(x, axis={axis}, keepdims={keepdims})",
+                lambda v: np.asarray(np.count_nonzero(v, axis=axis, keepdims=keepdims)).astype(np.int64),
+                lambda x: da.count_nonzero(x, axis=axis, keepdims=keepdims))
+
+
+def _unique_values_step(draw, a):
+    assume(allowed(REAL, a.dtype) or _kind(a.dtype) == "b")
+    # the standard leaves the order open; darray sorts (NumPy >= 2.3 hashes): compare with the sorted NaN-distinct one
+    return Step("unique_values(x)", lambda v: np.unique(v, equal_nan=False), da.unique_values)
+
+
+def _matmul_step(draw, a):
+    assume(a.ndim in (1, 2) and allowed(NUMERIC, a.dtype))
+    k = a.shape[-1]
+    other = (k,) if draw(st.booleans()) else (k, draw(st.integers(0, 4)))
+    b, make_b, text = second_operand(draw, other, a.dtype)
+    return Step(f"matmul(x, {text})", lambda v: np.matmul(v, b), lambda x: da.matmul(x, make_b()))
+
+
+#: More step kinds: name -> draw(draw, a) -> Step.
+MORE_STEPS = {"argsort": _argsort_step, "argmax": _argmax_step, "diff": _diff_step, "moveaxis": _moveaxis_step,
+              "repeat": _repeat_step, "setitem": _setitem_step, "where": _where_step, "clip": _clip_step,
+              "astype": _astype_step, "expand_dims": _expand_dims_step, "tile": _tile_step,
+              "count_nonzero": _count_nonzero_step, "unique_values": _unique_values_step, "matmul": _matmul_step}
 
 
 # ------------------------------------------------------------------ comparing
