@@ -65,7 +65,7 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without installing
     __version__ = "0.0.0+unknown"
 
-__all__ = sorted([
+__all__ = sorted({
     "from_dlpack", "broadcast_shapes", "isin",
     "interop", "io", "from_dask", "to_dask",
     "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim",
@@ -87,7 +87,7 @@ __all__ = sorted([
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names, *_numpy_names,
-])
+})
 
 from .tracer import _trace_script  # noqa: E402
 

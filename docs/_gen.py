@@ -60,8 +60,9 @@ def _header(title: str, char: str = "=") -> str:
 def namespace_page() -> str:
     names = list(darray.__all__)
     elementwise = list(darray._api.elementwise.__all__)
-    numpy_names = list(darray._api.numpy_names.__all__)
-    claimed = {n for group in GROUPS.values() for n in group} | set(elementwise) | set(numpy_names) | set(SUBMODULES)
+    grouped = {n for group in GROUPS.values() for n in group} | set(elementwise)
+    numpy_names = [n for n in darray._api.numpy_names.__all__ if n not in grouped]  # round, trace: listed already
+    claimed = grouped | set(numpy_names) | set(SUBMODULES)
     constants = [n for n in names if not _is_routine(getattr(darray, n)) and not isinstance(getattr(darray, n),
                                                                                        types.ModuleType)
                  and n != "config"]

@@ -24,6 +24,7 @@ import pytest
 from numpy.exceptions import AxisError
 
 import darray as da
+from darray._api.numpy_functions import __all__ as NUMPY_ONLY
 from darray._api.numpy_names import FUNCTION_NAMES, UFUNC_NAMES
 from darray._core.table import ELEMENTWISE
 from darray.testing import agree
@@ -152,7 +153,37 @@ _NUMPY_BAD = {  # NumPy name -> (bad call, NumPy's exception type)
     "trapezoid": (lambda: da.trapezoid(f64(), da.asarray(np.arange(3.0)), axis=0), ValueError),
     "unique": (lambda: da.unique(f64(), axis=0), TypeError),
 }
-for name in FUNCTION_NAMES:
+_NUMPY_BAD.update({  # darray._api.numpy_functions
+    "angle": (lambda: da.angle(object()), TypeError),
+    "around": (lambda: da.around(b1()), TypeError),
+    "array": (lambda: da.array(["a", "b"]), TypeError),
+    "array_split": (lambda: da.array_split(f64(), 0), ValueError),
+    "atleast_1d": (lambda: da.atleast_1d(object()), TypeError),
+    "atleast_2d": (lambda: da.atleast_2d(object()), TypeError),
+    "atleast_3d": (lambda: da.atleast_3d(object()), TypeError),
+    "average": (lambda: da.average(f64(), axis=0, weights=vec(5)), ValueError),
+    "bincount": (lambda: da.bincount(vec(6, np.float64)), TypeError),
+    "column_stack": (lambda: da.column_stack([vec(6), vec(5)]), ValueError),
+    "cross": (lambda: da.cross(vec(3), vec(4)), ValueError),
+    "diagonal": (lambda: da.diagonal(vec()), ValueError),
+    "trace": (lambda: da.trace(vec()), ValueError),
+    "corrcoef": (lambda: da.corrcoef(f64((2, 3, 4))), ValueError),
+    "cov": (lambda: da.cov(f64((2, 3, 4))), ValueError),
+    "diag": (lambda: da.diag(f64((2, 3, 4))), ValueError),
+    "digitize": (lambda: da.digitize(vec(), [[1.0, 2.0]]), ValueError),
+    "dot": (lambda: da.dot(f64(), f64()), ValueError),
+    "dstack": (lambda: da.dstack([]), ValueError),
+    "hstack": (lambda: da.hstack([]), ValueError),
+    "inner": (lambda: da.inner(f64(), f64((3, 5))), ValueError),
+    "interp": (lambda: da.interp(vec(), [1.0, 2.0], [1.0]), ValueError),
+    "nan_to_num": (lambda: da.nan_to_num(object()), TypeError),
+    "ravel": (lambda: da.ravel(f64(), order="Z"), ValueError),
+    "split": (lambda: da.split(vec(6), 4), ValueError),
+    "swapaxes": (lambda: da.swapaxes(f64(), 0, 2), AxisError),
+    "vdot": (lambda: da.vdot(vec(6), vec(5)), ValueError),
+    "vstack": (lambda: da.vstack([f64(), f64((6, 3))]), ValueError),
+})
+for name in FUNCTION_NAMES + tuple(NUMPY_ONLY):
     call, kind = _NUMPY_BAD[name]
     case(name, call, kind, "numpy")
 case("norm", lambda: da.linalg.norm(f64((2, 3, 4)), ord=2), ValueError, "ndim", label="linalg.norm")

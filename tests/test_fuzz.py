@@ -706,3 +706,12 @@ def test_min_max_propagate_nan_on_every_rank():
     b = np.array([np.inf, -np.inf, 0.0, 5.0])
     check_same(da.max(da.asarray(b, split=0)), np.max(b), "max with infinities")
     check_same(da.min(da.asarray(b, split=0)), np.min(b), "min with infinities")
+
+
+def test_zero_d_setitem():
+    """``z[...] = value`` on a 0-d array: the block's ``[()]`` is a scalar copy, so the write went nowhere."""
+    for value in (da.asarray(1.0, split=None), 4.0, np.float32(3.0), np.array(2.0)):
+        z = da.asarray(np.array(2.0), split=None)
+        z[...] = value
+        check_same(z, np.asarray(np.asarray(value.gather() if isinstance(value, da.DArray) else value),
+                                 dtype=np.float64), f"0-d z[...] = {value!r}")

@@ -8,7 +8,11 @@ function of that name, which NumPy hands to darray:
 - NumPy ufuncs outside the standard (:data:`UFUNC_NAMES`) run block by block
   through ``DArray.__array_ufunc__``, with ``out=``, ``where=`` and ``dtype=``;
 - NumPy functions darray implements through ``__array_function__``
-  (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...).
+  (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...);
+- the NumPy-only functions of :mod:`darray._api.numpy_functions` (``hstack``,
+  ``dot``, ``average``, ``cov``, ``interp``, ``bincount``, ...), themselves;
+- :func:`round` with NumPy's ``decimals`` and :func:`trace`, which is both
+  darray's communication tracer and, given an array, ``numpy.trace``.
 
 So ``darray.cumsum(x)`` is exactly ``numpy.cumsum(x)`` for a DArray ``x``.
 Given no DArray at all (Python scalars, NumPy arrays), they return NumPy's
@@ -28,6 +32,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy
+
+from .._comm import Communicator
+from . import elementwise as _elementwise, numpy_functions
+from .numpy_functions import *  # noqa: F403  (NumPy-only functions: hstack, dot, cov, ...; in __all__ below)
 
 
 #: NumPy ufuncs that the standard names differently or lacks (elementwise, through ``__array_ufunc__``).
@@ -66,4 +74,44 @@ for _name in UFUNC_NAMES:
 for _name in FUNCTION_NAMES:
     globals()[_name] = _calling(_name, "distributed (through ``__array_function__``)")
 
-__all__ = sorted(UFUNC_NAMES + FUNCTION_NAMES)
+
+
+def round(x, /, decimals: int = 0, out=None):  # noqa: A001 - NumPy's and the standard's name
+    """Round to the nearest integer (the standard's ``round``), or to ``decimals`` places as ``numpy.round``.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> da.round(da.asarray([1.26, 2.5]), 1).gather().tolist()
+    [1.3, 2.5]
+    """
+    if decimals == 0 and out is None:
+        return _elementwise.round(x)
+    return numpy_functions.around(x, decimals, out)
+
+
+def trace(*args, **kwargs):
+    """Two functions under one name: darray's communication tracer, and ``numpy.trace`` for arrays.
+
+    ``darray.trace()`` or ``darray.trace(comm)`` records the communication of
+    a ``with`` block (:func:`darray.tracer.trace`); ``darray.trace(a, offset=0,
+    axis1=0, axis2=1, dtype=None)`` with an array ``a`` is the sum along its
+    diagonal, as ``numpy.trace`` (:func:`darray._api.numpy_functions.trace`).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> float(da.trace(da.eye(3)))
+    3.0
+    >>> with da.trace() as t:
+    ...     total = float(da.sum(da.ones(8)))
+    """
+    first = args[0] if args else kwargs.get("a")
+    if first is not None and not isinstance(first, Communicator):
+        return numpy_functions.trace(*args, **kwargs)
+    from ..tracer import trace as communication_trace
+
+    return communication_trace(*args, **kwargs)
+
+
+__all__ = sorted({*UFUNC_NAMES, *FUNCTION_NAMES, *numpy_functions.__all__, "round", "trace"})

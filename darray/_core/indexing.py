@@ -246,7 +246,8 @@ def setitem(x: DArray, key, value) -> None:
             if axis >= lead and value.shape[axis - lead] != 1:
                 value = flip_axis(value, axis - lead) if isinstance(value, DArray) else np.flip(value, axis - lead)
         value = local_operand("__setitem__", value, layout, x)
-    target = x.local[_local_key(x._layout, rank, selections)]
+    key = _local_key(x._layout, rank, selections)
+    target = x.local[key] if key else x.local[...]  # a 0-d view: block[()] would be a scalar copy
     if 0 in tuple(target.shape):
         x._halo_fresh = False
         return
