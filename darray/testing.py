@@ -10,7 +10,7 @@ from ._backend import to_numpy
 from ._comm.base import agree
 from ._core import DArray
 
-__all__ = ["assert_equal", "assert_raises_everywhere", "agree", "backend_dtypes"]
+__all__ = ["assert_equal", "assert_raises_everywhere", "agree", "backend_dtypes", "uneven_sizes"]
 
 
 def backend_dtypes() -> frozenset[str]:
@@ -32,6 +32,26 @@ def backend_dtypes() -> frozenset[str]:
     return frozenset(namespace_named(config.backend).__array_namespace_info__().dtypes())
 
 
+
+
+def uneven_sizes(n: int, parts: int) -> list[int]:
+    """Block sizes for ``n`` cells over ``parts`` blocks: uneven, with the second block empty.
+
+    The layout that breaks code assuming balanced, non-empty blocks; pass it
+    as ``sizes=`` (``numpy.array_split`` sizes over ``parts - 1`` blocks, an
+    empty block inserted second).
+
+    Examples
+    --------
+    >>> uneven_sizes(10, 3)
+    [5, 0, 5]
+    >>> uneven_sizes(7, 1)
+    [7]
+    """
+    if parts == 1:
+        return [n]
+    rest = [len(b) for b in np.array_split(np.arange(n), parts - 1)]
+    return rest[:1] + [0] + rest[1:]
 
 
 def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float = 0.0, check_dtype: bool = True,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -23,13 +23,6 @@ AXES = {1: [None, 0, -1], 2: [0, 1, -1], 3: [0, 1, 2]}
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """``n`` cells over ``p`` blocks, the second block empty (the last one at 2 ranks)."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def first_empty(n: int, p: int) -> list[int]:

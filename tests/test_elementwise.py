@@ -19,7 +19,8 @@ import pytest
 
 import darray as da
 from darray._core.table import ELEMENTWISE
-from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes
+from darray.testing import (agree, assert_equal, assert_raises_everywhere, backend_dtypes,
+                            uneven_sizes as uneven)
 
 pytestmark = pytest.mark.mpi
 
@@ -70,13 +71,6 @@ SHAPE_2D = (7, 5)
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """Block sizes for ``n`` cells over ``p`` blocks with an empty second block."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def layouts(ndim: int) -> list[dict]:

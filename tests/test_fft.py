@@ -14,7 +14,7 @@ import pytest
 
 import darray as da
 from darray._api import fft as dfft
-from darray.testing import assert_equal
+from darray.testing import assert_equal, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -26,13 +26,6 @@ RTOL = 1e-10
 def nprocs() -> int:
     return da.default_communicator().size
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """Block sizes for ``n`` cells over ``p`` blocks with an empty second block."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def layouts(ndim: int) -> list[dict]:

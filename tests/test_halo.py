@@ -20,7 +20,7 @@ import darray as da
 from darray._backend import namespace_of, to_numpy
 from darray._core.dtypes import to_numpy_dtype
 from darray._core.halo import HaloExchange
-from darray.testing import agree, assert_equal, assert_raises_everywhere
+from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -33,13 +33,6 @@ SENTINEL = {"f": -777.0, "i": -777, "c": -777 - 7j, "b": True}
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """``n`` cells over ``p`` blocks, the second block empty (the last one at 2 ranks)."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def thin(n: int, p: int) -> list[int]:

@@ -18,7 +18,7 @@ import pytest
 import darray as da
 from darray._api import linalg as la
 from darray._api import linear_algebra as lin
-from darray.testing import assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -28,13 +28,6 @@ matmul, tensordot, vecdot, matrix_transpose = lin.matmul, lin.tensordot, lin.vec
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """Block sizes for ``n`` cells over ``p`` blocks with an empty second block."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def rand(shape, dtype="float64", seed=0) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -25,13 +25,6 @@ SHAPE = (6, 7, 8)
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """``n`` cells over ``p`` blocks, the second block empty (the last one at 2 ranks)."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def layouts(shape=SHAPE) -> dict[str, dict]:

@@ -20,7 +20,7 @@ from darray._api.numpy_functions import (angle, around, array, array_split, atle
                                          average, bincount, column_stack, corrcoef, cov, cross, diag, diagonal,
                                          digitize, dot, dstack, hstack, inner, interp, nan_to_num, ravel, split,
                                          swapaxes, trace, vdot, vstack)
-from darray.testing import assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -28,13 +28,6 @@ P = da.default_communicator().size
 FLOATS = ["float64", "float32", "complex128"]
 DTYPES = ["float64", "float32", "int64", "bool", "complex128"]
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """``n`` cells over ``p`` blocks of different sizes, the second one empty (at p >= 2)."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def layouts(shape) -> dict[str, dict]:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal
+from darray.testing import agree, assert_equal, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -28,13 +28,6 @@ SHAPE = (9, 11)
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """``n`` cells over ``p`` blocks, the second block empty (the last one at 2 ranks)."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def layouts(halo: bool = True) -> dict[str, dict]:

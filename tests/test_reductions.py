@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes
+from darray.testing import (agree, assert_equal, assert_raises_everywhere, backend_dtypes,
+                            uneven_sizes as uneven)
 
 pytestmark = pytest.mark.mpi
 
@@ -48,13 +49,6 @@ for _func, _dtypes in DTYPES.items():
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """Block sizes for ``n`` cells over ``p`` blocks with an empty second block."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def layouts(ndim: int) -> list[dict]:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -30,13 +30,6 @@ TOL = dict(rtol=1e-10, atol=1e-12)
 def comm():
     return da.default_communicator()
 
-
-def uneven(n: int, p: int) -> list[int]:
-    """``n`` cells over ``p`` blocks, the second block empty (the last one at 2 ranks)."""
-    if p == 1:
-        return [n]
-    rest = [len(b) for b in np.array_split(np.arange(n), p - 1)]
-    return rest[:1] + [0] + rest[1:]
 
 
 def thin(n: int, p: int) -> list[int]:
