@@ -129,23 +129,62 @@ def _local_key(layout: Layout, rank: int, selections) -> tuple:
     return tuple(out)
 
 
+_PLANS_PER_LAYOUT = 64
+
+
+def _plan(func: str, x: DArray, key) -> tuple:
+    """What a basic ``key`` selects on this rank, remembered per layout for keys of plain ints and slices.
+
+    ``(result layout before flips, axes to flip, per-axis selections, key into
+    the local block, cut axes indexed by an int, this rank's result block
+    shape)``. Stencil loops index the same arrays with the same keys every
+    sweep: the second time costs a dictionary lookup.
+    """
+    rank = x._comm.rank
+    derived = x._layout._derived
+    memo = _memo_key(key)
+    if memo is not None:
+        found = derived.get(("index", memo, rank))
+        if found is not None:
+            return found
+    layout, flips, selections = sliced_layout(x._layout, normalize_key(func, key, x.shape))
+    cut_ints = [a for a, sel in enumerate(selections) if sel[0] == "int" and x._layout.axis_dim[a] is not None]
+    plan = (layout, flips, selections, _local_key(x._layout, rank, selections), cut_ints,
+            layout.block_shape(rank))  # integer-indexed axes dropped, new axes inserted
+    if memo is not None and derived.get("index plans", 0) < _PLANS_PER_LAYOUT:
+        derived["index plans"] = derived.get("index plans", 0) + 1
+        derived[("index", memo, rank)] = plan
+    return plan
+
+
+def _memo_key(key):
+    """A hashable form of a key of Python ints, slices of ints, None and Ellipsis; None for any other key."""
+    out = []
+    for k in key if type(key) is tuple else (key,):
+        if type(k) is slice:
+            if not all(type(v) is int or v is None for v in (k.start, k.stop, k.step)):
+                return None
+            out.append((k.start, k.stop, k.step))
+        elif type(k) is int:
+            out.append(k)
+        elif k is None or k is Ellipsis:
+            out.append(k)
+        else:
+            return None
+    return tuple(out)
+
+
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
     if not is_basic_key(key):
         from .advanced import getitem_advanced
 
         return getitem_advanced(x, key)
-    nkey = normalize_key("__getitem__", key, x.shape)
-    layout, flips, selections = sliced_layout(x._layout, nkey)
+    layout, flips, selections, local_key, cut_ints, shape = _plan("__getitem__", x, key)
     xp = x._xp
-    rank = x._comm.rank
-    part = x.local[_local_key(x._layout, rank, selections)]
-    # integers on cut axes: the owner broadcasts its row along those grid dims
-    int_axes = [a for a, sel in enumerate(selections) if sel[0] == "int"]
-    cut_ints = [a for a in int_axes if x._layout.axis_dim[a] is not None]
-    if cut_ints:
+    part = x.local[local_key]
+    if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
         part = _broadcast_owner(x, part, selections, cut_ints)
-    shape = layout.block_shape(rank)  # integer-indexed axes dropped, new axes inserted
     part = xp.reshape(part, shape) if tuple(part.shape) != shape else part
     out = DArray._wrap(part, layout, x._comm, xp)
     for axis in flips:
@@ -222,8 +261,7 @@ def setitem(x: DArray, key, value) -> None:
         from .advanced import setitem_advanced
 
         return setitem_advanced(x, key, value)
-    nkey = normalize_key("__setitem__", key, x.shape)
-    layout, flips, selections = sliced_layout(x._layout, nkey)
+    layout, flips, selections, key_of_block, _, _ = _plan("__setitem__", x, key)
     rank = x._comm.rank
     scalar = isinstance(value, (bool, int, float, complex))
     if not scalar:
@@ -246,8 +284,7 @@ def setitem(x: DArray, key, value) -> None:
             if axis >= lead and value.shape[axis - lead] != 1:
                 value = flip_axis(value, axis - lead) if isinstance(value, DArray) else np.flip(value, axis - lead)
         value = local_operand("__setitem__", value, layout, x)
-    key = _local_key(x._layout, rank, selections)
-    target = x.local[key] if key else x.local[...]  # a 0-d view: block[()] would be a scalar copy
+    target = x.local[key_of_block] if key_of_block else x.local[...]  # 0-d: block[()] would be a scalar copy
     if 0 in tuple(target.shape):
         x._halo_fresh = False
         return

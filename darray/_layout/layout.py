@@ -70,7 +70,7 @@ class Layout:
         self.has_halo = any(self.halo)
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
-        self._derived: dict = {}  # cache of layouts derived from this one (reductions, broadcasts)
+        self._derived: dict = {}  # what is computed from this layout (reduced layouts, index plans, ...)
 
     # ------------------------------------------------------------ construction
     @classmethod
