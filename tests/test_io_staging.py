@@ -178,7 +178,32 @@ def _job(tmp_path: Path, nprocs: int, *args) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=_env(), start_new_session=True)
 
 
+def _wait_for_creators(out: Path, timeout: float = 60.0) -> None:
+    """Wait until the processes that made the stages in ``out`` have exited.
+
+    A SIGKILLed ``mpiexec`` tears its ranks down asynchronously: a rank may
+    still run (and its stage rightly count as live) when the next job starts.
+    A stage whose marker was never written counts once it is old enough.
+    """
+    deadline = time.monotonic() + timeout
+    for marker in out.glob(f"*.tmp-*/{_staging.MARKER}"):
+        try:
+            pid = json.loads(marker.read_text())["pid"]
+        except ValueError:  # killed before its marker was written: abandoned once PARTIAL_GRACE has passed
+            time.sleep(max(0.0, marker.stat().st_mtime + _staging.PARTIAL_GRACE + 0.5 - time.time()))
+            continue
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break
+            except OSError:  # no such process (or no /proc: nothing to wait for)
+                break
+            time.sleep(0.05)
+
+
 def _next_save_leaves_nothing(tmp_path: Path, nprocs: int, fmt: str, k: int) -> None:
+    _wait_for_creators(tmp_path / "out")
     done = _job(tmp_path, nprocs, fmt, "save", k)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     assert done.stdout.split() == ["round", str(float(k)), "staging:"], done.stdout + done.stderr[-2000:]
@@ -484,3 +509,31 @@ def test_clean_staging_bad_input(comm, shared):
     if comm.size > 1:
         text = assert_raises_everywhere(ValueError, clean_staging, shared / f"mine-{comm.rank}")
         assert "different paths" in text
+
+
+def test_a_stage_whose_marker_was_never_written_is_removed_once_old(tmp_path):
+    """A creator killed between creating its marker and writing it leaves a stage that only holds an empty
+    marker: no data, nobody's lock. Removed after PARTIAL_GRACE; kept while fresh, locked, or holding more."""
+    import fcntl
+
+    def stage(name, extra=False, age=2 * _staging.PARTIAL_GRACE):
+        d = tmp_path / name
+        d.mkdir(mode=0o700)
+        marker = d / _staging.MARKER
+        marker.write_bytes(b'{"format": "darray-sta')  # cut mid-write
+        if extra:
+            (d / "data").write_bytes(b"x")
+        old = time.time() - age
+        os.utime(marker, (old, old))
+        return d
+
+    old, fresh, fuller, locked = (stage("x.zarr.tmp-old"), stage("x.zarr.tmp-fresh", age=0),
+                                  stage("x.zarr.tmp-full", extra=True), stage("x.zarr.tmp-locked"))
+    holder = os.open(locked / _staging.MARKER, os.O_RDWR)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        found = _staging.sweep(str(tmp_path), ["x.zarr"])
+    finally:
+        os.close(holder)
+    assert found.removed == [str(old)], found
+    assert not old.exists() and fresh.exists() and fuller.exists() and locked.exists()

@@ -72,6 +72,8 @@ MARKER = ".darray-staging.json"
 OLD = ".old"
 #: Default age (seconds) after which a stage of ours whose lock nobody holds counts as stale: 24 hours.
 STALE_AFTER = 24 * 3600.0
+#: Seconds after which a stage holding only an unwritten (empty or cut) marker counts as abandoned.
+PARTIAL_GRACE = 10.0
 
 _FORMAT = "darray-staging"
 _VERSION = 1
@@ -286,29 +288,11 @@ def _inspect(parent_fd: int, parent: str, name: str, prefix: str, wanted: set[st
         stage_fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=parent_fd)
     except OSError:
         return
+    path = os.path.join(parent, name)
     try:
-        if not os.path.samestat(st, os.fstat(stage_fd)):
+        if not os.path.samestat(st, os.fstat(stage_fd)) or not _stale(stage_fd, parent_fd, prefix, wanted,
+                                                                      older_than, now, st, path, out):
             return
-        found = _read_marker(stage_fd, prefix, wanted)
-        if found is None:
-            return
-        marker_fd, doc, marker_st = found
-        try:
-            try:
-                lock = _try_lock(marker_fd)
-            except OSError:
-                return
-            if lock is False:
-                return  # a live saver holds it
-            age = now - max(doc["created"], marker_st.st_mtime, st.st_mtime)
-            if not (age >= older_than or _pid_gone(doc)):
-                return
-            path = os.path.join(parent, name)
-            if _only_copy(stage_fd, parent_fd, doc["targets"]):
-                out.only_copy.append(path)
-                return
-        finally:
-            os.close(marker_fd)  # before removing: NFS would keep an open, removed file as .nfs*
     finally:
         os.close(stage_fd)
     if dry_run:
@@ -320,6 +304,61 @@ def _inspect(parent_fd: int, parent: str, name: str, prefix: str, wanted: set[st
         out.problems.append(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     else:
         out.removed.append(path)
+
+
+def _stale(stage_fd: int, parent_fd: int, prefix: str, wanted: set[str], older_than: float, now: float,
+           st: os.stat_result, path: str, out: Sweep) -> bool:
+    """Is the open stage ours and stale, and not the only copy of a previous target (then noted in ``out``)?"""
+    found = _read_marker(stage_fd, prefix, wanted)
+    if found is None:
+        return _abandoned_partial(stage_fd, now)
+    marker_fd, doc, marker_st = found
+    try:  # closed before removing: NFS would keep an open, removed file as .nfs*
+        try:
+            lock = _try_lock(marker_fd)
+        except OSError:
+            return False
+        if lock is False:
+            return False  # a live saver holds it
+        age = now - max(doc["created"], marker_st.st_mtime, st.st_mtime)
+        if not (age >= older_than or _pid_gone(doc)):
+            return False
+        if _only_copy(stage_fd, parent_fd, doc["targets"]):
+            out.only_copy.append(path)
+            return False
+        return True
+    finally:
+        os.close(marker_fd)
+
+
+def _abandoned_partial(stage_fd: int, now: float) -> bool:
+    """A stage whose marker was never written (its creator died between creating and filling it).
+
+    Nothing but the marker in it, the marker not valid JSON, unlocked, and
+    older than :data:`PARTIAL_GRACE`: it holds no data, and a live saver
+    fills its marker microseconds after creating it, holding its lock.
+    """
+    try:
+        if os.listdir(stage_fd) != [MARKER]:
+            return False
+        fd = os.open(MARKER, os.O_RDWR | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=stage_fd)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid())
+                or st.st_size >= _MARKER_BYTES or now - st.st_mtime < PARTIAL_GRACE):
+            return False
+        try:
+            json.loads(os.read(fd, _MARKER_BYTES).decode("utf-8", "surrogateescape"))
+            return False  # complete: judged by _read_marker (another target's, another version's)
+        except (ValueError, UnicodeError):
+            pass
+        return _try_lock(fd) is not False
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def sweep(parent: str, targets, older_than: float = STALE_AFTER, *, dry_run: bool = False,
