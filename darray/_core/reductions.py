@@ -9,8 +9,12 @@ communication at all: on one rank every reduction is one backend call.
 - sum, prod, min, max, all, any: allreduce with the matching operator;
   empty blocks contribute the neutral element.
 - mean: sum / count.
-- var, std: per-block (count, mean, M2) are allgathered and combined with
-  Chan et al.'s pairwise update in a fixed order, identical on every rank.
+- var, std: two passes over the global array, as NumPy: an allreduce of
+  the block sums gives the mean (the same on every rank), then one allreduce
+  adds each block's sums of ``|x - mean|**2`` and of ``x - mean`` (the
+  corrected two-pass algorithm: the rounding of the mean cancels). NumPy
+  blocks are swept in cache-sized chunks, with no temporary the size of the
+  block. Reductions over uncut axes of NumPy blocks are ``numpy.var``.
 """
 
 from __future__ import annotations
@@ -58,9 +62,11 @@ def _cut(x: DArray, axes) -> tuple[bool, ...]:
 
 
 def _finish(x: DArray, local, axes, keepdims: bool) -> DArray:
+    """Wrap a keepdims-shaped result block (dropping the reduced axes unless ``keepdims``)."""
     layout = x._layout.reduced(axes, keepdims)
-    if not keepdims:
-        local = x._xp.reshape(local, layout.block_shape(x._comm.rank)) if local.ndim else local
+    if not keepdims and local.ndim:
+        shape = layout.block_shape(x._comm.rank)
+        local = local.reshape(shape) if type(local) is np.ndarray else x._xp.reshape(local, shape)
     return DArray._wrap(local, layout, x._comm, x._xp)
 
 
@@ -127,6 +133,10 @@ def _simple(func: str, op: str, neutral):
         if neutral is not None and builtins.any(block.shape[a] == 0 for a in axes):
             shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
             partial = xp.full(shape, neutral(x.dtype), dtype=block.dtype, device=x.device)
+        elif ufunc is not None and xp is _NUMPY:  # the result's shape at once: no reshape afterwards
+            partial = _allreduce_over(x, cut, _as_array(xp, ufunc.reduce(block, axis=axes, keepdims=keepdims,
+                                                                         **kwargs)), op)
+            return DArray._wrap(partial, x._layout.reduced(axes, keepdims), x._comm, xp)
         else:
             partial = getattr(xp, func)(block, axis=axes, keepdims=True, **kwargs)
         partial = _allreduce_over(x, cut, partial, op)
@@ -197,6 +207,16 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     for a in axes:
         count *= x.shape[a]
     block = x.local
+    if xp is _NUMPY:  # integers accumulate in float64 (NumPy's mean) without a converted copy of the block
+        partial = _as_array(xp, np.add.reduce(block, axis=axes, keepdims=keepdims,
+                                              dtype=np.float64 if block.dtype.kind in "iub" else None))
+        partial = _allreduce_over(x, cut, partial, "sum")
+        if count:  # in place keeps a 0-d result an array
+            return DArray._wrap(np.divide(partial, count, out=partial), x._layout.reduced(axes, keepdims),
+                                x._comm, xp)
+        with np.errstate(divide="ignore", invalid="ignore"):  # an empty reduction: NumPy's nan
+            return DArray._wrap(np.divide(partial, count, out=partial), x._layout.reduced(axes, keepdims),
+                                x._comm, xp)
     if x.dtype.kind in "iub":
         block = xp.astype(block, xp.float64)
     partial = _allreduce_over(x, cut, xp.sum(block, axis=axes, keepdims=True), "sum")
@@ -204,54 +224,147 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
         return _finish(x, partial / count, axes, keepdims)
 
 
-def _moments(x: DArray, axes):
-    """Per-block count, mean and M2 (sum of squared deviations), keepdims-shaped."""
+#: Bytes of the scratch buffer of the squared-deviation pass: a few row chunks of the block at a time stay
+#: in the cache, and no temporary of the block's size is written (or page-faulted) per call.
+_CHUNK_BYTES = 1 << 20
+
+
+def _float_block(x: DArray):
+    """The local block as the floating dtype var computes in (NumPy's float64 for integers)."""
     xp = x._xp
     block = x.local
     if x.dtype.kind in "iub":
         block = xp.astype(block, xp.float64)
-    n = 1
+    return block
+
+
+def _global_mean(x: DArray, axes, cut):
+    """The global mean over ``axes`` (keepdims-shaped): allreduced block sums / global count."""
+    count = 1
     for a in axes:
-        n *= block.shape[a]
-    if n == 0:
-        shape = tuple(1 if a in axes else s for a, s in enumerate(block.shape))
-        zero = xp.zeros(shape, dtype=block.dtype, device=x.device)
-        return 0, zero, xp.real(zero) if xp.isdtype(zero.dtype, "complex floating") else zero
-    m = xp.mean(block, axis=axes, keepdims=True)
-    d = block - m
-    if xp.isdtype(d.dtype, "complex floating"):
-        m2 = xp.sum(xp.real(d * xp.conj(d)), axis=axes, keepdims=True)
+        count *= x.shape[a]
+    xp = x._xp
+    if xp is _NUMPY:  # integers accumulate in float64 without a converted copy of the block
+        block = x.local
+        total = np.add.reduce(block, axis=axes, keepdims=True,
+                              dtype=np.float64 if block.dtype.kind in "iub" else None)
     else:
-        m2 = xp.sum(d * d, axis=axes, keepdims=True)
-    return n, m, m2
+        total = xp.sum(_float_block(x), axis=axes, keepdims=True)
+    total = _allreduce_over(x, cut, total, "sum")
+    if count:
+        return total / count, count
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty reduction: NumPy's nan
+        return total / count, count
 
 
-def _combine(xp, parts):
-    """Chan et al.: merge (n, mean, M2) pairwise in a balanced tree (fixed order on every rank)."""
-    while len(parts) > 1:
-        merged = []
-        for i in range(0, len(parts) - 1, 2):
-            (na, ma, qa), (nb, mb, qb) = parts[i], parts[i + 1]
-            n = na + nb
-            if na == 0:
-                merged.append((nb, mb, qb))
-                continue
-            if nb == 0:
-                merged.append((na, ma, qa))
-                continue
-            delta = mb - ma
-            mean_ = ma + delta * (nb / n)
-            sq = xp.real(delta * xp.conj(delta)) if xp.isdtype(delta.dtype, "complex floating") else delta * delta
-            merged.append((n, mean_, qa + qb + sq * (na * nb / n)))
-        if len(parts) % 2:
-            merged.append(parts[-1])
-        parts = merged
-    return parts[0]
+def _deviation_sums(x: DArray, axes, mean):
+    """This block's sums over ``axes`` of ``|x - mean|**2`` and of ``x - mean``, stacked: ``(2, *mean.shape)``.
+
+    One array in ``mean``'s dtype, so one allreduce adds both (a complex stack holds the real sum of squares
+    in the real part of its first row).
+    """
+    xp = x._xp
+    if xp is not _NUMPY:
+        d = _float_block(x) - mean
+        sq = xp.real(d * xp.conj(d)) if xp.isdtype(d.dtype, "complex floating") else d * d
+        return xp.stack([xp.astype(xp.sum(sq, axis=axes, keepdims=True), d.dtype),
+                         xp.sum(d, axis=axes, keepdims=True)])
+    block = x.local
+    acc = np.zeros((2, *mean.shape), dtype=mean.dtype)
+    q, s = acc[0, ...].real, acc[1, ...]  # views, also of a 0-d mean
+    chunk = builtins.max(1, _CHUNK_BYTES // mean.itemsize)
+    if block.size <= chunk:  # small (or empty) blocks: one go, straight into acc
+        d = np.subtract(block, mean)
+        np.add.reduce(d, axis=axes, keepdims=True, out=s)
+        np.add.reduce(_square(d), axis=axes, keepdims=True, out=q)
+    else:
+        _accumulate(block, mean, axes, q, s, np.empty(chunk, dtype=mean.dtype))
+    return acc
+
+
+def _accumulate(b, m, axes, q, s, buf) -> None:
+    """Add ``sum(|b - m|**2, axes)`` into ``q`` and ``sum(b - m, axes)`` into ``s``, in row chunks that fit ``buf``."""
+    if b.size <= buf.size:
+        _leaf(b, m, axes, q, s, buf)
+        return
+    n = b.shape[0]
+    row = b.size // n
+    reduced = 0 in axes
+    if row <= buf.size:
+        step = buf.size // row
+        for i in range(0, n, step):
+            j = slice(i, i + step)
+            if reduced:
+                _leaf(b[j], m, axes, q, s, buf)
+            else:
+                _leaf(b[j], m[j], axes, q[j], s[j], buf)
+        return
+    inner = tuple(a - 1 for a in axes if a)  # one row does not fit: recurse into each (b.ndim >= 2 here)
+    for i in range(n):
+        k = 0 if reduced else i
+        _accumulate(b[i], m[k], inner, q[k], s[k], buf)
+
+
+def _leaf(b, m, axes, q, s, buf) -> None:
+    d = buf[:b.size].reshape(b.shape)
+    np.subtract(b, m, out=d)
+    s += np.add.reduce(d, axis=axes, keepdims=True)
+    if d.dtype.kind == "c":
+        q += np.add.reduce(_square(d), axis=axes, keepdims=True)
+    else:  # einsum squares and sums in one sweep over the chunk
+        q += np.einsum(_subscripts(d.ndim, axes), d, d).reshape(q.shape)
+
+
+_SUBSCRIPTS: dict = {}
+
+
+def _subscripts(ndim: int, axes) -> str:
+    """``einsum`` subscripts of ``sum(d * d, axes)``: ``"ab,ab->b"`` for ``ndim=2, axes=(0,)``."""
+    key = (ndim, axes)
+    found = _SUBSCRIPTS.get(key)
+    if found is None:
+        letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[:ndim]
+        kept = "".join(c for a, c in enumerate(letters) if a not in axes)
+        found = _SUBSCRIPTS[key] = f"{letters},{letters}->{kept}"
+    return found
+
+
+def _square(d):
+    """``|d|**2`` in place (NumPy): complex ``d`` holds it in its real part, as NumPy's var does."""
+    if d.dtype.kind == "c":
+        re, im = d.real, d.imag
+        np.multiply(re, re, out=re)
+        np.multiply(im, im, out=im)
+        return np.add(re, im, out=re)
+    return np.multiply(d, d, out=d)
+
+
+#: The largest finite value per real dtype (``numpy.finfo`` costs a microsecond per call).
+_FINITE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float32, np.float64)}
+
+
+def _corrected_m2(xp, acc, count: int):
+    """``sum|d|**2 - |sum d|**2 / count`` from the allreduced stack of ``_deviation_sums``, clamped at 0.
+
+    The correction is computed as ``(|s| / count) * |s|``: no overflow where ``sum|d|**2`` is finite, and
+    where that is inf (so is ``s``) the clamp to the largest finite value keeps NumPy's inf rather than
+    inf - inf. Rounding may leave -tiny for constant data: clamped to 0 (nan stays nan).
+    """
+    q, s = acc[0, ...], acc[1, ...]
+    if xp is _NUMPY:
+        a = np.abs(s) if s.dtype.kind == "c" else s
+        c = np.multiply(a / count, a)
+        np.minimum(c, _FINITE_MAX[c.dtype], out=c)
+        m2 = np.subtract(q.real, c, out=c)
+        return np.maximum(m2, 0, out=m2)
+    a = xp.abs(s)
+    c = xp.clip((a / count) * a, max=_FINITE_MAX[to_numpy_dtype(a.dtype)])
+    return xp.clip(xp.real(q) - c, min=0)
 
 
 def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False, ddof=None,
         _func: str = "var") -> DArray:
-    """Variance over ``axis`` with ``correction`` (NumPy's ``ddof``, also accepted); stable parallel combine."""
+    """Variance over ``axis`` with ``correction`` (NumPy's ``ddof``, also accepted); corrected two passes."""
     if ddof is not None:
         correction = ddof
     if type(x) is not DArray:
@@ -261,24 +374,24 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     axes = normalize_axes(_func, axis, x.ndim)
     check_category(_func, x.dtype, "numeric")
     xp = x._xp
-    if not builtins.any(_cut(x, axes)):
-        if xp is _NUMPY:
-            out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
-            return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
-        # other libraries: the standard's var takes real floats only, torch's var over axis=() is 0, not
-        # 0 / (1 - correction): the same two passes as NumPy, on float64 for integers, |d|**2 for complex
-        n, _, m2 = _moments(x, axes)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = m2 / builtins.max(n - correction, 0)
-        return _finish(x, out, axes, keepdims)
-    n, m, m2 = _moments(x, axes)
-    sub = x._comm.sub(x._layout.dims, _cut(x, axes))
-    counts = sub.allgather(np.asarray([n], dtype=np.int64))[:, 0]
-    means, m2s = sub.allgather(m), sub.allgather(m2)
-    _, _, total_m2 = _combine(xp, [(int(counts[i]), means[i, ...], m2s[i, ...]) for i in range(sub.size)])
-    count = int(np.sum(counts))
-    with np.errstate(divide="ignore", invalid="ignore"):  # NumPy's inf / nan for count <= correction
-        out = total_m2 / builtins.max(count - correction, 0)
+    cut = _cut(x, axes)
+    if True not in cut and xp is _NUMPY:
+        out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
+        return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
+    # Two passes over the global array, as NumPy: the allreduced block sums give the mean (the same on every
+    # rank), then one allreduce adds the blocks' sums of |x - mean|**2 and of x - mean. The second sum is the
+    # corrected two-pass algorithm (Chan, Golub & LeVeque 1983): M2 = sum|d|**2 - |sum d|**2 / n is exact for
+    # any mean, so the rounding of the mean (sums of large offsets, float32, sequential axis-0 sums) cancels.
+    # (Other libraries take this path uncut too: the standard's var takes real floats only, torch's var over
+    # axis=() is 0, not 0 / (1 - correction).)
+    mean, count = _global_mean(x, axes, cut)
+    acc = _allreduce_over(x, cut, _deviation_sums(x, axes, mean), "sum")
+    divisor = builtins.max(count - correction, 0)
+    if count and divisor:
+        out = _corrected_m2(xp, acc, count) / divisor
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):  # NumPy's nan / inf: empty, count <= correction
+            out = _corrected_m2(xp, acc, count) / divisor
     return _finish(x, out, axes, keepdims)
 
 
@@ -287,7 +400,9 @@ def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     if ddof is not None:
         correction = ddof
     v = getattr(var, "__wrapped__", var)(x, axis=axis, correction=correction, keepdims=keepdims, _func="std")
-    return DArray._wrap(v._xp.sqrt(v._block), v._layout, v._comm, v._xp)
+    block = v._block  # a fresh result of var's: NumPy takes the root in place
+    block = np.sqrt(block, out=block) if type(block) is np.ndarray else v._xp.sqrt(block)
+    return DArray._wrap(block, v._layout, v._comm, v._xp)
 
 
 mean = _traced(mean, "mean")
