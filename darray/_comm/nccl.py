@@ -185,7 +185,7 @@ class NCCLCommunicator:
             return self._via_host(array, op)
         if op in ("min", "max") and dtype.kind == "f":  # NaN must win on every rank, as in NumPy
             buffer, unpack = nan_carrying(array, op)
-            return unpack(self._reduce(buffer, op, kind, scale))
+            return self._cp.asarray(unpack(self._reduce(self._cp.asarray(buffer), op, kind, scale)))
         return self._reduce(array, op, kind, scale)
 
     def _reduce(self, array, op: str, kind, scale: int):
