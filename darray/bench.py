@@ -1002,6 +1002,9 @@ def _report(meta: dict, results: dict, png_name: str | None) -> str:
               f"- {P}-rank timings: barriers before and after each call, the per-rep maximum over ranks. "
               "The NumPy, darray-1-rank and Dask columns run in one process, before the "
               f"{P}-rank job, so the runs never overlap.",
+              f"- {P}-rank job: darray limits each rank's BLAS/OpenMP threads to cores // ranks per node "
+              "(darray._threads; the hand-written code runs in the same processes and shares the limit); "
+              "the 1-process columns use the libraries' default threads.",
               "- The machine may be shared: compare the load average above with the core count "
               "before reading small differences (10-15 % noise is usual)."]
     lines += notes

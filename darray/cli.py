@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import platform
 import sys
 from collections.abc import Callable
@@ -86,6 +87,16 @@ def _available(module: str, function: str) -> str:
     return ", ".join(yes) + (f" (not installed: {', '.join(no)})" if no else "")
 
 
+def _threads_per_rank() -> str:
+    from darray import _threads
+
+    darray.default_communicator()  # under mpiexec: creating it settles the threads (every rank runs info)
+    if _threads.applied is not None:
+        return f"{_threads.applied} (set by darray for the ranks sharing this node; DARRAY_THREADS to choose)"
+    chosen = [f"{name}={os.environ[name]}" for name in _threads.THREAD_VARIABLES if os.environ.get(name)]
+    return ", ".join(chosen) if chosen else "libraries' defaults (one rank on this node)"
+
+
 def _info(args: argparse.Namespace) -> int:
     mpi_rows, rank = _mpi_facts()
     rows = [
@@ -97,6 +108,7 @@ def _info(args: argparse.Namespace) -> int:
         ("transports", _available("_comm", "available_transports")),
         ("local backends", _available("_backend", "available_backends")),
         ("CUDA devices", _cuda_devices()),
+        ("threads per rank", _threads_per_rank()),
     ]
     if rank == 0:  # under mpiexec, one report
         width = max(len(key) for key, _ in rows)

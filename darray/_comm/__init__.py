@@ -46,10 +46,12 @@ def make_communicator(name: str) -> Communicator:
     if name in ("mpi", "nccl"):
         if importlib.util.find_spec("mpi4py") is None:
             raise ImportError(f"darray: transport {name!r} needs mpi4py; install it with pip install 'darray[mpi]'")
+        from .._threads import settle_threads
         from .mpi import MPICommunicator, install_abort_hook
 
         comm = MPICommunicator()
         install_abort_hook(comm)
+        settle_threads(comm.comm)  # ranks sharing a node must not each start node-wide thread pools
         if name == "nccl":
             from .nccl import NCCLCommunicator
 
