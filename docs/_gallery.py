@@ -49,7 +49,7 @@ EXAMPLES: dict[str, list[str]] = {
 
 #: The scaling plot of the committed benchmark run (``darray bench --size medium``), shown in the gallery
 #: and in docs/performance.md. ``benchmarks/results/*.png`` is not committed, so a copy is kept here.
-BENCH = ROOT / "benchmarks" / "results" / "2026-12-02-medium-2cpu.png"
+BENCH = ROOT / "benchmarks" / "results" / "2026-12-03-medium-2cpu.png"
 BENCH_COPY = OUT / "bench-medium-2cpu.png"
 
 
