@@ -66,6 +66,8 @@ if os.environ.get(BACKEND_ENV):  # before any test module imports darray (darray
     os.environ["DARRAY_BACKEND"] = os.environ[BACKEND_ENV]
 TEST_BACKEND = os.environ.get("DARRAY_BACKEND") or "numpy"
 
+from darray._api import numpy_names as _numpy_names  # noqa: E402
+
 #: Deselected for every local backend but NumPy: they test NumPy-only features.
 _UFUNC = "NumPy ufuncs on a DArray (np.sin(x), out=, where=, ndarray <op> DArray) run on NumPy blocks only"
 NUMPY_ONLY = {
@@ -76,6 +78,11 @@ NUMPY_ONLY = {
     "tests/test_elementwise.py::test_numpy_array_on_the_left": _UFUNC,
     "tests/test_interop.py::test_xarray_arithmetic_and_isel": "xarray applies np.sin through __array_ufunc__: " + _UFUNC,
     "tests/test_bench.py": "darray bench compares with NumPy / mpi4py programs on NumPy buffers and trains darray.nn",
+    **{f"tests/test_numpy_names.py::test_ufunc_names_match_numpy[{name}]": "a NumPy ufunc name without a standard "
+       "equivalent: " + _UFUNC for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
+    "tests/test_numpy_names.py::test_ufunc_names_take_out_where_and_scalars": _UFUNC,
+    **{f"tests/test_bad_input.py::test_bad_call[{name}-": "the bad calls of NumPy ufunc names (out=, operands NumPy "
+       "converts) go through NumPy's ufunc machinery: " + _UFUNC for name in _numpy_names.UFUNC_NAMES},
 }
 
 #: Deselected for array_api_strict: NumPy semantics that the Array API standard leaves unspecified
@@ -98,7 +105,11 @@ STRICT_EXCLUDED = {
         ("darray/_api/cumulative.py", "darray._api.cumulative.diff"),
         ("darray/_api/elementwise.py", "darray._api.elementwise.clip"),
         ("darray/_api/overlap.py", "darray._api.overlap.map_overlap"),
-        ("darray/stencil.py", "darray.stencil.laplacian"))},
+        ("darray/stencil.py", "darray.stencil.laplacian"),
+        ("darray/_api/numpy_names.py", "darray._api.numpy_names.round"),
+        *(("darray/_api/numpy_functions.py", f"darray._api.numpy_functions.{name}") for name in (
+            "angle", "around", "bincount", "corrcoef", "cov", "cross", "diag", "diagonal", "digitize", "hstack",
+            "interp", "nan_to_num", "ravel", "split")))},
 }
 
 #: Deselected for torch: what torch does otherwise where the standard leaves it open, and torch's gaps.

@@ -245,8 +245,9 @@ def second_operand(draw, shape, dtype):
 
 def draw_step(draw, a: np.ndarray) -> Step:
     ndim, dtype = a.ndim, a.dtype
-    kinds = ["unary", "binary", "reduce", "getitem", "reshape", "roll", "flip", "concat", "mask", "numpy ufunc",
-             "numpy function"]
+    kinds = ["unary", "binary", "reduce", "getitem", "reshape", "roll", "flip", "concat", "mask", "numpy function"]
+    if da.config.backend == "numpy":  # NumPy's ufunc machinery takes DArrays of NumPy blocks only
+        kinds.append("numpy ufunc")
     if ndim:
         kinds += ["cumulative_sum", "sort", "take", "argsort", "argmax", "diff", "moveaxis", "repeat", "setitem"]
     kinds += ["where", "clip", "astype", "expand_dims", "tile", "count_nonzero", "unique_values", "matmul"]

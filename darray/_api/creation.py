@@ -120,6 +120,8 @@ def _like(func, x: DArray, fill, dtype, device, split, grid, sizes, halo, bounda
     if fill is None:
         block = xp.empty(padded, dtype=dtype, device=dev)
     else:
+        if isinstance(fill, np.generic) and not is_numpy_namespace(xp):
+            fill = fill.item()  # strict namespaces take Python scalars only
         block = xp.full(padded, fill, dtype=dtype, device=dev)
     return DArray._wrap(block, layout, x._comm, xp)
 

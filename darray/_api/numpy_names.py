@@ -6,7 +6,10 @@ darray's namespace is the Array API standard's (``atan2``, ``pow``, ``concat``,
 function of that name, which NumPy hands to darray:
 
 - NumPy ufuncs outside the standard (:data:`UFUNC_NAMES`) run block by block
-  through ``DArray.__array_ufunc__``, with ``out=``, ``where=`` and ``dtype=``;
+  through ``DArray.__array_ufunc__``, with ``out=``, ``where=`` and ``dtype=``,
+  on NumPy blocks; on other local libraries (CuPy, torch) the names with a
+  standard equivalent (:data:`STANDARD_EQUIVALENTS`: ``arctan2`` is ``atan2``)
+  run that function, the others raise ``TypeError``;
 - NumPy functions darray implements through ``__array_function__``
   (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...);
 - the NumPy-only functions of :mod:`darray._api.numpy_functions` (``hstack``,
@@ -33,7 +36,9 @@ from collections.abc import Callable
 
 import numpy
 
+from .._backend import is_numpy_namespace
 from .._comm import Communicator
+from .._core import DArray
 from . import elementwise as _elementwise, numpy_functions
 from .numpy_functions import *  # noqa: F403  (NumPy-only functions: hstack, dot, cov, ...; in __all__ below)
 
@@ -46,6 +51,15 @@ UFUNC_NAMES = (
     "modf", "power", "rad2deg", "radians", "right_shift", "rint", "spacing", "true_divide",
 )
 
+#: NumPy ufunc -> the standard's function of the same meaning: what the name runs for local blocks other
+#: than NumPy's (CuPy, torch, ...), whose DArrays NumPy's ufunc machinery does not take.
+STANDARD_EQUIVALENTS = {
+    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan",
+    "arctan2": "atan2", "arctanh": "atanh", "bitwise_not": "bitwise_invert", "conjugate": "conj",
+    "invert": "bitwise_invert", "left_shift": "bitwise_left_shift", "mod": "remainder", "power": "pow",
+    "right_shift": "bitwise_right_shift", "true_divide": "divide",
+}
+
 #: NumPy functions outside the standard that darray implements (``darray._api.numpy_protocols``).
 FUNCTION_NAMES = (
     "allclose", "amax", "amin", "array_equal", "concatenate", "copy", "cumprod", "cumsum", "einsum", "gradient",
@@ -57,8 +71,12 @@ FUNCTION_NAMES = (
 
 def _calling(name: str, how: str) -> Callable:
     target = getattr(numpy, name)
+    standard = STANDARD_EQUIVALENTS.get(name)
 
     def call(*args, **kwargs):
+        if standard is not None and not kwargs and any(isinstance(a, DArray) and not is_numpy_namespace(a._xp)
+                                                       for a in args):
+            return getattr(_elementwise, standard)(*args)
         return target(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name

@@ -488,6 +488,8 @@ def _trapezoid(y, x=None, dx=1.0, axis=-1):
     if not isinstance(y, DArray):
         y = _da.asarray(np.asarray(y), split=None) if not isinstance(x, DArray) else _da.asarray(np.asarray(y))
     axis = normalize_axis("numpy.trapezoid", axis, y.ndim)
+    if y.dtype.kind in "iub":  # NumPy integrates integers in float64
+        y = _da.astype(y, _da.float64)
     head = tuple(slice(None, -1) if a == axis else slice(None) for a in range(y.ndim))
     tail = tuple(slice(1, None) if a == axis else slice(None) for a in range(y.ndim))
     if x is None:
