@@ -93,7 +93,8 @@ def _local_sort(xp, block, axis, descending, stable, index):
         return out if out.dtype == xp.int64 else xp.astype(out, xp.int64)
     if xp is NUMPY:
         return sort_values(block, axis, descending)
-    if descending and stable:  # some namespaces flip an ascending sort, which reverses ties (-0.0, 0.0)
+    if descending and stable and xp.isdtype(block.dtype, "real floating"):
+        # some namespaces flip an ascending sort, which reverses ties that differ in bits (-0.0, 0.0)
         return xp.take_along_axis(block, xp.argsort(block, axis=axis, descending=True, stable=True), axis=axis)
     return xp.sort(block, axis=axis, descending=descending, stable=stable)
 
