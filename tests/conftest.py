@@ -132,6 +132,8 @@ TORCH_EXCLUDED = {
     "tests/test_reductions.py::test_dtype_argument[sum-uint8-uint16]": _TORCH_UINT,
     "tests/test_cumulative.py::test_cumulative_dtypes[cumulative_sum-uint8-uint64]": _TORCH_UINT,
     "tests/test_cumulative.py::test_cumulative_dtypes[cumulative_prod-uint8-uint64]": _TORCH_UINT,
+    "tests/test_numpy_functions.py::test_bincount[uint64]": _TORCH_UINT,
+    "tests/test_numpy_functions.py::test_bincount_bad_input": _TORCH_UINT + " (its uint64 row)",
     **{test: "dask calls NumPy signatures (axis=, keepdims=) on the chunks" for test in (
         "tests/test_interop.py::test_to_dask_one_rank_or_replicated_is_zero_copy",
         "darray/interop.py::darray.interop.to_dask")},
