@@ -129,15 +129,6 @@ def restore_nans(run: np.ndarray, nan_seen: int, nan_bits: int) -> np.ndarray:
     return run
 
 
-def ties_observable(values: np.ndarray) -> bool:
-    """Do ``values`` hold equal-comparing elements with different bits (so stability shows)?
-
-    True when both ``-0.0`` and ``0.0`` occur, or NaNs with more than one bit
-    pattern; never for integers and booleans.
-    """
-    return tie_kinds(values)[0]
-
-
 def tie_kinds(values: np.ndarray) -> tuple[bool, int, int, int]:
     """``(observable, zero signs, NaN seen, NaN bits)`` of ``values``: what a stable sort could show.
 
@@ -221,7 +212,7 @@ def sample_sort(comm, values: np.ndarray, offset: int, descending: bool = False,
 
     Without ``index``, values are sorted by :func:`sample_sort_values` (no keys,
     no indices move) unless some rank holds ties a stable sort would order
-    (``-0.0`` and ``0.0``, NaN payloads): then by keys and global indices.
+    (``-0.0`` and ``0.0``, NaN payloads; :func:`tie_kinds`): then by keys and global indices.
     """
     if not index:
         done = sample_sort_values(comm, values, descending)
@@ -375,12 +366,8 @@ class Routed:
         self.order = np.argsort(dest, kind="stable")
         counts = np.bincount(dest, minlength=nprocs).astype(np.int64)
         table = to_numpy(comm.allgather(counts))
-        received = table[:, rank]
-        s_off = np.concatenate(([0], np.cumsum(counts)))
-        r_off = np.concatenate(([0], np.cumsum(received)))
-        self.sends = [(q, (slice(int(s_off[q]), int(s_off[q + 1])),)) for q in range(nprocs) if counts[q]]
-        self.recvs = [(r, (slice(int(r_off[r]), int(r_off[r + 1])),)) for r in range(nprocs) if received[r]]
-        self.n_out, self.n_in = len(dest), int(r_off[-1])
+        self.sends, self.recvs, self.n_in = _routes(table, rank, np.concatenate(([0], np.cumsum(counts))))
+        self.n_out = len(dest)
         self.received = []
         for payload in payloads:
             buf = np.empty(self.n_in, dtype=payload.dtype)

@@ -20,6 +20,7 @@ communication at all: on one rank every reduction is one backend call.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import numbers
 from collections.abc import Sequence
 
@@ -211,12 +212,9 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
         partial = _as_array(xp, np.add.reduce(block, axis=axes, keepdims=keepdims,
                                               dtype=np.float64 if block.dtype.kind in "iub" else None))
         partial = _allreduce_over(x, cut, partial, "sum")
-        if count:  # in place keeps a 0-d result an array
-            return DArray._wrap(np.divide(partial, count, out=partial), x._layout.reduced(axes, keepdims),
-                                x._comm, xp)
-        with np.errstate(divide="ignore", invalid="ignore"):  # an empty reduction: NumPy's nan
-            return DArray._wrap(np.divide(partial, count, out=partial), x._layout.reduced(axes, keepdims),
-                                x._comm, xp)
+        with _empty_reduction(count):  # in place keeps a 0-d result an array
+            np.divide(partial, count, out=partial)
+        return DArray._wrap(partial, x._layout.reduced(axes, keepdims), x._comm, xp)
     if x.dtype.kind in "iub":
         block = xp.astype(block, xp.float64)
     partial = _allreduce_over(x, cut, xp.sum(block, axis=axes, keepdims=True), "sum")
@@ -251,10 +249,13 @@ def _global_mean(x: DArray, axes, cut):
     else:
         total = xp.sum(_float_block(x), axis=axes, keepdims=True)
     total = _allreduce_over(x, cut, total, "sum")
-    if count:
+    with _empty_reduction(count):
         return total / count, count
-    with np.errstate(divide="ignore", invalid="ignore"):  # an empty reduction: NumPy's nan
-        return total / count, count
+
+
+def _empty_reduction(count: int):
+    """Silence 0/0 for an empty reduction (NumPy's nan) and nothing else."""
+    return np.errstate(divide="ignore", invalid="ignore") if not count else contextlib.nullcontext()
 
 
 def _deviation_sums(x: DArray, axes, mean):
