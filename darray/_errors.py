@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["message", "AxisError", "names_errors"]
+__all__ = ["message", "AxisError", "names_errors", "naming"]
 
 from numpy.exceptions import AxisError
 
@@ -23,12 +23,27 @@ def message(func: str, problem: str, got: object = None, expected: object = None
     return text
 
 
+def naming(exc: Exception, func: str, mentioned: str | None = None) -> Exception:
+    """``exc`` with ``"<func>: "`` in front of its message (same type), or ``exc`` itself.
+
+    Left as it is when its message starts with ``func`` or contains
+    ``mentioned``, or when its type takes no message alone.
+    """
+    text = str(exc)
+    if text.startswith(func) or (mentioned is not None and mentioned in text):
+        return exc
+    try:
+        return type(exc)(f"{func}: {text}")
+    except Exception:  # noqa: BLE001 - an exception type with another constructor: leave it as it is
+        return exc
+
+
 def names_errors(func: str):
     """Decorate a public function so bad input raised by a helper still names ``func``.
 
     NumPy-type errors (TypeError, ValueError, IndexError and subclasses)
     whose message does not start with ``func`` are re-raised with the same type
-    and ``"<func>: "`` in front; the original stays chained.
+    and ``"<func>: "`` in front (:func:`naming`); the original stays chained.
     """
     import functools
 
@@ -38,13 +53,9 @@ def names_errors(func: str):
             try:
                 return f(*args, **kwargs)
             except (TypeError, ValueError, IndexError) as exc:
-                text = str(exc)
-                if text.startswith(func):
+                renamed = naming(exc, func)
+                if renamed is exc:
                     raise
-                try:
-                    renamed = type(exc)(f"{func}: {text}")
-                except Exception:  # an exception type with another constructor: leave it as it is
-                    raise exc from None
                 raise renamed from exc
 
         return wrapper

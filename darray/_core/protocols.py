@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._backend import is_numpy_namespace
-from .._errors import message
+from .._errors import message, naming
 from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
@@ -102,12 +102,12 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
     return wrap_like(result, layout, target)
 
 
-_SCALARS = (DArray, np.ndarray, np.generic, int, float, complex)
+_OPERAND_TYPES = (DArray, np.ndarray, np.generic, int, float, complex)
 
 
 def _operand(name: str, x):
     """A ufunc operand as NumPy takes it (sequences become arrays); ``TypeError`` for anything else."""
-    if isinstance(x, _SCALARS):
+    if isinstance(x, _OPERAND_TYPES):
         return x
     try:
         converted = np.asarray(x)
@@ -128,22 +128,9 @@ def array_function(self: DArray, func, types, args, kwargs):
     try:
         return impl(*args, **kwargs)
     except (TypeError, ValueError, IndexError) as error:
-        raise _naming(error, func.__name__) from error
-
-
-def _naming(error: Exception, name: str) -> Exception:
-    """``error`` with ``numpy.<name>: `` in front of its message, unless it names ``name`` already.
-
-    The implementation of ``numpy.cumsum`` is ``darray.cumulative_sum``; its
-    errors should still say which function the user called.
-    """
-    text = str(error)
-    if name in text:
-        return error
-    try:
-        renamed = type(error)(f"numpy.{name}: {text}")
-    except Exception:  # noqa: BLE001 - an exception type with another constructor: keep it as it is
-        return error
-    return renamed
+        renamed = naming(error, f"numpy.{func.__name__}", mentioned=func.__name__)
+        if renamed is error:
+            raise
+        raise renamed from error
 
 
