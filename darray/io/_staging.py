@@ -72,7 +72,7 @@ MARKER = ".darray-staging.json"
 OLD = ".old"
 #: Default age (seconds) after which a stage of ours whose lock nobody holds counts as stale: 24 hours.
 STALE_AFTER = 24 * 3600.0
-#: Seconds after which a stage holding only an unwritten (empty or cut) marker counts as abandoned.
+#: Seconds after which a stage that is empty or holds only an unwritten (empty or cut) marker is abandoned.
 PARTIAL_GRACE = 10.0
 
 _FORMAT = "darray-staging"
@@ -311,7 +311,7 @@ def _stale(stage_fd: int, parent_fd: int, prefix: str, wanted: set[str], older_t
     """Is the open stage ours and stale, and not the only copy of a previous target (then noted in ``out``)?"""
     found = _read_marker(stage_fd, prefix, wanted)
     if found is None:
-        return _abandoned_partial(stage_fd, now)
+        return _abandoned_partial(stage_fd, now, st)
     marker_fd, doc, marker_st = found
     try:  # closed before removing: NFS would keep an open, removed file as .nfs*
         try:
@@ -331,15 +331,18 @@ def _stale(stage_fd: int, parent_fd: int, prefix: str, wanted: set[str], older_t
         os.close(marker_fd)
 
 
-def _abandoned_partial(stage_fd: int, now: float) -> bool:
-    """A stage whose marker was never written (its creator died between creating and filling it).
+def _abandoned_partial(stage_fd: int, now: float, st: os.stat_result) -> bool:
+    """A stage whose marker was never written (its creator died between making the stage and filling it).
 
-    Nothing but the marker in it, the marker not valid JSON, unlocked, and
-    older than :data:`PARTIAL_GRACE`: it holds no data, and a live saver
-    fills its marker microseconds after creating it, holding its lock.
+    Empty, or nothing in it but an unlocked marker that is not valid JSON,
+    and older than :data:`PARTIAL_GRACE`: it holds no data, and a live saver
+    creates and fills its marker microseconds after the stage, holding its lock.
     """
     try:
-        if os.listdir(stage_fd) != [MARKER]:
+        names = os.listdir(stage_fd)
+        if not names:
+            return now - st.st_mtime >= PARTIAL_GRACE
+        if names != [MARKER]:
             return False
         fd = os.open(MARKER, os.O_RDWR | _NOFOLLOW | _NONBLOCK | _CLOEXEC, dir_fd=stage_fd)
     except OSError:
