@@ -21,8 +21,8 @@ from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack
 from ._core.advanced import take, take_along_axis
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
 from ._api.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
-from ._api.dtype_objects import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64, uint8,
-                                 uint16, uint32, uint64)
+from ._api.dtype_objects import *  # noqa: F403  (NumPy's scalar types: float64, intc, floating, dtype, ...)
+from ._api.dtype_objects import __all__ as _dtype_names
 from ._api.info import __array_namespace_info__
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names
@@ -87,6 +87,7 @@ __all__ = sorted({
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names, *_numpy_names,
+    *_dtype_names,
 })
 
 from .tracer import _trace_script  # noqa: E402

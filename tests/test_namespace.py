@@ -68,6 +68,10 @@ ALL = frozenset({
     'true_divide', 'trunc', 'uint16', 'uint32', 'uint64', 'uint8', 'unique', 'unique_all', 'unique_counts',
     'unique_inverse', 'unique_values', 'unstack', 'var', 'vdot', 'vecdot', 'vstack', 'where', 'zeros',
     'zeros_like'
+}) | frozenset({  # NumPy's scalar types and dtype class (darray._api.dtype_objects)
+    'bool_', 'byte', 'cdouble', 'complexfloating', 'csingle', 'double', 'dtype', 'floating', 'generic', 'inexact',
+    'int_', 'intc', 'integer', 'intp', 'long', 'longlong', 'number', 'short', 'signedinteger', 'single', 'ubyte',
+    'uint', 'uintc', 'uintp', 'ulong', 'ulonglong', 'unsignedinteger', 'ushort',
 })
 
 #: The array object's attributes and methods in the standard.

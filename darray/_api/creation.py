@@ -14,7 +14,7 @@ import numbers
 import array_api_compat
 import numpy as np
 
-from .._backend import from_numpy, is_numpy_namespace, namespace_of, to_numpy
+from .._backend import contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import check_dtype
 from .._core.elementwise import astype
@@ -185,7 +185,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
         data = obj
     if not foreign:
         try:
-            array = np.asarray(data) if dtype is None else np.asarray(data, dtype=to_numpy_dtype(dtype))
+            array = np.asarray(data) if dtype is None else np.asarray(data, dtype=check_dtype("asarray", dtype))
         except ValueError as exc:
             raise ValueError(message("asarray", "cannot make an array of the data", str(exc))) from None
         if array.dtype.kind not in "biufc":
@@ -206,7 +206,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
         block[layout.interior(comm.rank)] = part
     else:  # copy=None keeps a view of obj when it is contiguous, like numpy.asarray
         contiguous = getattr(getattr(part, "flags", None), "c_contiguous", True)
-        block = xp.asarray(part, copy=True) if copy or not contiguous else part
+        block = contiguous_copy(xp, part) if copy or not contiguous else part
     return DArray._new(block, layout, comm, xp)
 
 
@@ -450,7 +450,7 @@ def meshgrid(*arrays, indexing: str = "xy", split="auto", grid=None, comm=None) 
         view = [1] * len(shape)
         view[axis] = part.shape[0]
         local = xp.broadcast_to(xp.reshape(part, tuple(view)), layout.block_shape(comm.rank))
-        out.append(DArray._wrap(xp.asarray(local, copy=True), layout, comm, xp))
+        out.append(DArray._wrap(contiguous_copy(xp, local), layout, comm, xp))
     return out
 
 

@@ -75,11 +75,19 @@ _STANDARD = frozenset(DTYPES.values())  # native byte order: a set lookup instea
 
 
 def check_dtype(func: str, dtype: Any) -> np.dtype:
-    """The NumPy dtype of ``dtype`` if the Array API standard has it, else ``TypeError``."""
+    """The standard's NumPy dtype of ``dtype``, else ``TypeError``.
+
+    ``dtype`` is anything ``numpy.dtype`` takes (``numpy.float64``, ``float``,
+    ``"f8"``, a ``numpy.dtype``) or a backend's dtype (``torch.float32``).
+    NumPy's other names of a standard dtype (``numpy.longlong``) give the
+    standard's dtype (``int64``).
+    """
     found = to_numpy_dtype(dtype)
-    if found not in _STANDARD and found.name not in DTYPES:
+    if found in _STANDARD:
+        return found
+    if found.name not in DTYPES:
         raise TypeError(f"{func}: unsupported dtype; got {found}, expected one of {sorted(DTYPES)}")
-    return found
+    return DTYPES[found.name] if found.isnative else found  # numpy.longlong -> int64; '>f8' stays
 
 
 def kind_of(dtype: Any) -> str:
