@@ -199,8 +199,10 @@ def _clip(a, a_min=None, a_max=None, out=None, **kwargs):
 
 @implements(np.where)
 def _where(condition, x=None, y=None):
+    if x is None and y is None:  # NumPy's one-argument form: nonzero(condition)
+        return _da.where(condition)
     if x is None or y is None:
-        return NotImplemented
+        raise ValueError(message("numpy.where", "either both or neither of x and y should be given", 1, "0 or 2"))
     return _da.where(condition, x, y)
 
 
@@ -395,6 +397,10 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     One operand: axis permutations and sums. Two operands: the product is
     formed by broadcasting after aligning axes, then contracted indices are
     summed; matrix products (``ij,jk->ik`` and batched forms) go to matmul.
+    Three or more: contracted pairwise, in the order ``numpy.einsum_path``
+    picks (``optimize='greedy'`` unless ``optimize`` is ``'optimal'`` or an
+    explicit ``['einsum_path', (i, j), ...]``), each pair as above; an index
+    is summed as soon as no remaining operand and not the output has it.
     """
     _no_out("einsum", out)
     if not isinstance(subscripts, str) or "..." in subscripts:
@@ -407,13 +413,54 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
         letters = inputs.replace(",", "")
         output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     terms = inputs.split(",")
-    if len(terms) != len(operands) or len(terms) > 2:
-        raise TypeError(f"numpy.einsum: DArrays support one or two operands; got {len(operands)}")
+    if len(terms) != len(operands):
+        raise ValueError(message("numpy.einsum", "the subscripts name another number of operands",
+                                 len(operands), f"{len(terms)} operands"))
     for t, op in zip(terms, operands):
         if len(set(t)) != len(t):
             raise TypeError(f"numpy.einsum: repeated indices within one operand are not supported; got {t!r}")
         if len(t) != op.ndim:
             raise ValueError(f"numpy.einsum: subscripts {t!r} do not match an operand of {op.ndim} dims")
+    if len(terms) > 2:
+        return _einsum_pairwise(terms, output, list(operands), optimize)
+    return _einsum_two(terms, output, operands)
+
+
+def _einsum_pairwise(terms: list, output: str, operands: list, optimize):
+    """Three or more operands: pairwise contractions in ``numpy.einsum_path``'s order (shapes only)."""
+    if isinstance(optimize, (list, tuple)) and optimize and optimize[0] == "einsum_path":
+        path = [tuple(p) for p in optimize[1:]]
+    else:
+        stand_ins = [np.broadcast_to(np.zeros((), dtype=op.dtype), op.shape) for op in operands]
+        strategy = optimize if optimize in ("greedy", "optimal") else "greedy"
+        path = [tuple(p) for p in np.einsum_path(",".join(terms) + "->" + output, *stand_ins,
+                                                 optimize=strategy)[0][1:]]
+    terms, operands = list(terms), list(operands)
+    for pair in path:
+        picked = sorted(pair, reverse=True)
+        chosen = [(terms.pop(i), operands.pop(i)) for i in picked][::-1]
+        if len(chosen) == 1:  # numpy's paths may reduce one operand alone
+            (t, x), = chosen
+            kept = "".join(c for c in t if c in output or any(c in u for u in terms))
+            terms.append(kept)
+            operands.append(_einsum_two([t], kept, [x]))
+            continue
+        (t1, x1), (t2, x2) = chosen
+        seen = "".join(dict.fromkeys(t1 + t2))
+        kept = "".join(c for c in seen if c in output or any(c in u for u in terms))
+        terms.append(kept)
+        operands.append(_einsum_two([t1, t2], kept, [x1, x2]))
+    while len(operands) > 1:  # a partial path: finish left to right
+        t1, t2 = terms.pop(0), terms.pop(0)
+        x1, x2 = operands.pop(0), operands.pop(0)
+        kept = "".join(c for c in dict.fromkeys(t1 + t2) if c in output or any(c in u for u in terms))
+        terms.insert(0, kept)
+        operands.insert(0, _einsum_two([t1, t2], kept, [x1, x2]))
+    return _einsum_two(terms, output, operands)
+
+
+def _einsum_two(terms: list, output: str, operands):
+    """One or two operands with checked subscripts ``terms`` and ``output``."""
     if len(terms) == 2 and hasattr(_da, "matmul"):
         (p, q), o = terms, output
         if (len(p) >= 2 and len(q) >= 2 and p[:-2] == q[:-2] == o[:-2] and p[-1] == q[-2]

@@ -133,8 +133,29 @@ def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> DArray:
     return _sum(nonzero_, axis=axis, dtype=np.int64, keepdims=keepdims)
 
 
-def where(condition, x1, x2, /) -> DArray:
-    """``x1`` where ``condition`` is true, else ``x2`` (broadcast; the layout of the largest distributed operand)."""
+_ONE = object()  # "not given": where(condition) alone is NumPy's nonzero(condition)
+
+
+def where(condition, x1=_ONE, x2=_ONE, /):
+    """``x1`` where ``condition`` is true, else ``x2`` (broadcast; the layout of the largest distributed operand).
+
+    ``where(condition)`` alone is :func:`nonzero` (NumPy's one-argument form):
+    a tuple of index arrays.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> x = da.asarray([0, 3, 0, 5])
+    >>> da.where(x > 0, x, -1).gather().tolist(), [i.gather().tolist() for i in da.where(x)]
+    ([-1, 3, -1, 5], [[1, 3]])
+    """
+    if x1 is _ONE and x2 is _ONE:
+        if not isinstance(condition, DArray):
+            raise TypeError(message("where", "condition must be a DArray when x1 and x2 are not given",
+                                    type(condition).__name__))
+        return nonzero(condition)
+    if x1 is _ONE or x2 is _ONE:
+        raise ValueError(message("where", "either both or neither of x1 and x2 should be given", 1, "0 or 2"))
     args = (condition, x1, x2)
     for a in args:
         if not isinstance(a, (DArray, bool, int, float, complex, np.ndarray, np.generic, list, tuple)):
