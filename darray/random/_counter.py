@@ -74,11 +74,11 @@ from math import prod
 
 import numpy as np
 
-from ._api._common import make_layout, normalize_shape, resolve_comm, resolve_device
-from ._api.creation import _place
-from ._backend import to_numpy
-from ._core import DArray, to_numpy_dtype
-from ._errors import message
+from .._api._common import make_layout, normalize_shape, resolve_comm, resolve_device
+from .._api.creation import _place
+from .._backend import to_numpy
+from .._core import DArray, to_numpy_dtype
+from .._errors import message
 
 __all__ = ["Generator", "default_rng"]
 
@@ -576,7 +576,7 @@ class Generator:
             starts, length = _runs((n,), layout.block_slices(comm.rank))
             values = self._permutation_of(n, starts, length)
             return _place(xp.asarray(values, device=dev), layout, comm, xp)
-        from ._api.creation import asarray
+        from .._api.creation import asarray
 
         array = np.asarray(x)
         if array.ndim == 0:

@@ -1,0 +1,47 @@
+"""Random DArrays: ``darray.random``, NumPy's ``numpy.random`` for distributed arrays.
+
+Two APIs, as in NumPy:
+
+- :func:`default_rng` / :class:`Generator` (:mod:`darray.random._counter`):
+  counter-based streams; the global array depends only on the seed and the
+  call sequence, never on the number of ranks or the layout, and every rank
+  computes only its own block. Not NumPy's ``default_rng`` numbers.
+- NumPy's legacy API (:mod:`darray.random._legacy`): :func:`seed`,
+  :func:`rand`, :func:`randn`, :func:`randint`, :func:`normal`,
+  :func:`choice`, :func:`shuffle`, ... bound to one global
+  :class:`RandomState`, as ``numpy.random``'s functions are bound to
+  ``numpy.random.mtrand._rand``. Arrays of fewer than
+  ``darray.config.min_distributed_size`` elements are NumPy's numbers bit for
+  bit (the MT19937 state advancing exactly as NumPy's); larger ones come from
+  counter-based streams keyed by four words of the legacy stream.
+
+Examples
+--------
+>>> import darray as np
+>>> x = np.random.default_rng(42).standard_normal((1000, 10), split=1)
+>>> y = np.random.default_rng(42).standard_normal((1000, 10), split=0)
+>>> bool(np.all(x == y))                               # same global array
+True
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+from . import _counter
+from ._counter import _LOOP_MIN_RUN, Generator, _philox, _runs, _stream_words, default_rng  # noqa: F401
+
+__all__ = ["Generator", "default_rng"]
+
+
+class _Package(types.ModuleType):
+    """``darray.random`` itself: setting the tunable ``_LOOP_MIN_RUN`` here sets it where it is read (``_counter``)."""
+
+    def __setattr__(self, name, value):
+        if name == "_LOOP_MIN_RUN":
+            setattr(_counter, name, value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
