@@ -66,13 +66,13 @@ __all__ = ["SIZES", "WORKLOADS", "configure", "run", "main"]
 #: Problem sizes per ``--size``. ``w2`` is (n, sweeps) of an n x n field; ``surrogate`` is (n, train steps).
 SIZES: dict[str, dict[str, Any]] = {
     "smoke": dict(w1=2 ** 12, w2=(64, 3), w3=64, w4=64, redist=64, sort=2 ** 12, fft=64, surrogate=(32, 1),
-                  reps=1),
+                  readme=(64, 2), reps=1),
     "small": dict(w1=2 ** 20, w2=(512, 20), w3=1024, w4=512, redist=512, sort=2 ** 18, fft=512,
-                  surrogate=(64, 2), reps=3),
+                  surrogate=(64, 2), readme=(512, 30), reps=3),
     "medium": dict(w1=2 ** 24, w2=(2048, 50), w3=4096, w4=2048, redist=2048, sort=2 ** 22, fft=2048,
-                   surrogate=(256, 3), reps=3),
+                   surrogate=(256, 3), readme=(2048, 30), reps=3),
     "full": dict(w1=2 ** 26, w2=(4096, 100), w3=8192, w4=4096, redist=4096, sort=2 ** 24, fft=4096,
-                 surrogate=(512, 3), reps=3),
+                 surrogate=(512, 3), readme=(4096, 100), reps=3),
 }
 
 def _labels(P: int) -> dict[str, str]:
@@ -644,6 +644,37 @@ def _surrogate_darray(ctx):
                                                   "time per Adam step, setup (target, standardising) included")
 
 
+# --------------------------------------------------------------------------------- the README example --
+def _readme_numpy(ctx):
+    from .readme_example import run
+
+    n, iters = ctx.sz["readme"]
+    return Case(lambda: run(np, n, iters), lambda u: {"u": _checksum(u, _full((n, n)))})
+
+
+def _readme_darray(ctx):
+    import darray as da
+
+    from .readme_example import run
+
+    n, iters = ctx.sz["readme"]
+    return Case(lambda: run(da, n, iters), lambda u: _darray_sums(ctx, u=u),
+                note="darray: the README's source unchanged (`import darray as np`), setup included")
+
+
+def _readme_hand(ctx):
+    from .readme_example import hand_written
+
+    n, iters = ctx.sz["readme"]
+
+    def summarize(out):
+        rows, sl = out
+        return {"u": ctx.allsum(_checksum(rows, (sl, slice(0, n))))}
+
+    return Case(lambda: hand_written(ctx.mpi, n, iters), summarize,
+                note="hand: rows cut, one ghost row each side, two Sendrecv per sweep, setup included")
+
+
 # ------------------------------------------------------------------------------------------- the table --
 class Workload(NamedTuple):
     title: str
@@ -673,6 +704,8 @@ WORKLOADS: dict[str, Workload] = {
                      None),
     "fft": Workload("fft 2-d", lambda s: f"{s['fft']}^2 complex128", _fft_numpy, _fft_darray, _fft_hand,
                     _fft_dask),
+    "readme": Workload("README example", lambda s: f"{s['readme'][0]}^2 x{s['readme'][1]}",
+                       _readme_numpy, _readme_darray, _readme_hand, None),
     "surrogate": Workload("surrogate training step", lambda s: f"{s['surrogate'][0]}^2 field",
                           None, _surrogate_darray, None, None, _has_surrogate),
 }

@@ -1,0 +1,121 @@
+"""Per-call overhead of darray against NumPy on small arrays, and NumPy teaching codes.
+
+    python benchmarks/bench_overhead.py [--n 41] [--number 2000]
+    mpiexec -n 3 python benchmarks/bench_overhead.py
+
+Part 1 times single calls on an ``n x n`` float64 array (``a + b``, a
+shifted-slice sum, slice assignment, ``copy``, ``sum``, ...) with NumPy and
+with darray (``import darray as np``, the same source), best of 7 repeats of
+``--number`` calls, and prints microseconds per call and the difference.
+Under mpiexec the arrays stay below ``darray.config.min_distributed_size``
+(replicated: every rank computes alone) unless ``--distributed`` cuts them.
+
+Part 2 runs three NumPy teaching codes unchanged with both modules: a
+Laplace/Jacobi solver, a 2-d linear convection CFD step (the "12 steps to
+Navier-Stokes" style) and Conway's Game of Life, and prints the time ratio.
+
+Timings are per process; check the load first (``uptime``): other work on
+the cores inflates every number. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import timeit
+
+import numpy
+
+import darray
+
+#: call -> its source, with ``np`` the module and ``a``, ``b`` two n x n float64 arrays.
+CALLS = {
+    "a + b": "a + b",
+    "a * b + a": "a * b + a",
+    "a[1:-1, 1:-1]": "a[1:-1, 1:-1]",
+    "a[1:-1, 1:-1] + a[2:, 1:-1]": "a[1:-1, 1:-1] + a[2:, 1:-1]",
+    "a[1:-1, 1:-1] = b[1:-1, 1:-1]": "a[1:-1, 1:-1] = b[1:-1, 1:-1]",
+    "a.copy()": "a.copy()",
+    "np.sum(a)": "np.sum(a)",
+    "np.mean(a)": "np.mean(a)",
+    "np.sqrt(a)": "np.sqrt(a)",
+    "a.sum(axis=0)": "a.sum(axis=0)",
+}
+
+LAPLACE = """
+u = np.zeros((n, n))
+u[0, :] = 1.0
+for _ in range(steps):
+    u[1:-1, 1:-1] = 0.25 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2])
+"""
+
+CONVECTION = """
+u = np.ones((n, n))
+u[n // 4:n // 2, n // 4:n // 2] = 2.0
+c, dt, dx = 1.0, 0.2 * 2.0 / (n - 1), 2.0 / (n - 1)
+for _ in range(steps):
+    un = u.copy()
+    u[1:, 1:] = un[1:, 1:] - c * dt / dx * (un[1:, 1:] - un[:-1, 1:]) - c * dt / dx * (un[1:, 1:] - un[1:, :-1])
+    u[0, :] = 1.0
+    u[-1, :] = 1.0
+    u[:, 0] = 1.0
+    u[:, -1] = 1.0
+"""
+
+LIFE = """
+Z = np.zeros((n, n), dtype=int)
+Z[1:4, 1:4] = np.asarray([[0, 1, 0], [0, 0, 1], [1, 1, 1]])
+for _ in range(steps):
+    N = (Z[0:-2, 0:-2] + Z[0:-2, 1:-1] + Z[0:-2, 2:] + Z[1:-1, 0:-2] + Z[1:-1, 2:]
+         + Z[2:, 0:-2] + Z[2:, 1:-1] + Z[2:, 2:])
+    birth = (N == 3) & (Z[1:-1, 1:-1] == 0)
+    survive = ((N == 2) | (N == 3)) & (Z[1:-1, 1:-1] == 1)
+    Z[...] = 0
+    Z[1:-1, 1:-1][birth | survive] = 1
+"""
+
+PROGRAMS = {"Laplace (Jacobi)": LAPLACE, "linear convection": CONVECTION, "Game of Life": LIFE}
+
+
+def _best(stmt: str, scope: dict, number: int) -> float:
+    return min(timeit.repeat(stmt, globals=scope, number=number, repeat=7)) / number
+
+
+def _arrays(np, n: int, distributed: bool):
+    rng = numpy.random.default_rng(0)
+    a, b = rng.random((n, n)), rng.random((n, n))
+    if np is numpy:
+        return a, b
+    kw = dict(split=0) if distributed else {}
+    return np.asarray(a, **kw), np.asarray(b, **kw)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=41, help="side of the square arrays (default 41)")
+    parser.add_argument("--number", type=int, default=2000, help="calls per timing repeat (default 2000)")
+    parser.add_argument("--steps", type=int, default=200, help="steps of each teaching code (default 200)")
+    parser.add_argument("--distributed", action="store_true", help="cut the arrays over the ranks (split=0)")
+    args = parser.parse_args(argv)
+    comm = darray.default_communicator()
+    say = print if comm.rank == 0 else (lambda *a, **k: None)
+    say(f"# bench_overhead: n={args.n}, {comm.size} rank(s), "
+        f"{'distributed' if args.distributed else 'replicated below the threshold'}, load {os.getloadavg()[0]:.2f}")
+    say(f"{'call':34s} {'NumPy us':>9s} {'darray us':>10s} {'diff us':>8s} {'ratio':>6s}")
+    for name, stmt in CALLS.items():
+        times = []
+        for np in (numpy, darray):
+            a, b = _arrays(np, args.n, args.distributed)
+            times.append(_best(stmt, {"np": np, "a": a, "b": b}, args.number) * 1e6)
+        say(f"{name:34s} {times[0]:9.2f} {times[1]:10.2f} {times[1] - times[0]:8.2f} {times[1] / times[0]:6.2f}")
+    say(f"\n{'program':34s} {'NumPy ms':>9s} {'darray ms':>10s} {'ratio':>6s}")
+    for name, source in PROGRAMS.items():
+        times = []
+        for np in (numpy, darray):
+            scope = {"np": np, "n": args.n, "steps": args.steps}
+            times.append(_best(source, scope, 1) * 1e3)
+        say(f"{name:34s} {times[0]:9.2f} {times[1]:10.2f} {times[1] / times[0]:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
