@@ -45,8 +45,10 @@ from .explain import explain  # noqa: E402
 from . import random  # noqa: E402
 from . import autodiff, nn, optim  # noqa: E402
 from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
+from . import lib  # noqa: E402  (darray.lib.stride_tricks.sliding_window_view, as numpy.lib)
 from .interop import from_dask, to_dask  # noqa: E402
 from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
+from ._api import numpy_nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
 from ._api.numpy_names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
 from ._api.numpy_names import __all__ as _numpy_names  # noqa: E402
 
@@ -67,7 +69,7 @@ except Exception:  # pragma: no cover - running from a source tree without insta
 
 __all__ = sorted({
     "from_dlpack", "broadcast_shapes", "isin",
-    "interop", "io", "from_dask", "to_dask",
+    "interop", "io", "from_dask", "to_dask", "lib",
     "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim",
     "fft",
     "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",

@@ -18,6 +18,7 @@ import numpy as np
 
 from ._api.manipulation import concat, flip
 from ._api.overlap import map_overlap
+from ._api.padding import pad_constant
 from ._core import DArray
 from ._errors import message, names_errors
 from ._layout import normalize_axis
@@ -245,9 +246,14 @@ def gaussian_filter(x: DArray, /, sigma, *, truncate: float = 4.0, mode: str = "
 
 
 def pad(x: DArray, pad_width, mode: str = "constant", **kwargs) -> DArray:
-    """``numpy.pad`` for modes constant, edge, reflect, symmetric, wrap: edge strips are sliced and joined."""
+    """``numpy.pad`` for modes constant, edge, reflect, symmetric, wrap: edge strips are sliced and joined.
+
+    Mode constant grows the edge blocks and moves nothing (:func:`darray._api.padding.pad_constant`).
+    """
     from ._api.creation import full
 
+    if mode == "constant" and isinstance(x, DArray) and set(kwargs) <= {"constant_values"}:
+        return pad_constant(x, pad_width, kwargs.get("constant_values", 0))
     if mode not in ("constant", "edge", "reflect", "symmetric", "wrap"):
         raise ValueError(message("pad", "unsupported mode", mode, "constant, edge, reflect, symmetric or wrap"))
     widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))

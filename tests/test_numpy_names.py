@@ -77,6 +77,8 @@ FUNCTION_CALLS = {  # name -> a call on a 2-d float array (None: the plain call 
     "gradient": lambda m, a: m.gradient(a, axis=0),
     "histogram": lambda m, a: m.histogram(a, bins=4, range=(-2.0, 2.0))[0],
     "isclose": lambda m, a: m.isclose(a, a),
+    "nanpercentile": lambda m, a: m.nanpercentile(a, 30, axis=0),
+    "nanquantile": lambda m, a: m.nanquantile(a, 0.7, axis=1),
     "outer": lambda m, a: m.outer(a[:, 0], a[0]),
     "pad": lambda m, a: m.pad(a, 1, mode="wrap"),
     "percentile": lambda m, a: m.percentile(a, 30, axis=0),

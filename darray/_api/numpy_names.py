@@ -63,7 +63,8 @@ STANDARD_EQUIVALENTS = {
 #: NumPy functions outside the standard that darray implements (``darray._api.numpy_protocols``).
 FUNCTION_NAMES = (
     "allclose", "amax", "amin", "array_equal", "concatenate", "copy", "cumprod", "cumsum", "einsum", "gradient",
-    "histogram", "isclose", "median", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
+    "histogram", "isclose", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
+    "nanmedian", "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar",
     "ndim", "outer", "pad", "percentile", "ptp", "quantile", "shape", "size", "transpose", "trapezoid",
     "unique",
 )
