@@ -37,7 +37,9 @@ from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
 from ._config import config
 from ._core import DArray
+from ._core.printing import array2string, array_repr, array_str
 from ._layout import Layout, plan_grid
+from numpy import get_printoptions, printoptions, set_printoptions  # NumPy's print options are darray's
 
 from . import stencil  # noqa: E402
 from .tracer import trace  # noqa: E402
@@ -51,6 +53,9 @@ from ._api import numpy_protocols as _numpy_protocols  # registers np.* implemen
 from ._api import numpy_nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
 from ._api.numpy_names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
 from ._api.numpy_names import __all__ as _numpy_names  # noqa: E402
+from ._api.array_likes import accepting as _accepting  # noqa: E402
+
+globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
 
 import sys as _sys  # noqa: E402
 
@@ -76,6 +81,7 @@ __all__ = sorted({
     "unique_counts", "unique_inverse", "unique_values", "where",
     "random",
     "explain",
+    "array2string", "array_repr", "array_str", "get_printoptions", "printoptions", "set_printoptions",
     "trace",
     "take", "take_along_axis",
     "stencil",

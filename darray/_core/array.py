@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import importlib
 import warnings
-from types import ModuleType
+from types import GenericAlias, ModuleType
 from typing import Any
 
 import array_api_compat
+from numpy import can_cast as _np_can_cast, integer as _np_integer
 
 from .._backend import namespace_of, to_numpy
 from .._comm import Communicator
@@ -23,8 +24,6 @@ from .dtypes import check_dtype, to_numpy_dtype
 from .table import BINARY_OPERATORS, UNARY_OPERATORS
 
 __all__ = ["DArray"]
-
-_MAX_REPR = 1000  # elements shown by repr when this rank holds the whole array
 
 
 class DArray:
@@ -169,12 +168,12 @@ class DArray:
 
     @property
     def T(self) -> DArray:
-        """Transpose of a 2-d array (no communication: the layout is permuted)."""
-        if self.ndim != 2:
-            raise ValueError(message("T", "only defined for 2-d arrays", self.shape, "a 2-d array (use .mT)"))
+        """The array with its axes reversed, as NumPy's ``x.T`` (0-d and 1-d: the array itself; no communication)."""
+        if self.ndim < 2:
+            return self
         from .manipulation import permute_dims
 
-        return permute_dims(self, (1, 0))
+        return permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> DArray:
@@ -187,7 +186,8 @@ class DArray:
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError("len: len() of a 0-d array")
+            raise TypeError(message("__len__", "len() of unsized object (a 0-d array)", self.shape,
+                                    "an array with dimensions"))
         return self.shape[0]
 
     # ------------------------------------------------------------ conversion
@@ -236,14 +236,22 @@ class DArray:
         return importlib.import_module("darray")
 
     def _scalar(self, kind, func: str):
-        if self.ndim != 0:
-            raise TypeError(message(func, "only 0-d arrays convert to Python scalars", self.shape, "shape ()"))
-        if not self._layout.is_replicated:  # pragma: no cover - 0-d layouts are always replicated
-            raise ValueError(message(func, "0-d array is not replicated", self._layout))
-        return kind(to_numpy(self._block)[()])
+        if self.ndim != 0:  # NumPy 2.4: size-1 arrays of ndim > 0 no longer convert either
+            raise TypeError(message(func, "only 0-dimensional arrays can be converted to Python scalars", self.shape,
+                                    "shape ()"))
+        return kind(to_numpy(self._block)[()])  # a 0-d layout is replicated: every rank holds the value
 
     def __bool__(self) -> bool:
-        return self._scalar(bool, "__bool__")
+        """Truth value of a size-1 array of any ndim (NumPy's rule); ValueError for more or no elements."""
+        if self.ndim == 0:
+            return bool(to_numpy(self._block)[()])
+        if self.size == 1:
+            return bool(_methods.item(self))
+        if self.size == 0:
+            raise ValueError(message("__bool__", "The truth value of an empty array is ambiguous. Use `array.size > 0` "
+                                     "to check that an array is not empty", self.shape))
+        raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or "
+                         f"a.all() (__bool__; got shape {self.shape}, expected a size-1 array)")
 
     def __int__(self) -> int:
         return self._scalar(int, "__int__")
@@ -255,27 +263,64 @@ class DArray:
         return self._scalar(complex, "__complex__")
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iu":
-            raise TypeError(message("__index__", "only integer arrays are indices", self.dtype, "an integer dtype"))
+        if self.dtype.kind not in "iu" or self.ndim != 0:
+            raise TypeError(message("__index__", "only integer scalar arrays can be converted to a scalar index",
+                                    f"{self.dtype} of shape {self.shape}", "a 0-d integer array"))
         return self._scalar(int, "__index__")
 
+    def __round__(self, ndigits=None):
+        """``round(x)`` of a 0-d array, as of a NumPy scalar (an int; with ``ndigits`` a 0-d array)."""
+        if self.ndim != 0:
+            raise TypeError(message("__round__", "round() of an array with dimensions", self.shape,
+                                    "a 0-d array (use x.round(decimals) for arrays)"))
+        value = to_numpy(self._block)[()]
+        return round(value) if ndigits is None else self.round(ndigits)
+
+    def __format__(self, spec: str) -> str:
+        """``format(x, spec)``: a 0-d array formats its value; other arrays take only an empty ``spec`` (as NumPy)."""
+        if self.ndim == 0:
+            return format(to_numpy(self._block)[()], spec)
+        if spec:
+            raise TypeError(message("__format__", "unsupported format string for an array with dimensions", spec,
+                                    "'' (format the elements, or x.item())"))
+        return str(self)
+
     def __repr__(self) -> str:
-        layout = self._layout
-        if layout.is_replicated and self.size <= _MAX_REPR:
-            body = repr(to_numpy(self._block))
-            body = body[body.index("(") + 1: body.rindex(")")] if body.startswith("array(") else body
-            return f"darray({body})"
-        return (f"<DArray shape={self.shape} dtype={self.dtype} split={layout.split} grid={layout.dims} "
-                f"halo={layout.halo} rank {self._comm.rank}: cells "
-                f"{tuple((s.start, s.stop) for s in layout.block_slices(self._comm.rank))}>")
+        """NumPy's ``repr`` of the same values, spelled ``array(...)`` (a 0-d array: its NumPy scalar's repr).
 
-    __str__ = __repr__
+        A large array fetches only the edge items shown (:mod:`darray._core.printing`);
+        the layout is in ``x.layout`` and :func:`darray.explain`.
+        """
+        if self.ndim == 0:
+            return repr(to_numpy(self._block)[()])
+        return _printing.array_repr(self)
 
-    def __dlpack__(self, *args, **kwargs):
-        raise TypeError("__dlpack__: a DArray has no single buffer; use x.local.__dlpack__() for this rank's block")
+    def __str__(self) -> str:
+        """NumPy's ``str`` of the same values (``numpy.set_printoptions`` applies)."""
+        return _printing.array_str(self)
+
+    def _whole_here(self, func: str):
+        """This rank's block when it is the whole array (one rank or replicated); else ``BufferError``."""
+        if self._comm.size == 1 or self._layout.is_replicated:
+            return self.local
+        raise BufferError(message(func, f"a DArray cut over {self._comm.size} ranks has no single buffer",
+                                  f"split={self._layout.split}", "a replicated array (x.redistribute(split=None)) "
+                                  "or x.local, this rank's block"))
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export of the whole array when this rank holds all of it (one rank, or replicated).
+
+        The owned cells of the block are exported (the standard's semantics,
+        ``max_version`` and ``copy`` included); an array cut over ranks
+        raises ``BufferError``, as the standard allows.
+        """
+        local = self._whole_here("__dlpack__")
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
+                                    ("copy", copy)) if v is not None}
+        return local.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
-        raise TypeError("__dlpack_device__: a DArray has no single buffer; use x.local")
+        return self._whole_here("__dlpack_device__").__dlpack_device__()
 
     # ------------------------------------------------------------ layout changes
     def redistribute(self, split="auto", grid=None, *, sizes=None, halo=None, boundary=None) -> DArray:
@@ -292,48 +337,174 @@ class DArray:
         return _exchange_halos(self, wait=wait, force=force)
 
     # ------------------------------------------------------------ methods NumPy users reach for
-    def _reduce(self, name, *args, **kwargs):
-        from . import reductions
+    # The hot ones, written out with NumPy's signatures and calling their engines; the rest are generated
+    # from the table in darray._core.methods. ``where=`` / ``initial=`` are not taken (TypeError).
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        _plain("sum", kwargs)
+        result = _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return result if out is None else _methods.into("sum", out, result)
 
-        return getattr(reductions, name)(self, *args, **kwargs)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        _plain("prod", kwargs)
+        result = _reductions.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return result if out is None else _methods.into("prod", out, result)
 
-    def sum(self, axis=None, dtype=None, keepdims=False):
-        return self._reduce("sum", axis=axis, dtype=dtype, keepdims=keepdims)
+    def min(self, axis=None, out=None, keepdims=False, **kwargs):
+        _plain("min", kwargs)
+        result = _reductions.min(self, axis=axis, keepdims=keepdims)
+        return result if out is None else _methods.into("min", out, result)
 
-    def prod(self, axis=None, dtype=None, keepdims=False):
-        return self._reduce("prod", axis=axis, dtype=dtype, keepdims=keepdims)
+    def max(self, axis=None, out=None, keepdims=False, **kwargs):
+        _plain("max", kwargs)
+        result = _reductions.max(self, axis=axis, keepdims=keepdims)
+        return result if out is None else _methods.into("max", out, result)
 
-    def min(self, axis=None, keepdims=False):
-        return self._reduce("min", axis=axis, keepdims=keepdims)
+    def all(self, axis=None, out=None, keepdims=False, **kwargs):
+        _plain("all", kwargs)
+        result = _reductions.all(self, axis=axis, keepdims=keepdims)
+        return result if out is None else _methods.into("all", out, result)
 
-    def max(self, axis=None, keepdims=False):
-        return self._reduce("max", axis=axis, keepdims=keepdims)
+    def any(self, axis=None, out=None, keepdims=False, **kwargs):
+        _plain("any", kwargs)
+        result = _reductions.any(self, axis=axis, keepdims=keepdims)
+        return result if out is None else _methods.into("any", out, result)
 
-    def mean(self, axis=None, keepdims=False):
-        return self._reduce("mean", axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        _plain("mean", kwargs)
+        result = _reductions.mean(self if dtype is None or self.dtype.kind in "biu" else self.astype(dtype),
+                                  axis=axis, keepdims=keepdims)
+        if dtype is not None and result.dtype != dtype:
+            result = result.astype(dtype)
+        return result if out is None else _methods.into("mean", out, result)
 
-    def var(self, axis=None, correction=0.0, keepdims=False, ddof=None):
-        return self._reduce("var", axis=axis, correction=correction if ddof is None else ddof, keepdims=keepdims)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return self._moment("var", axis, dtype, out, ddof, keepdims, kwargs)
 
-    def std(self, axis=None, correction=0.0, keepdims=False, ddof=None):
-        return self._reduce("std", axis=axis, correction=correction if ddof is None else ddof, keepdims=keepdims)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+        return self._moment("std", axis, dtype, out, ddof, keepdims, kwargs)
 
-    def all(self, axis=None, keepdims=False):
-        return self._reduce("all", axis=axis, keepdims=keepdims)
+    def _moment(self, name, axis, dtype, out, ddof, keepdims, kwargs):
+        correction = kwargs.pop("correction", None)
+        _plain(name, kwargs)
+        x = self if dtype is None or self.dtype.kind in "biu" else self.astype(dtype)
+        result = getattr(_reductions, name)(x, axis=axis, keepdims=keepdims,
+                                            correction=ddof if correction is None else correction)
+        if dtype is not None and result.dtype != dtype:
+            result = result.astype(dtype)
+        return result if out is None else _methods.into(name, out, result)
 
-    def any(self, axis=None, keepdims=False):
-        return self._reduce("any", axis=axis, keepdims=keepdims)
+    def reshape(self, *shape, order="C", copy=None) -> DArray:
+        """The array in a new shape (``x.reshape(3, 4)``, ``x.reshape((3, 4))``, ``-1``), C or F order as NumPy."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, _np_integer)):
+            shape = shape[0]
+        if order in ("C", "A"):
+            return _methods.targets.reshape(self, shape, copy=copy)
+        if order != "F":
+            raise ValueError(message("reshape", "order must be one of 'C', 'F', 'A'", order))
+        shape = (shape,) if isinstance(shape, (int, _np_integer)) else tuple(shape)
+        reverse = _methods.targets.permute_dims
+        flipped = _methods.targets.reshape(reverse(self, tuple(range(self.ndim - 1, -1, -1))), shape[::-1],
+                                           copy=copy)
+        return reverse(flipped, tuple(range(len(shape) - 1, -1, -1)))
 
-    def copy(self) -> DArray:
-        """A copy in the same layout (NumPy's ``x.copy()``)."""
-        from .elementwise import astype
+    def copy(self, order="C") -> DArray:
+        """A copy in the same layout (NumPy's ``x.copy()``; ``order`` only concerns memory: blocks stay C-ordered)."""
+        if order not in ("C", "F", "A", "K"):
+            raise ValueError(message("copy", "order must be one of 'C', 'F', 'A', 'K'", order))
+        return _astype(self, self.dtype, copy=True)
 
-        return astype(self, self.dtype, copy=True)
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True) -> DArray:
+        """The array cast to ``dtype`` (NumPy's signature; ``order`` and ``subok`` do not change a DArray)."""
+        if casting != "unsafe" and not _np_can_cast(self.dtype, dtype, casting):
+            raise TypeError(message("astype", f"cannot cast under the rule casting={casting!r}",
+                                    f"{self.dtype} -> {to_numpy_dtype(dtype) if not isinstance(dtype, str) else dtype}",
+                                    "a cast that rule allows"))
+        return _astype(self, dtype, copy=copy)
 
-    def astype(self, dtype, copy=True):
-        from .elementwise import astype
+    def __copy__(self) -> DArray:
+        return self.copy()
 
-        return astype(self, dtype, copy=copy)
+    def __deepcopy__(self, memo) -> DArray:
+        return self.copy()
+
+    # ------------------------------------------------------------ NumPy's attributes
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the GLOBAL array (``size * itemsize``); this rank's block: ``x.local.nbytes``."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """The strides a C-contiguous NumPy array of the global shape would have (blocks are C-ordered).
+
+        A DArray has no single buffer: ``x.local.strides`` are this rank's block's.
+        """
+        out, step = [], self.dtype.itemsize
+        for n in reversed(self.shape):
+            out.append(step)
+            step *= n
+        return tuple(reversed(out))
+
+    @property
+    def real(self) -> DArray:
+        """The real part: a new array for complex dtypes, the array itself otherwise (assign with ``x.real = v``)."""
+        return _methods.targets.real(self) if self.dtype.kind == "c" else self
+
+    @real.setter
+    def real(self, value) -> None:
+        self[...] = self.imag * 1j + value if self.dtype.kind == "c" else value
+
+    @property
+    def imag(self) -> DArray:
+        """The imaginary part: a new array (zeros for real dtypes, as NumPy); assign with ``x.imag = v``."""
+        if self.dtype.kind == "c":
+            return _methods.targets.imag(self)
+        return _methods.targets.zeros_like(self)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        if self.dtype.kind != "c":
+            raise TypeError(message("imag", "array does not have imaginary part to set", self.dtype,
+                                    "a complex array"))
+        self[...] = self.real + value * 1j
+
+    @property
+    def flat(self) -> _methods.FlatIter:
+        """The array as if flattened: ``x.flat[i]``, ``x.flat[i] = v``, iteration, ``len``."""
+        return _methods.FlatIter(self)
+
+    __array_priority__ = 20.0  # above ndarray (0.0) and numpy.matrix (10.0): legacy priority checks pick DArray
+    __class_getitem__ = classmethod(GenericAlias)
+
+    def __iter__(self):
+        """Iterate over axis 0 (as NumPy): each step is ``x[i]`` (its owner broadcasts it); slow for large arrays."""
+        if self.ndim == 0:
+            raise TypeError(message("__iter__", "iteration over a 0-d array", self.shape, "an array with dimensions"))
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __contains__(self, value) -> bool:
+        """``value in x``: whether any element equals ``value`` (an allreduce)."""
+        return bool(_methods.targets.any(_methods.targets.equal(self, value)))
+
+    def __divmod__(self, other):
+        return self // other, self % other
+
+    def __rdivmod__(self, other):
+        return other // self, other % self
+
+    def __delitem__(self, key) -> None:
+        raise ValueError(message("__delitem__", "cannot delete array elements", key,
+                                 "assignment (x[key] = value) or a new array (darray.concat of slices)"))
+
+    def __sizeof__(self) -> int:
+        """Bytes this rank holds: the object and its block (halo included)."""
+        return object.__sizeof__(self) + int(getattr(self._block, "nbytes", 0))
 
     def to_device(self, device, /, *, stream=None) -> DArray:
         """The same array with local blocks on ``device`` (a backend device object)."""
@@ -403,6 +574,22 @@ for _row in BINARY_OPERATORS.values():
         setattr(DArray, _dunder, _method)
 DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (like NumPy's)
 
+
+
+def _plain(func: str, kwargs) -> None:
+    """Refuse NumPy's ``where=`` / ``initial=`` (and anything else) with one clear error on every rank."""
+    extra = {k: v for k, v in kwargs.items() if not (k == "where" and v is True) and not (k == "initial" and v is None)}
+    if extra:
+        raise TypeError(message(func, "unsupported keyword for a DArray", sorted(extra),
+                                "axis, dtype, out, keepdims (mask first: darray.where(mask, x, 0))"))
+
+
 from .elementwise import apply as _apply, apply_inplace as _apply_inplace  # noqa: E402  (cycle by design)
+from .elementwise import astype as _astype  # noqa: E402
+from . import methods as _methods, printing as _printing, reductions as _reductions  # noqa: E402
+
+# NumPy's other methods, generated from the table in darray._core.methods (and the excluded names, which raise).
+for _name, _attribute in _methods.generated().items():
+    setattr(DArray, _name, _attribute)
 from .elementwise import temporaries as _temporaries  # noqa: E402
 from .halo import exchange_halos as _exchange_halos  # noqa: E402

@@ -1,0 +1,477 @@
+"""NumPy's ``ndarray`` methods on DArray, generated from ONE table.
+
+:data:`METHODS` maps a method name to the function it calls with the array
+first: NumPy's own function (``"numpy.cumsum"``: NumPy hands a DArray to
+darray through ``__array_function__``, so ``x.cumsum(0)`` is exactly
+``numpy.cumsum(x, 0)``, and a function someone registers later works at once),
+a darray function named by its dotted path (imported on the first call, then
+cached: ``_core`` imports no upper layer at import time), or a helper of this
+module. The generated method carries NumPy's signature
+(``inspect.signature(DArray.cumsum)`` is ``ndarray.cumsum``'s) and costs the
+function's call plus one cached lookup:
+
+- ``out=`` (by keyword or at NumPy's position) receives the result:
+  ``out[...] = result`` (cast like NumPy), and ``out`` is returned;
+- in-place methods (``sort``, ``partition``) write the result back into the
+  array (``x[...] = result``) and return None, as NumPy's do.
+
+The hot methods (``reshape``, ``sum``, ``mean``, ``max``, ``min``, ``astype``,
+``copy``, ...) are written out in :mod:`darray._core.array` and call their
+engines directly (:data:`DIRECT`). What cannot mean anything for an array cut
+over ranks is in :data:`EXCLUDED`, each name with its reason and the
+alternative; using it raises that reason (a method: ``TypeError`` when called;
+an attribute: ``AttributeError``, so that ``hasattr`` probes stay false;
+protocol hooks NumPy probes for are simply not defined).
+
+Examples
+--------
+>>> import darray as np
+>>> x = np.arange(12).reshape(3, 4)
+>>> x.cumsum(1)[2].tolist()
+[8, 17, 27, 38]
+>>> x.sort(axis=0)               # in place, like NumPy
+>>> x.item(5), x.itemsize, x.strides
+(5, 8, (32, 8))
+>>> "ctypes" in np.DArray.__dict__ and "ctypes" in EXCLUDED
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy
+
+from .._backend import is_numpy_namespace, to_numpy
+from .._errors import message
+
+__all__ = ["Method", "METHODS", "DIRECT", "Excluded", "EXCLUDED", "FlatIter", "targets", "generated", "into",
+           "item", "fill", "put", "flatten", "transpose", "view", "tolist", "tobytes"]
+
+
+_TYPE = type
+
+
+class _Targets:
+    """Functions of darray's upper layers, imported on first use and then cached as attributes.
+
+    ``targets.reshape`` costs one attribute lookup once resolved; ``_core``
+    never imports ``_api`` at module level.
+    """
+
+    PATHS = {
+        "reshape": "darray._api.manipulation.reshape",
+        "permute_dims": "darray._core.manipulation.permute_dims",
+        "conj": "darray._api.elementwise.conj",
+        "real": "darray._api.elementwise.real",
+        "imag": "darray._api.elementwise.imag",
+        "any": "darray._core.reductions.any",
+        "zeros_like": "darray._api.creation.zeros_like",
+        "equal": "darray._api.elementwise.equal",
+        "astype": "darray._core.elementwise.astype",
+        "reductions": "darray._core.reductions",
+        "from_dlpack": "darray._api.creation.from_dlpack",
+    }
+
+    def __getattr__(self, name: str):
+        path = self.PATHS.get(name)
+        if path is None:
+            raise AttributeError(name)
+        found = resolve(path)
+        setattr(self, name, found)
+        return found
+
+
+def resolve(path: str):
+    """The object at a dotted ``path`` (``"numpy.cumsum"``, ``"darray._api.elementwise.conj"``)."""
+    try:
+        return importlib.import_module(path)
+    except ImportError:
+        module, _, attr = path.rpartition(".")
+        return getattr(importlib.import_module(module), attr)
+
+
+targets = _Targets()
+
+
+def into(func: str, out, result):
+    """Write ``result`` into ``out`` (NumPy's ``out=``) and return ``out``."""
+    from .array import DArray
+
+    if not isinstance(out, DArray):
+        raise TypeError(message(func, "out must be a DArray", type(out).__name__, "a DArray of the result's shape"))
+    if out.shape != result.shape:
+        raise ValueError(message(func, "out has the wrong shape", out.shape, f"{result.shape}"))
+    out[...] = result
+    return out
+
+
+# ---------------------------------------------------------------- helpers the table names
+def item(self, *args):
+    """One element as a Python scalar (``ndarray.item``): no index (size-1 arrays), a flat index, or one per axis.
+
+    Only that element moves (its owner broadcasts it).
+    """
+    shape = self.shape
+    if len(args) == 1 and isinstance(args[0], tuple):
+        args = args[0]
+    if not args:
+        if self.size != 1:
+            raise ValueError(message("item", "can only convert an array of size 1 to a Python scalar", shape,
+                                     "an array of size 1, or an index"))
+        key = (0,) * self.ndim
+    elif len(args) == 1 and self.ndim != 1:
+        flat = _int("item", args[0])
+        if not -self.size <= flat < self.size:
+            raise IndexError(message("item", "index out of bounds", flat, f"an index below size {self.size}"))
+        key = tuple(int(i) for i in numpy.unravel_index(flat % self.size, shape))
+    else:
+        if len(args) != self.ndim:
+            raise ValueError(message("item", "incorrect number of indices for array", args, f"{self.ndim} indices"))
+        key = tuple(_int("item", i) for i in args)
+        for axis, (i, n) in enumerate(zip(key, shape)):
+            if not -n <= i < n:
+                raise IndexError(message("item", f"index out of bounds for axis {axis} with size {n}", i))
+    value = self[key] if key else self
+    return to_numpy(value._block)[()].item()  # a 0-d DArray is replicated: every rank holds it
+
+
+def _int(func: str, i) -> int:
+    try:
+        return int(numpy.asarray(i).item()) if not isinstance(i, int) else i
+    except (TypeError, ValueError):
+        raise TypeError(message(func, "an index must be an integer", type(i).__name__, "an int")) from None
+
+
+def fill(self, value) -> None:
+    """Set every element to the scalar ``value`` (``ndarray.fill``), in place; no communication."""
+    if numpy.ndim(value) != 0 or getattr(value, "size", 1) != 1:
+        raise ValueError(message("fill", "setting an array element with a sequence", numpy.shape(value),
+                                 "a scalar"))
+    self[...] = value
+
+
+def put(self, indices, values, mode: str = "raise") -> None:
+    """``self.flat[indices] = values`` (``ndarray.put``), in place; ``values`` repeat to the indices' length.
+
+    ``indices`` is replicated (a list, a NumPy array, or a DArray, which is
+    gathered: it is the caller's selection). The write goes through the
+    flattened array: a 1-d array is written in place (only the selected
+    elements move); an n-d one is raveled and reshaped back (both redistribute).
+    """
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(message("put", "mode must be 'raise', 'wrap' or 'clip'", mode))
+    idx = numpy.asarray(to_numpy(indices.gather()) if hasattr(indices, "gather") else indices)
+    if idx.dtype.kind not in "iu" and idx.size:
+        raise TypeError(message("put", "indices must be integers", idx.dtype, "an integer array"))
+    idx = idx.astype(numpy.int64).reshape(-1)
+    n = self.size
+    if mode == "wrap" and n:
+        idx = idx % n
+    elif mode == "clip":
+        idx = numpy.clip(idx, 0, max(n - 1, 0))
+    elif idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = int(idx[(idx < -n) | (idx >= n)][0])
+        raise IndexError(message("put", f"index out of bounds for axis 0 with size {n}", bad))
+    if not idx.size:
+        return
+    vals = values.gather() if hasattr(values, "gather") else values
+    vals = numpy.resize(numpy.asarray(to_numpy(vals)).reshape(-1), idx.shape)
+    flat = self if self.ndim == 1 else numpy.ravel(self)
+    flat[numpy.where(idx < 0, idx + n, idx)] = vals
+    if flat is not self:
+        self[...] = flat.reshape(self.shape)
+
+
+def flatten(self, order: str = "C"):
+    """A flattened copy (``ndarray.flatten``): :func:`numpy.ravel` of the array, copied."""
+    return numpy.ravel(self, order).copy()
+
+
+def transpose(self, *axes):
+    """The array with its axes permuted (``ndarray.transpose``): ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
+    if not axes or axes == (None,):
+        axes = None
+    elif len(axes) == 1 and not isinstance(axes[0], (int, numpy.integer)):
+        axes = tuple(axes[0])
+    return numpy.transpose(self, axes)
+
+
+def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
+    """The same cells read as another dtype of the SAME itemsize, sharing the blocks (``ndarray.view``).
+
+    ``x.view()`` is a new DArray over the same blocks; writes through either
+    show in both. A dtype of another itemsize would change the length of the
+    last axis and so the layout: use :meth:`DArray.astype` to convert values.
+    ``type=`` (an ndarray subclass) has no meaning for a DArray. The local
+    library must have views (NumPy, CuPy, torch; not array-api-strict).
+    """
+    from .array import DArray
+
+    if isinstance(dtype, _TYPE) and issubclass(dtype, numpy.ndarray):
+        type, dtype = dtype, None
+    if type is not None:
+        raise TypeError(message("view", "a view as an ndarray subclass has no meaning for a DArray", type,
+                                "a dtype (numpy.asarray(x) gathers an ndarray)"))
+    block = self._block
+    if dtype is None:
+        return DArray._wrap(block, self._layout, self._comm, self._xp)
+    dtype = numpy.dtype(dtype)
+    if dtype.itemsize != self.dtype.itemsize:
+        raise ValueError(message("view", "a dtype of another itemsize would change the layout",
+                                 f"{self.dtype} -> {dtype}", f"a dtype of itemsize {self.dtype.itemsize} "
+                                 "(x.astype(dtype) converts the values)"))
+    if not hasattr(block, "view"):
+        raise TypeError(message("view", "the local library has no views", _TYPE(block).__name__,
+                                "NumPy, CuPy or torch blocks"))
+    if is_numpy_namespace(self._xp):
+        viewed = block.view(dtype)
+    else:
+        from .dtypes import to_backend_dtype
+
+        viewed = block.view(to_backend_dtype(self._xp, dtype))
+    return DArray._new(viewed, self._layout, self._comm, self._xp)
+
+
+
+def tolist(self):
+    """The array as nested Python lists (``ndarray.tolist``) on every rank: it gathers the whole array."""
+    return to_numpy(self.gather()).tolist()
+
+
+def tobytes(self, order: str = "C") -> bytes:
+    """The raw bytes of the global array (``ndarray.tobytes``) on every rank: it gathers the whole array."""
+    return to_numpy(self.gather()).tobytes(order)
+
+
+class FlatIter:
+    """``x.flat``: the array as if flattened (C order), for ``x.flat[i]``, ``x.flat[i] = v``, iteration, ``len``.
+
+    An integer index reads or writes one element through its owner (no
+    other data moves); a slice, an index array or a mask goes through the
+    raveled array (:func:`numpy.ravel`, which redistributes an n-d array).
+    Iterating yields 0-d DArrays, one collective per element: use it for
+    small arrays.
+    """
+
+    __slots__ = ("base",)
+
+    def __init__(self, base):
+        self.base = base
+
+    def __len__(self) -> int:
+        return self.base.size
+
+    def _position(self, key):
+        if isinstance(key, (int, numpy.integer)) and not isinstance(key, bool):
+            n = self.base.size
+            if not -n <= key < n:
+                raise IndexError(message("flat", f"index out of bounds for size {n}", int(key)))
+            return tuple(int(i) for i in numpy.unravel_index(int(key) % n, self.base.shape))
+        return None
+
+    def __getitem__(self, key):
+        at = self._position(key)
+        if at is not None:
+            return self.base[at] if at else self.base
+        return numpy.ravel(self.base)[key]
+
+    def __setitem__(self, key, value) -> None:
+        base = self.base
+        at = self._position(key)
+        if at is not None:
+            base[at if at else ...] = value
+            return
+        flat = base if base.ndim == 1 else numpy.ravel(base).copy()
+        flat[key] = value
+        if flat is not base:
+            base[...] = flat.reshape(base.shape)
+
+    def __iter__(self):
+        for i in range(self.base.size):
+            yield self[i]
+
+    def __array__(self, dtype=None, copy=None):
+        return numpy.asarray(numpy.ravel(self.base), dtype=dtype)
+
+    def copy(self):
+        """A flattened copy of the array (``flatiter.copy``)."""
+        return flatten(self.base)
+
+
+# ---------------------------------------------------------------- THE table
+class Method(NamedTuple):
+    """A NumPy method on DArray: the function it calls with the array first."""
+
+    target: str | Callable  # "numpy.<name>", a dotted darray path, or a function of this module
+    inplace: bool = False  # NumPy's method changes the array and returns None (sort, partition)
+    note: str = ""
+
+
+#: method name -> what it calls. NumPy functions dispatch to darray through ``__array_function__``.
+METHODS: dict[str, Method] = {
+    "argmax": Method("numpy.argmax"),
+    "argmin": Method("numpy.argmin"),
+    "argpartition": Method("numpy.argpartition"),
+    "argsort": Method("numpy.argsort", note="``kind=`` is ignored: the sort is stable, or ``stable=False``."),
+    "choose": Method("numpy.choose"),
+    "clip": Method("numpy.clip"),
+    "compress": Method("numpy.compress"),
+    "conj": Method("darray._api.elementwise.conj"),
+    "conjugate": Method("darray._api.elementwise.conj"),
+    "cumprod": Method("numpy.cumprod"),
+    "cumsum": Method("numpy.cumsum"),
+    "diagonal": Method("numpy.diagonal"),
+    "dot": Method("numpy.dot"),
+    "fill": Method(fill),
+    "flatten": Method(flatten),
+    "item": Method(item),
+    "nonzero": Method("numpy.nonzero"),
+    "partition": Method("numpy.partition", inplace=True),
+    "ptp": Method("numpy.ptp", note="removed from ndarray in NumPy 2; kept as ``numpy.ptp(x)``."),
+    "put": Method(put),
+    "ravel": Method("numpy.ravel"),
+    "repeat": Method("numpy.repeat"),
+    "round": Method("numpy.round"),
+    "searchsorted": Method("numpy.searchsorted"),
+    "sort": Method("numpy.sort", inplace=True, note="``kind=`` is ignored: the sort is stable."),
+    "squeeze": Method("numpy.squeeze"),
+    "swapaxes": Method("numpy.swapaxes"),
+    "take": Method("numpy.take"),
+    "tobytes": Method(tobytes),
+    "tolist": Method(tolist),
+    "trace": Method("numpy.trace"),
+    "transpose": Method(transpose),
+    "view": Method(view),
+}
+
+#: Written out in :mod:`darray._core.array`, calling their engines directly (the hot ones, and attributes).
+DIRECT = ("all", "any", "astype", "copy", "max", "mean", "min", "prod", "reshape", "std", "sum", "var", "T", "mT",
+          "real", "imag", "flat", "itemsize", "nbytes", "strides", "shape", "size", "ndim", "dtype", "device",
+          "to_device")
+
+
+class Excluded(NamedTuple):
+    """A NumPy name that means nothing for an array cut over ranks."""
+
+    kind: str  # "method" (raises TypeError when called), "attribute" (AttributeError), "protocol" (undefined)
+    reason: str
+
+
+_PICKLE = ("pickling would save one rank's block and a communicator; save the global array with "
+           "darray.io.save(path, x) (every rank writes its block) or pickle numpy.asarray(x)")
+_ONE_BUFFER = "describes one memory buffer, and a DArray is one block per rank: use x.local.{} for this rank's block"
+
+#: NumPy names DArray does not provide, with the reason and the alternative (rendered in the docs).
+EXCLUDED: dict[str, Excluded] = {
+    "base": Excluded("attribute", "a DArray owns its blocks (views share them: x.view()); "
+                                  "x.local.base is this rank's block's base"),
+    "ctypes": Excluded("attribute", _ONE_BUFFER.format("ctypes")),
+    "data": Excluded("attribute", _ONE_BUFFER.format("data")),
+    "flags": Excluded("attribute", _ONE_BUFFER.format("flags") + " (blocks are C-ordered and writeable)"),
+    "byteswap": Excluded("method", "blocks are in the local library's native byte order (CuPy and torch have no "
+                                   "other); convert bytes on I/O (darray.io) or numpy.asarray(x).byteswap()"),
+    "dump": Excluded("method", _PICKLE),
+    "dumps": Excluded("method", _PICKLE),
+    "getfield": Excluded("method", "fields of raw memory: DArray dtypes are numeric; use x.view(dtype) (same "
+                                   "itemsize) or x.astype(dtype)"),
+    "setfield": Excluded("method", "fields of raw memory: DArray dtypes are numeric; assign x[...] = value"),
+    "resize": Excluded("method", "resizes one shared buffer in place; make a new array: x.reshape(shape), "
+                                 "x[:n], or darray.concat"),
+    "setflags": Excluded("method", "flags of one memory buffer; a DArray's blocks are always writeable"),
+    "tofile": Excluded("method", "writes one buffer; darray.io.save(path, x) writes the global array with every "
+                                 "rank writing its own block (MPI-IO)"),
+    "__reduce__": Excluded("method", _PICKLE),
+    "__reduce_ex__": Excluded("method", _PICKLE),
+    "__getstate__": Excluded("method", _PICKLE),
+    "__setstate__": Excluded("method", _PICKLE),
+    "__array_interface__": Excluded("protocol", "a pointer to one buffer: NumPy falls back to __array__, which "
+                                                "gathers (with a warning above darray.config.gather_warn_size)"),
+    "__array_struct__": Excluded("protocol", "a pointer to one buffer: NumPy falls back to __array__, which "
+                                             "gathers (with a warning above darray.config.gather_warn_size)"),
+    "__array_wrap__": Excluded("protocol", "a hook of ndarray subclasses; DArray is no ndarray subclass: ufuncs "
+                                           "and functions reach it through __array_ufunc__/__array_function__"),
+    "__array_finalize__": Excluded("protocol", "a hook of ndarray subclasses; DArray is no ndarray subclass"),
+}
+
+
+# ---------------------------------------------------------------- generating the methods
+def _signature(name: str):
+    try:
+        return inspect.signature(getattr(numpy.ndarray, name))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _out_position(sig) -> int | None:
+    """Where NumPy's ``out`` sits among the positional arguments after ``self`` (None: keyword or absent)."""
+    if sig is None:
+        return None
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+    names = [p.name for p in positional]
+    return names.index("out") if "out" in names else None
+
+
+def _method(name: str, row: Method) -> Callable:
+    sig = _signature(name)
+    out_at = _out_position(sig)
+    takes_out = sig is not None and "out" in sig.parameters
+    cache: list = [row.target] if callable(row.target) else []
+
+    def target():
+        if not cache:
+            cache.append(resolve(row.target))
+        return cache[0]
+
+    if row.inplace:
+        def method(self, *args, **kwargs):
+            self[...] = (cache[0] if cache else target())(self, *args, **kwargs)
+    elif takes_out:
+        def method(self, *args, **kwargs):
+            out = kwargs.pop("out", None)
+            if out_at is not None and len(args) > out_at:
+                out = args[out_at]
+                args = args[:out_at] + (None,) + args[out_at + 1:]
+            result = (cache[0] if cache else target())(self, *args, **kwargs)
+            return result if out is None else into(name, out, result)
+    else:
+        def method(self, *args, **kwargs):
+            return (cache[0] if cache else target())(self, *args, **kwargs)
+
+    shown = row.target if isinstance(row.target, str) else f"darray._core.methods.{row.target.__name__}"
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = (f"NumPy's ``ndarray.{name}`` for the global array: ``{shown}(x, ...)``"
+                      f"{' written back into x (in place)' if row.inplace else ''}.\n\n"
+                      + (f"{row.note}\n\n" if row.note else "")
+                      + (f"{row.target.__doc__}\n" if callable(row.target) and row.target.__doc__ else "")
+                      + ("``out=`` receives the result (``out[...] = result``).\n" if takes_out else ""))
+    if sig is not None:
+        method.__signature__ = sig
+    return method
+
+
+def _excluded(name: str, entry: Excluded):
+    text = f"{name}: not available for a DArray: {entry.reason}"
+    if entry.kind == "attribute":
+        def get(self):
+            raise AttributeError(text)
+
+        return property(get, doc=text)
+
+    def method(self, *args, **kwargs):
+        raise TypeError(text)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = text
+    return method
+
+
+def generated() -> dict[str, Any]:
+    """Every generated class attribute: the methods of :data:`METHODS` and the excluded names that raise."""
+    out: dict[str, Any] = {name: _method(name, row) for name, row in METHODS.items()}
+    out.update({name: _excluded(name, entry) for name, entry in EXCLUDED.items() if entry.kind != "protocol"})
+    return out
