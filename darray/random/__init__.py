@@ -18,6 +18,9 @@ Two APIs, as in NumPy:
 Examples
 --------
 >>> import darray as np
+>>> np.random.seed(0)
+>>> np.random.rand(3).gather()
+array([0.5488135 , 0.71518937, 0.60276338])
 >>> x = np.random.default_rng(42).standard_normal((1000, 10), split=1)
 >>> y = np.random.default_rng(42).standard_normal((1000, 10), split=0)
 >>> bool(np.all(x == y))                               # same global array
@@ -31,8 +34,24 @@ import types
 
 from . import _counter
 from ._counter import _LOOP_MIN_RUN, Generator, _philox, _runs, _stream_words, default_rng  # noqa: F401
+from ._legacy import (  # noqa: F401
+    RandomState, SeedSequence, beta, binomial, bytes, chisquare, choice, dirichlet, exponential, f, gamma, geometric,
+    get_state, gumbel, hypergeometric, laplace, logistic, lognormal, logseries, multinomial, multivariate_normal,
+    negative_binomial, noncentral_chisquare, noncentral_f, normal, pareto, permutation, poisson, power, rand, randint,
+    randn, random, random_integers, random_sample, ranf, rayleigh, sample, seed, set_state, shuffle, standard_cauchy,
+    standard_exponential, standard_gamma, standard_normal, standard_t, triangular, uniform, vonmises, wald, weibull,
+    zipf)
+from ._legacy import __getattr__  # noqa: F401  (NumPy names left out: an error naming the alternative)
 
-__all__ = ["Generator", "default_rng"]
+__all__ = [
+    "Generator", "RandomState", "SeedSequence", "beta", "binomial", "bytes", "chisquare", "choice", "default_rng",
+    "dirichlet", "exponential", "f", "gamma", "geometric", "get_state", "gumbel", "hypergeometric", "laplace",
+    "logistic", "lognormal", "logseries", "multinomial", "multivariate_normal", "negative_binomial",
+    "noncentral_chisquare", "noncentral_f", "normal", "pareto", "permutation", "poisson", "power", "rand", "randint",
+    "randn", "random", "random_integers", "random_sample", "ranf", "rayleigh", "sample", "seed", "set_state",
+    "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal", "standard_t",
+    "triangular", "uniform", "vonmises", "wald", "weibull", "zipf",
+]
 
 
 class _Package(types.ModuleType):
