@@ -10,15 +10,18 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
-from .._backend import to_numpy
+from .._backend import is_numpy_namespace, to_numpy
 from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
-from .fetch import as_rows, fetch_rows, rows_layout, scatter_rows
+from .cells import cells_layout, fetch_cells, first_cut, index_share, scatter_cells, without_axes
+from .fetch import as_rows, fetch_rows, rows_layout
+from .keys import Advanced, out_of_bounds, resolve, split_key
 from .manipulation import permute_dims
 from .redistribute import redistribute_to
 
@@ -130,124 +133,226 @@ def _mask_and_rows(func: str, x: DArray, mask):
 
 
 def getitem_advanced(x: DArray, key) -> DArray:
-    """``x[mask]`` and ``x[int_array]`` / ``x[int_array, ...]`` (one array on the leading axes)."""
-    if boolean_key(key):
-        mask = key[0] if isinstance(key, tuple) else key
-        if getattr(mask, "ndim", 1) == 0:  # a 0-d mask adds a length-1 axis, kept (True) or empty (False)
-            from .indexing import getitem
+    """``x[key]`` for any key NumPy takes: basic items, integer arrays, boolean masks, mixed.
 
-            keep = bool(mask.gather() if isinstance(mask, DArray) else mask)
-            return getitem(getitem(x, (None,)), (slice(0, 1 if keep else 0),))
-        rows, mask = _mask_and_rows("__getitem__", x, mask)
-        xp = x._xp
-        local = rows.local[mask.local]
-        counts = to_numpy(x._comm.allgather(np.asarray([local.shape[0]], dtype=np.int64)))[:, 0]
-        shape = (int(counts.sum()), *x.shape[mask.ndim:])
-        layout = rows_layout(shape, x._comm.size, sizes=counts.tolist())
-        return DArray._wrap(xp.asarray(local), layout, x._comm, xp)
-    items = key if isinstance(key, tuple) else (key,)
-    arrays = [i for i, k in enumerate(items) if _is_int_array(k)]
-    if len(arrays) == 1 and arrays[0] > 0:
-        return _one_array_later(x, items, arrays[0])
-    if not arrays or arrays != list(range(len(arrays))):
-        raise IndexError(message("__getitem__", "unsupported index", key,
-                                 "integers, slices, ..., None, one boolean mask, or integer arrays on the "
-                                 "leading axes followed by basic indices"))
-    if len(arrays) == 1:
-        idx = items[0]
-        idx_np = _index_array("__getitem__", idx, x.shape[0])
-        out = take(x, idx_np.reshape(-1), axis=0)
-        if idx_np.ndim != 1:
-            from .._api.manipulation import reshape
-
-            out = reshape(out, idx_np.shape + x.shape[1:])
-    else:
-        lead = len(arrays)
-        ids = [_index_array("__getitem__", items[i], x.shape[i]) for i in range(lead)]
-        ids = np.broadcast_arrays(*ids)
-        flat = np.ravel_multi_index(tuple(ids), x.shape[:lead])
-        from .._api.manipulation import reshape
-
-        merged = reshape(x, (int(np.prod(x.shape[:lead])), *x.shape[lead:]))
-        out = take(merged, flat.reshape(-1), axis=0)
-        if flat.ndim != 1:
-            out = reshape(out, flat.shape + x.shape[lead:])
-    rest = items[len(arrays):]
-    if rest:
-        from .indexing import getitem
-
-        out = getitem(out, (slice(None),) * (out.ndim - (x.ndim - len(arrays))) + tuple(rest))
-    return out
-
-
-def _one_array_later(x: DArray, items, position: int) -> DArray:
-    """``x[..., idx, ...]`` with one integer array after basic indices: basic part first, then ``take``."""
-    from .._api.manipulation import reshape
+    The basic part is applied first (a cached plan, see :mod:`darray._core.indexing`);
+    the index arrays then pick cells of whole axes of that view: a leading mask
+    on a row-cut view compresses every block locally, anything else is
+    fetched from the cells' owners (:func:`darray._core.cells.fetch_cells`).
+    """
     from .indexing import getitem
 
-    basic = tuple(slice(None) if i == position else k for i, k in enumerate(items))
-    y = getitem(x, basic)
-    before = items[:position]
-    if Ellipsis in before:
-        after = [k for k in items[position + 1:] if k is not None and k is not Ellipsis]
-        axis = y.ndim - 1 - sum(not isinstance(k, (int, np.integer)) for k in after)
-    else:
-        axis = sum(1 for k in before if not isinstance(k, (int, np.integer)) or isinstance(k, bool))
-    idx = _index_array("__getitem__", items[position], y.shape[axis])
-    out = take(y, idx.reshape(-1), axis=axis)
-    if idx.ndim != 1:
-        out = reshape(out, y.shape[:axis] + idx.shape + y.shape[axis + 1:])
+    func = "__getitem__"
+    adv = split_key(func, key, x.shape)
+    if not isinstance(adv, Advanced):
+        return getitem(x, adv)
+    if adv.leading_mask:
+        y = getitem(x, adv.basic)
+        if _row_cut(y):
+            return _compress(y, _mask_of(key))
+    adv = resolve(func, adv, x)
+    y = getitem(x, adv.basic)
+    axes, nb = adv.axes, len(adv.bshape)
+    layout = cells_layout(without_axes(y._layout, axes), first_cut(y._layout, axes), adv.bshape)
+    coords = _coords(func, adv, layout, x, [y.shape[a] for a in axes], adv.index)
+    local = fetch_cells(y, axes, coords)
+    rank = x._comm.rank
+    out = DArray._wrap(x._xp.reshape(local, layout.block_shape(rank)), layout, x._comm, x._xp)
+    p = axes[0]
+    if adv.adjacent and p:  # B takes the arrays' place: rest[:p] + B + rest[p:]
+        out = permute_dims(out, (*range(nb, nb + p), *range(nb), *range(nb + p, out.ndim)))
     return out
 
 
-def _is_int_array(k) -> bool:
-    if isinstance(k, DArray):
-        return k.ndim > 0 and k.dtype.kind in "iu"
-    if isinstance(k, (list, np.ndarray)):
-        a = np.asarray(k)
-        return a.ndim > 0 and (a.dtype.kind in "iu" or a.size == 0)
-    return False
+def _mask_of(key):
+    return key[0] if isinstance(key, tuple) else key
+
+
+def _row_cut(y: DArray) -> bool:
+    """Whether ``y`` is cut along axis 0 only (or replicated): a leading mask then compresses in place."""
+    layout = y._layout
+    return len(layout.dims) == 1 and layout.split in ((0,), (None,)) and not layout.has_halo
+
+
+def _compress(y: DArray, mask) -> DArray:
+    """``y[mask]``, mask on leading axes of a row-cut ``y``: every rank keeps its own selected rows."""
+    mask = mask if isinstance(mask, DArray) else np.asarray(mask, dtype=bool)
+    rows, mask = _mask_and_rows("__getitem__", y, mask)
+    xp = y._xp
+    local = rows.local[mask.local]
+    counts = to_numpy(y._comm.allgather(np.asarray([local.shape[0]], dtype=np.int64)))[:, 0]
+    shape = (int(counts.sum()), *y.shape[mask.ndim:])
+    layout = rows_layout(shape, y._comm.size, sizes=counts.tolist())
+    return DArray._wrap(xp.asarray(local), layout, y._comm, xp)
+
+
+def _coords(func: str, adv: Advanced, layout: Layout, x: DArray, lengths, index) -> list[np.ndarray]:
+    """This rank's share of every index array (broadcast to B), wrapped; DArray indices bounds-checked together."""
+    nb = len(adv.bshape)
+    coords = [index_share(i, layout, nb, x) for i in index]
+    dist = [k for k, i in enumerate(index) if isinstance(i, DArray)]
+    if dist:  # the indices' owners know the bounds: one allreduce, then every rank raises alike
+        ext = np.zeros(2 * len(dist), dtype=np.int64)
+        for j, k in enumerate(dist):
+            c = coords[k]
+            ext[2 * j:2 * j + 2] = (c.max(initial=-1), -c.min(initial=0))
+        ext = to_numpy(x._comm.allreduce(ext, "max"))
+        for j, k in enumerate(dist):
+            n = lengths[k]
+            if ext[2 * j] >= n or -ext[2 * j + 1] < -n:
+                bad = int(ext[2 * j]) if ext[2 * j] >= n else -int(ext[2 * j + 1])
+                raise IndexError(out_of_bounds(func, bad, adv.sources[k], n))
+            coords[k] = np.where(coords[k] < 0, coords[k] + n, coords[k])
+    return coords
 
 
 def setitem_advanced(x: DArray, key, value) -> None:
-    """``x[mask] = value`` and ``x[int_array] = value`` (rows on axis 0)."""
+    """``x[key] = value`` for any key NumPy takes; ``value`` broadcasts to the selection ``x[key]``.
+
+    Values are cut like the selection and sent to the owners of the cells
+    (:func:`darray._core.cells.scatter_cells`); repeated cells keep the last
+    value, as in NumPy. A mask alone compresses in place on row-cut blocks.
+    """
+    from .indexing import normalize_key, setitem, sliced_layout, _local_key
+
+    func = "__setitem__"
+    adv = split_key(func, key, x.shape)
+    if not isinstance(adv, Advanced):
+        return setitem(x, adv, value)
+    scalar = isinstance(value, (bool, int, float, complex, numbers.Number))
+    if not scalar:
+        value = _value(func, x, value)
+    if adv.leading_mask and all(k == slice(None) for k in adv.basic):
+        return _set_mask(x, _mask_of(key), value, scalar)
+    adv = resolve(func, adv, x)
+    entries = normalize_key(func, adv.basic, x.shape)
+    y_shape = sliced_layout(x._layout, entries)[0].shape
+    nb = len(adv.bshape)
+    rest_y = [a for a in range(len(y_shape)) if a not in adv.axes]
+    p = adv.axes[0] if adv.adjacent else 0
+    result = tuple(y_shape[a] for a in rest_y[:p]) + adv.bshape + tuple(y_shape[a] for a in rest_y[p:])
+    if not scalar:
+        _check_broadcast(func, value.shape, result)
+    # the selection in x: integers and arrays pick cells, slices keep (increasing) ranges, new axes vanish
+    y_entries = [e for e in entries if e[0] != "int"]
+    picked = sorted({a for a in adv.sources if a is not None} | {a for a, _ in adv.ints})
+    selection = []
+    for a, e in enumerate(e for e in entries if e[0] != "new"):
+        selection.append(("int", 0) if a in picked else e)
+    if not picked:  # only 0-d booleans: B (of length 1 or 0) names x[basic] once or not at all
+        if math.prod(adv.bshape):
+            if not scalar:
+                value = _index(value, (None,) * (len(result) - value.ndim) + (slice(None),) * p + (-1,) * nb)
+            setitem(x, _without(adv.basic, adv.axes), value)
+        return None
+    rest, flips, selections = sliced_layout(x._layout, tuple(selection))
+    if not scalar:
+        value = _canonical(value, result, nb, p, [y_entries[a][0] == "new" for a in rest_y], flips)
+    layout = cells_layout(rest, first_cut(x._layout, picked), adv.bshape)
+    rank = x._comm.rank
+    coords = _coords(func, adv, layout, x, [x.shape[a] if a is not None else 1 for a in adv.sources], adv.index)
+    by_axis = dict(zip(adv.sources, coords))
+    n = coords[0].shape[0]
+    g0 = first_cut(x._layout, picked)
+    here = x._layout.coords(rank)
+    sender = all(here[x._layout.axis_dim[a]] == 0 for a in picked
+                 if x._layout.axis_dim[a] not in (None, g0))  # copies along other dims of B send nothing
+    if not sender:
+        n = 0
+    cells = [by_axis[a][:n] if a in by_axis else np.full(n, i, dtype=np.int64)
+             for a, i in [(a, dict(adv.ints).get(a)) for a in picked]]
+    rest_shape = rest.block_shape(rank)
+    xp = x._xp
+    if scalar:
+        if not is_numpy_namespace(xp):
+            value = np.asarray(value).astype(x.dtype).item()  # cast like NumPy: strict namespaces refuse bool -> float
+        values = xp.full((n, *rest_shape), value, dtype=x._block.dtype, device=x.device)
+    else:
+        block = layout.block_shape(rank)
+        values = xp.reshape(_values_in(value, layout, x, func), (math.prod(block[:nb]), *rest_shape))[:n, ...]
+    local = _local_key(x._layout, rank, selections)
+    others = [a for a in range(x.ndim) if a not in picked]
+    scatter_cells(x, tuple(picked), cells, values, dict(zip(others, (local[a] for a in others))))
+    return None
+
+
+def _without(basic: tuple, axes) -> tuple:
+    """``basic`` without the items that make the result axes ``axes`` (ints make none)."""
+    out, y = [], 0
+    for k in basic:
+        if isinstance(k, int):
+            out.append(k)
+            continue
+        if y not in axes:
+            out.append(k)
+        y += 1
+    return tuple(out)
+
+
+def _value(func: str, x: DArray, value):
+    if isinstance(value, DArray):
+        if value._comm is not x._comm:
+            raise ValueError(message(func, "value lives on another communicator", None))
+        return value
+    value = np.asarray(value)
+    if value.dtype.kind not in "biufc":
+        raise TypeError(message(func, "unsupported value", value.dtype, "numbers or booleans"))
+    return value
+
+
+def _check_broadcast(func: str, vshape, shape) -> None:
+    try:
+        ok = np.broadcast_shapes(tuple(vshape), shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(message(func, f"shape mismatch: value array of shape {tuple(vshape)} could not be broadcast "
+                                       f"to indexing result of shape {shape}", tuple(vshape),
+                                 f"a shape broadcastable to {shape}"))
+
+
+def _canonical(value, result: tuple, nb: int, p: int, new: list[bool], flips):
+    """``value`` (broadcastable to NumPy's ``result``) in the engine's order: B, then x's sliced axes increasing."""
+    if value.ndim < len(result):
+        value = _index(value, (None,) * (len(result) - value.ndim))
+    if p:
+        order = (*range(p, p + nb), *range(p), *range(p + nb, len(result)))
+        value = permute_dims(value, order) if isinstance(value, DArray) else np.transpose(value, order)
+    key, r = [slice(None)] * nb, 0
+    for a, is_new in enumerate(new):
+        if is_new:
+            key.append(0)
+            continue
+        key.append(slice(None, None, -1) if r in flips and value.shape[nb + a] != 1 else slice(None))
+        r += 1
+    return _index(value, tuple(key))
+
+
+def _index(value, key):
+    """``value[key]`` (basic key) for a DArray or a NumPy value."""
+    from .indexing import getitem
+
+    return getitem(value, key) if isinstance(value, DArray) else value[key]
+
+
+def _set_mask(x: DArray, mask, value, scalar: bool) -> None:
+    """``x[mask] = value``: every rank writes its own selected rows (row-cut blocks; others are moved first)."""
     comm = x._comm
     xp = x._xp
-    scalar = isinstance(value, (bool, int, float, complex, numbers.Number))
-    if boolean_key(key):
-        mask = key[0] if isinstance(key, tuple) else key
-        rows, mask = _mask_and_rows("__setitem__", x, mask)
-        local_mask = mask.local
-        if scalar:
-            rows.local[local_mask] = value
-        else:
-            count = int(to_numpy(xp.sum(xp.astype(local_mask, xp.int64))))
-            counts = to_numpy(comm.allgather(np.asarray([count], dtype=np.int64)))[:, 0]
-            shape = (int(counts.sum()), *x.shape[mask.ndim:])
-            layout = rows_layout(shape, comm.size, sizes=counts.tolist())
-            vals = _values_in(value, layout, x, "__setitem__")
-            rows.local[local_mask] = vals
-        if rows is not x:
-            x.local[...] = redistribute_to(rows, x._layout.replace(halo=(0,) * x.ndim,
-                                                                   boundary=("none",) * x.ndim)).local
-        x._halo_fresh = False
-        return
-    items = key if isinstance(key, tuple) else (key,)
-    if len(items) != 1 or not _is_int_array(items[0]):
-        raise IndexError(message("__setitem__", "unsupported index", key,
-                                 "basic indices, one boolean mask, or one integer array on axis 0"))
-    idx = _index_array("__setitem__", items[0], x.shape[0]).reshape(-1)
-    rows = as_rows(x)
-    # every rank writes the part of the index list in its balanced share, with the matching values
-    share = rows_layout((idx.shape[0], *x.shape[1:]), comm.size)
-    mine = share.block_slices(comm.rank)[0]
+    mask = mask if isinstance(mask, DArray) else np.asarray(mask, dtype=bool)
+    rows, mask = _mask_and_rows("__setitem__", x, mask)
+    local_mask = mask.local
     if scalar:
-        values = xp.full((mine.stop - mine.start, *x.shape[1:]), value, dtype=x._block.dtype, device=x.device)
+        rows.local[local_mask] = value
     else:
-        values = _values_in(value, share, x, "__setitem__")
-    scatter_rows(rows, idx[mine], values)
+        count = int(to_numpy(xp.sum(xp.astype(local_mask, xp.int64))))
+        counts = to_numpy(comm.allgather(np.asarray([count], dtype=np.int64)))[:, 0]
+        shape = (int(counts.sum()), *x.shape[mask.ndim:])
+        layout = rows_layout(shape, comm.size, sizes=counts.tolist())
+        rows.local[local_mask] = _values_in(value, layout, x, "__setitem__")
     if rows is not x:
-        x.local[...] = redistribute_to(rows, x._layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)).local
+        x.local[...] = redistribute_to(rows, x._layout.replace(halo=(0,) * x.ndim,
+                                                               boundary=("none",) * x.ndim)).local
     x._halo_fresh = False
 
 

@@ -19,6 +19,7 @@ from .._backend import is_numpy_namespace
 from .._errors import message
 from .._layout import Layout
 from .array import DArray
+from .keys import out_of_bounds
 
 __all__ = ["normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout"]
 
@@ -36,10 +37,11 @@ def normalize_key(func: str, key, shape: tuple[int, ...]) -> tuple:
     items = key if isinstance(key, tuple) else (key,)
     items = tuple(int(k) if isinstance(k, DArray) else k for k in items)
     if sum(k is Ellipsis for k in items) > 1:
-        raise IndexError(message(func, "an index can only have a single ellipsis", key))
+        raise IndexError(message(func, "an index can only have a single ellipsis ('...')", key))
     used = sum(k is not None and k is not Ellipsis for k in items)
     if used > len(shape):
-        raise IndexError(message(func, "too many indices", used, f"at most {len(shape)} for shape {shape}"))
+        raise IndexError(message(func, f"too many indices for array: array is {len(shape)}-dimensional, but {used} "
+                                       "were indexed", key))
     if Ellipsis in items:
         i = items.index(Ellipsis)
         items = items[:i] + (slice(None),) * (len(shape) - used) + items[i + 1:]
@@ -57,8 +59,7 @@ def normalize_key(func: str, key, shape: tuple[int, ...]) -> tuple:
         else:
             i = int(k)
             if not -n <= i < n:
-                raise IndexError(message(func, f"index out of bounds for axis {axis} of size {n}", i,
-                                         f"an index in [{-n}, {n})"))
+                raise IndexError(out_of_bounds(func, i, axis, n))
             out.append(("int", i % n))
         axis += 1
     return tuple(out)
