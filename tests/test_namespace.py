@@ -34,7 +34,7 @@ LINALG = frozenset({
 FFT = frozenset({
     'fft', 'fftfreq', 'fftn', 'fftshift', 'hfft', 'ifft', 'ifftn', 'ifftshift', 'ihfft', 'irfft', 'irfftn',
     'rfft', 'rfftfreq', 'rfftn'
-})
+}) | frozenset({'fft2', 'ifft2', 'irfft2', 'rfft2'})  # NumPy's 2-d names
 
 #: darray's own public names, written out: a change to the namespace must change this list too.
 ALL = frozenset({
@@ -70,10 +70,14 @@ ALL = frozenset({
     'true_divide', 'trunc', 'uint16', 'uint32', 'uint64', 'uint8', 'unique', 'unique_all', 'unique_counts',
     'unique_inverse', 'unique_values', 'unstack', 'var', 'vdot', 'vecdot', 'vstack', 'where', 'zeros',
     'zeros_like'
-}) | frozenset({  # NumPy's scalar types and dtype class (darray._api.dtype_objects)
+}) | frozenset({  # NumPy's scalar types and dtype class (darray._api.dtype_objects), NumPy's creation names
+    'identity',
     'bool_', 'byte', 'cdouble', 'complexfloating', 'csingle', 'double', 'dtype', 'floating', 'generic', 'inexact',
     'int_', 'intc', 'integer', 'intp', 'long', 'longlong', 'number', 'short', 'signedinteger', 'single', 'ubyte',
     'uint', 'uintc', 'uintp', 'ulong', 'ulonglong', 'unsignedinteger', 'ushort',
+}) | frozenset({  # more NumPy functions (darray._api.numpy_sets, numpy_partition, numpy_convolve, ...)
+    'argpartition', 'convolve', 'correlate', 'intersect1d', 'packbits', 'partition', 'put', 'put_along_axis',
+    'rot90', 'setdiff1d', 'setxor1d', 'union1d', 'unpackbits',
 })
 
 #: The array object's attributes and methods in the standard.

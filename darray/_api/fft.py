@@ -64,14 +64,15 @@ from typing import NamedTuple
 import numpy as np
 
 from .._core import DArray, redistribute_to, to_backend_dtype
+from .._core.protocols import implements
 from .._errors import message
 from .._layout import Layout, balanced_sizes, normalize_axis
 from ._common import make_layout, resolve_comm, resolve_device
 from .creation import _place
 from .manipulation import roll
 
-__all__ = ["GATHER_LIMIT", "fft", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifftn", "ifftshift", "ihfft",
-           "irfft", "irfftn", "rfft", "rfftfreq", "rfftn"]
+__all__ = ["GATHER_LIMIT", "fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn",
+           "ifftshift", "ihfft", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
 
 #: Largest 1-d transform (elements, before and after ``n``) that may be replicated on every rank when the
 #: four-step algorithm cannot split it (``n`` has no factor pair with both factors >= the number of ranks).
@@ -507,8 +508,36 @@ def ihfft(x, /, *, n=None, axis=-1, norm="backward", layout=None) -> DArray:
     return _one_axis("ihfft", "ihfft", x, n, axis, norm, layout)
 
 
+def fft2(x, /, *, s=None, axes=(-2, -1), norm="backward", layout=None) -> DArray:
+    """Two-dimensional discrete Fourier transform over ``axes`` (``numpy.fft.fft2``: :func:`fftn` over two axes).
+
+    Examples
+    --------
+    >>> import numpy, darray as da
+    >>> x = numpy.arange(12.0).reshape(3, 4)
+    >>> numpy.allclose(da.fft.fft2(da.asarray(x, split=0)).gather(), numpy.fft.fft2(x))
+    True
+    """
+    return _many_axes("fft2", "fft", x, s, axes, norm, layout)
+
+
+def ifft2(x, /, *, s=None, axes=(-2, -1), norm="backward", layout=None) -> DArray:
+    """Two-dimensional inverse discrete Fourier transform over ``axes`` (``numpy.fft.ifft2``)."""
+    return _many_axes("ifft2", "ifft", x, s, axes, norm, layout)
+
+
+def rfft2(x, /, *, s=None, axes=(-2, -1), norm="backward", layout=None) -> DArray:
+    """Two-dimensional transform of a real array over ``axes`` (``numpy.fft.rfft2``: :func:`rfftn`)."""
+    return _many_axes("rfft2", "rfft", x, s, axes, norm, layout)
+
+
+def irfft2(x, /, *, s=None, axes=(-2, -1), norm="backward", layout=None) -> DArray:
+    """Inverse of :func:`rfft2` over ``axes`` (``numpy.fft.irfft2``: :func:`irfftn`)."""
+    return _many_axes("irfft2", "irfft", x, s, axes, norm, layout)
+
+
 _PARAMS_DOC = "\n    Parameters: as the Array API standard; see the module docstring for the algorithm.\n"
-for _f in (fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft):
+for _f in (fft, ifft, fftn, ifftn, rfft, irfft, rfftn, irfftn, hfft, ihfft, fft2, ifft2, rfft2, irfft2):
     _f.__doc__ += _PARAMS_DOC + _LAYOUT_DOC
 
 
@@ -582,3 +611,36 @@ def ifftshift(x, /, *, axes=None) -> DArray:
     if not axes:
         return x
     return roll(x, tuple(-(x.shape[a] // 2) for a in axes), axis=axes)
+
+
+# ------------------------------------------------------------------ numpy.fft.f(x) on DArrays
+def _numpy_one_axis(func):
+    def impl(a, n=None, axis=-1, norm=None, out=None):
+        _no_numpy_out(func.__name__, out)
+        return func(a, n=n, axis=axis, norm=_check_norm(f"numpy.fft.{func.__name__}", norm))
+
+    return impl
+
+
+def _numpy_many_axes(func, two: bool):
+    def impl(a, s=None, axes=(-2, -1) if two else None, norm=None, out=None):
+        _no_numpy_out(func.__name__, out)
+        return func(a, s=s, axes=axes, norm=_check_norm(f"numpy.fft.{func.__name__}", norm))
+
+    return impl
+
+
+def _no_numpy_out(name: str, out) -> None:
+    if out is not None:
+        raise TypeError(message(f"numpy.fft.{name}", "out= is not supported for DArrays", type(out).__name__,
+                                "None (assign the result instead)"))
+
+
+for _f in (fft, ifft, rfft, irfft, hfft, ihfft):
+    implements(getattr(np.fft, _f.__name__))(_numpy_one_axis(_f))
+for _f in (fftn, ifftn, rfftn, irfftn):
+    implements(getattr(np.fft, _f.__name__))(_numpy_many_axes(_f, False))
+for _f in (fft2, ifft2, rfft2, irfft2):
+    implements(getattr(np.fft, _f.__name__))(_numpy_many_axes(_f, True))
+implements(np.fft.fftshift)(lambda x, axes=None: fftshift(x, axes=axes))
+implements(np.fft.ifftshift)(lambda x, axes=None: ifftshift(x, axes=axes))

@@ -15,6 +15,7 @@ from .._core.protocols import HANDLED_FUNCTIONS, UFUNC_ACCUMULATE, UFUNC_REDUCE,
 from .._errors import message
 from .._core.reductions import normalize_axes
 from .._layout import normalize_axis
+from .numpy_sets import unique_along
 
 __all__ = ["implements"]
 
@@ -491,8 +492,8 @@ def _einsum_two(terms: list, output: str, operands):
 def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
             sorted=True):
     """``numpy.unique`` from the standard's ``unique_*`` (a distributed sort); NaNs merge as NumPy's do."""
-    if axis is not None:
-        raise TypeError(f"numpy.unique: axis= is not supported for DArrays; got axis={axis!r}, expected None")
+    if axis is not None:  # unique slices along axis (rows), lexicographic: see numpy_sets.unique_along
+        return unique_along(ar, axis, return_index, return_inverse, return_counts)
     if not (return_index or return_inverse or return_counts):
         values = _da.unique_values(ar)
         return _merge_nans(values, equal_nan)[0]

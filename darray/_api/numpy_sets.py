@@ -42,12 +42,12 @@ from .._core.fetch import as_rows, fetch_rows, scatter_rows
 from .._core.protocols import implements
 from .._errors import message
 from .._layout import Layout
-from .manipulation import concat, reshape
+from .manipulation import concat, moveaxis, reshape
 from .numpy_functions import _darray, _first_darray
-from .sets import isin as _isin
+from .sets import isin as _isin, unique_all, unique_inverse
 from .sorting import line_layout, sample_sort
 
-__all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d"]
+__all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_along"]
 
 
 # ---------------------------------------------------------------- helpers
@@ -253,3 +253,75 @@ def _numpy_isin(element, test_elements, assume_unique: bool = False, invert: boo
         raise ValueError(message("numpy.isin", "unknown kind", repr(kind), "None, 'sort' or 'table'"))
     like = _first_darray(element, test_elements)
     return _isin(_darray("isin", element, like), test_elements, invert=bool(invert))
+
+
+def unique_along(ar: DArray, axis: int, return_index: bool = False, return_inverse: bool = False,
+                 return_counts: bool = False):
+    """``numpy.unique(ar, axis=axis, ...)``: the unique slices along ``axis``, in lexicographic order.
+
+    Distributed without ever holding a whole slice list: the slices are
+    rows of ``c`` values (``c`` the product of the other lengths); their
+    lexicographic rank is refined column by column with the distributed 1-d
+    ``unique_inverse`` (rank of the column's value, then rank of the pair
+    (rank so far, that rank) as one int64), ``2 c`` sample sorts in all. The
+    final ranks are the inverse indices; ``unique_all`` of them gives first
+    indices and counts, and the unique slices are fetched from their owners.
+    As NumPy's, every NaN is distinct here (``equal_nan`` applies to
+    ``axis=None`` only).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> unique_along(da.asarray([[1, 2], [3, 4], [1, 2]]), 0).gather().tolist()
+    [[1, 2], [3, 4]]
+    """
+    from .creation import asarray, zeros
+
+    func = "numpy.unique"
+    if ar.ndim == 0:
+        raise ValueError(message(func, "axis given for a 0-d array", axis, "None"))
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(message(func, "axis must be an integer or None", axis))
+    if not -ar.ndim <= axis < ar.ndim:
+        from .._errors import AxisError
+
+        raise AxisError(message(func, "axis out of bounds", axis, f"an axis in [{-ar.ndim}, {ar.ndim})"))
+    axis = int(axis) % ar.ndim
+    if ar.dtype.kind not in "biuf":
+        raise TypeError(message(func, "unsupported dtype", ar.dtype, "a real numeric or boolean dtype"))
+    n = ar.shape[axis]
+    moved = moveaxis(ar, axis, 0)
+    rest = moved.shape[1:]
+    c = int(np.prod(rest))
+    rows = reshape(moved, (n, c))
+    empty = np.zeros(0, dtype=np.int64)
+    if n == 0 or c == 0:  # no rows, or rows of nothing (all equal)
+        keep = min(n, 1)
+        values = ar[tuple(slice(0, keep) if d == axis else slice(None) for d in range(ar.ndim))]
+        parts = [asarray(np.zeros(keep, dtype=np.int64), split=None, comm=ar.comm, device=ar.device),
+                 zeros(n, dtype=np.int64, comm=ar.comm, device=ar.device),
+                 asarray(np.full(keep, n, dtype=np.int64) if keep else empty, split=None, comm=ar.comm,
+                         device=ar.device)]
+    else:
+        ranks = None
+        for j in range(c):
+            column = unique_inverse(rows[:, j])
+            r = column.inverse_indices
+            ranks = r if ranks is None else unique_inverse(ranks * column.values.shape[0] + r).inverse_indices
+        found = unique_all(ranks)
+        firsts = found.indices
+        table = as_rows(rows)
+        got = to_numpy(fetch_rows(table, to_numpy(firsts.local).astype(np.int64)))
+        counts = firsts._layout.sizes[0]
+        if firsts._layout.is_replicated:
+            picked = DArray._wrap(from_numpy(ar._xp, got, device=ar.device), Layout(
+                (got.shape[0], c), firsts._layout.dims, (None,) * len(firsts._layout.dims), ((got.shape[0],), (c,)),
+                (0, 0), ("none", "none")), ar.comm, ar._xp)
+        else:
+            picked = DArray._wrap(from_numpy(ar._xp, np.ascontiguousarray(got), device=ar.device), Layout(
+                (sum(counts), c), (ar.comm.size,), (0,), (tuple(counts), (c,)), (0, 0), ("none", "none")),
+                ar.comm, ar._xp)
+        values = moveaxis(reshape(picked, (picked.shape[0], *rest)), 0, axis)
+        parts = [firsts, ranks, found.counts]
+    out = [values] + [p for p, asked in zip(parts, (return_index, return_inverse, return_counts)) if asked]
+    return out[0] if len(out) == 1 else tuple(out)
