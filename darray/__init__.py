@@ -16,8 +16,8 @@ from math import e, inf, nan, pi
 
 from ._api import fft, linalg
 from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
-from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, from_local, full, full_like, linspace,
-                            meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, from_local, full, full_like, identity,
+                            linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._core.advanced import take, take_along_axis
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
 from ._api.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
@@ -91,7 +91,7 @@ __all__ = sorted({
     "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     "Communicator", "DArray", "Layout", "__array_api_version__", "__version__", "all", "any", "arange", "asarray",
     "astype", "bool", "can_cast", "complex128", "complex64", "config", "default_communicator", "e", "empty",
-    "empty_like", "eye", "finfo", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",
+    "empty_like", "eye", "finfo", "identity", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names, *_numpy_names,

@@ -18,12 +18,23 @@ from .._backend import contiguous_copy, from_numpy, is_numpy_namespace, namespac
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import check_dtype
 from .._core.elementwise import astype
-from .._errors import message, names_errors
+from .._errors import AxisError, message, names_errors
 from .._layout import Layout
 from ._common import make_layout, normalize_shape, resolve_comm, resolve_device
 
-__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_local", "full", "full_like", "linspace",
-           "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_local", "full", "full_like",
+           "identity", "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
+
+
+def _check_order(func: str, order, allowed: str = "CF") -> None:
+    """NumPy's ``order=``: accepted for NumPy's signatures; blocks are C-ordered whatever it says.
+
+    The global array has no memory order (it is cut into blocks); each block
+    is C-ordered (see docs/DESIGN "Memory order"), and values never depend on
+    ``order``. Values NumPy refuses are refused the same way.
+    """
+    if order is not None and (not isinstance(order, str) or order.upper() not in allowed):
+        raise ValueError(message(func, "unknown order", order, " or ".join(repr(c) for c in allowed)))
 
 
 def _dtype(xp, dtype, default: str = "float64", func: str = "dtype"):
@@ -53,8 +64,8 @@ _LAYOUT_DOC = """
     comm : communicator (default: all processes)."""
 
 
-def zeros(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
-          comm=None) -> DArray:
+def zeros(shape, dtype=None, order="C", *, device=None, split="auto", grid=None, sizes=None, halo=0,
+          boundary="none", comm=None) -> DArray:
     """A new array of ``shape`` filled with zeros.
 
     Examples
@@ -63,29 +74,32 @@ def zeros(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None
     >>> float(da.sum(da.zeros((4, 3))))
     0.0
     """
+    _check_order("zeros", order)
     return _filled("zeros", 0, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
 
 
-def ones(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
-         comm=None) -> DArray:
+def ones(shape, dtype=None, order="C", *, device=None, split="auto", grid=None, sizes=None, halo=0,
+         boundary="none", comm=None) -> DArray:
     """A new array of ``shape`` filled with ones.
 
     >>> import darray as da
     >>> float(da.sum(da.ones((4, 3))))
     12.0
     """
+    _check_order("ones", order)
     return _filled("ones", 1, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
 
 
-def empty(shape, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
-          comm=None) -> DArray:
+def empty(shape, dtype=None, order="C", *, device=None, split="auto", grid=None, sizes=None, halo=0,
+          boundary="none", comm=None) -> DArray:
     """A new array of ``shape`` with uninitialised owned cells (ghost cells are zero)."""
+    _check_order("empty", order)
     if halo:
         return _filled("empty", 0, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
     return _filled("empty", None, shape, dtype, device, split, grid, sizes, halo, boundary, comm)
 
 
-def full(shape, fill_value, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0,
+def full(shape, fill_value, dtype=None, order="C", *, device=None, split="auto", grid=None, sizes=None, halo=0,
          boundary="none", comm=None) -> DArray:
     """A new array of ``shape`` filled with ``fill_value``.
 
@@ -95,6 +109,7 @@ def full(shape, fill_value, *, dtype=None, device=None, split="auto", grid=None,
     >>> da.full((2,), 7).dtype
     dtype('int64')
     """
+    _check_order("full", order)
     if isinstance(fill_value, DArray):
         fill_value = fill_value._scalar(lambda v: v, "full")
     if not isinstance(fill_value, (bool, numbers.Number, np.generic)):
@@ -107,10 +122,13 @@ def full(shape, fill_value, *, dtype=None, device=None, split="auto", grid=None,
                    device, split, grid, sizes, halo, boundary, comm)
 
 
-def _like(func, x: DArray, fill, dtype, device, split, grid, sizes, halo, boundary):
-    if not isinstance(x, DArray):
-        raise TypeError(message(func, "expected a DArray", type(x).__name__))
-    if split is None and grid is None and sizes is None and halo is None and boundary is None:
+def _like(func, x, fill, dtype, order, shape, device, split, grid, sizes, halo, boundary):
+    _check_order(func, order, "CFAK")
+    x = as_darray(func, x)  # an array-like, as NumPy takes: its shape and dtype
+    if shape is not None and normalize_shape(func, shape) != x.shape:  # NumPy's shape= override: a new layout
+        layout = make_layout(func, normalize_shape(func, shape), x._comm, "auto" if split is None else split, grid,
+                             sizes, halo or 0, boundary or "none")
+    elif split is None and grid is None and sizes is None and halo is None and boundary is None:
         layout = x._layout
     else:
         layout = target_layout(x, func, "auto" if split is None else split, grid, sizes, halo, boundary)
@@ -126,33 +144,33 @@ def _like(func, x: DArray, fill, dtype, device, split, grid, sizes, halo, bounda
     return DArray._wrap(block, layout, x._comm, xp)
 
 
-def zeros_like(x, /, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
-               boundary=None) -> DArray:
+def zeros_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None, split=None, grid=None,
+               sizes=None, halo=None, boundary=None) -> DArray:
     """Zeros with the shape and (unless given) the layout, dtype and device of ``x``."""
-    return _like("zeros_like", x, 0, dtype, device, split, grid, sizes, halo, boundary)
+    return _like("zeros_like", x, 0, dtype, order, shape, device, split, grid, sizes, halo, boundary)
 
 
-def ones_like(x, /, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
-              boundary=None) -> DArray:
+def ones_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None, split=None, grid=None,
+              sizes=None, halo=None, boundary=None) -> DArray:
     """Ones with the shape and (unless given) the layout, dtype and device of ``x``."""
-    return _like("ones_like", x, 1, dtype, device, split, grid, sizes, halo, boundary)
+    return _like("ones_like", x, 1, dtype, order, shape, device, split, grid, sizes, halo, boundary)
 
 
-def empty_like(x, /, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
-               boundary=None) -> DArray:
+def empty_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=None, split=None, grid=None,
+               sizes=None, halo=None, boundary=None) -> DArray:
     """Uninitialised array with the shape and (unless given) the layout, dtype and device of ``x``."""
-    return _like("empty_like", x, None, dtype, device, split, grid, sizes, halo, boundary)
+    return _like("empty_like", x, None, dtype, order, shape, device, split, grid, sizes, halo, boundary)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None, split=None, grid=None, sizes=None, halo=None,
-              boundary=None) -> DArray:
+def full_like(x, /, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None, split=None,
+              grid=None, sizes=None, halo=None, boundary=None) -> DArray:
     """``fill_value`` everywhere, with the shape and (unless given) the layout, dtype and device of ``x``."""
-    return _like("full_like", x, fill_value, dtype, device, split, grid, sizes, halo, boundary)
+    return _like("full_like", x, fill_value, dtype, order, shape, device, split, grid, sizes, halo, boundary)
 
 
 # ---------------------------------------------------------------- from data
-def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=None, sizes=None, halo=0,
-            boundary="none", comm=None) -> DArray:
+def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="auto", grid=None, sizes=None,
+            halo=0, boundary="none", comm=None) -> DArray:
     """A DArray from global data that every rank passes identically; each rank keeps its block.
 
     ``obj`` may be a DArray (re-laid out only if layout keywords are given),
@@ -166,6 +184,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
     >>> x.shape, int(da.sum(x))
     ((2, 3), 21)
     """
+    _check_order("asarray", order, "CFAK")
     if isinstance(obj, DArray):
         out = obj
         if split != "auto" or grid is not None or sizes is not None or halo or boundary != "none":
@@ -208,6 +227,32 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None, split="auto", grid=No
         contiguous = getattr(getattr(part, "flags", None), "c_contiguous", True)
         block = contiguous_copy(xp, part) if copy or not contiguous else part
     return DArray._new(block, layout, comm, xp)
+
+
+def as_darray(func: str, x, like: DArray | None = None) -> DArray:
+    """``x`` as a DArray: a DArray as it is; an array-like (list, tuple, number, NumPy array) through :func:`asarray`.
+
+    The one conversion of array-likes for darray's functions (see
+    :mod:`darray._api.array_likes`). Next to a DArray ``like``, the data is
+    replicated on ``like``'s ranks and backend (every rank passes the same
+    data). Raises ``TypeError`` (``ValueError`` for ragged data) naming
+    ``func`` for data that is not booleans or numbers.
+
+    >>> as_darray("sum", [1.0, 2.0]).shape
+    (2,)
+    """
+    if isinstance(x, DArray):
+        return x
+    if x is None or isinstance(x, (str, bytes)) or not (
+            isinstance(x, (bool, numbers.Number, np.generic, list, tuple, np.ndarray)) or hasattr(x, "__array__")
+            or hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__")):
+        raise TypeError(message(func, "expected a DArray or array-like", type(x).__name__,
+                                "a DArray, a NumPy array, a nested sequence or a number"))
+    try:
+        return asarray(x) if like is None else asarray(x, split=None, comm=like.comm, device=like.device)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(message(func, "expected a DArray or array-like of booleans or numbers", type(x).__name__,
+                                f"data that makes a bool/int/float/complex array ({exc})")) from exc
 
 
 def from_local(block, /, *, split=0, grid=None, shape=None, halo=0, boundary="none", comm=None) -> DArray:
@@ -290,7 +335,7 @@ def _tile(shapes, probe: Layout):
 
 
 # ---------------------------------------------------------------- ranges
-def arange(start, /, stop=None, step=1, *, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0,
+def arange(start, /, stop=None, step=1, dtype=None, *, device=None, split="auto", grid=None, sizes=None, halo=0,
            boundary="none", comm=None) -> DArray:
     """Evenly spaced values in ``[start, stop)``; each rank computes its own block.
 
@@ -302,6 +347,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None, split="auto"
         check_dtype("arange", dtype)
     if stop is None:
         start, stop = 0, start
+    if step is None:  # NumPy's default
+        step = 1
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, bool):
             raise TypeError(message("arange", f"{name} must be a real number", v))
@@ -326,16 +373,24 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None, split="auto"
     return _place(local, layout, comm, xp)
 
 
-def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, split="auto", grid=None, sizes=None,
-             halo=0, boundary="none", comm=None) -> DArray:
+def linspace(start, stop, /, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None, split="auto",
+             grid=None, sizes=None, halo=0, boundary="none", comm=None):
     """``num`` evenly spaced samples from ``start`` to ``stop`` (NumPy's formula, blockwise).
+
+    NumPy's signature (``num=50``, ``endpoint``, ``retstep``, ``dtype``,
+    ``axis``) for scalar ``start`` and ``stop``; ``retstep=True`` returns
+    ``(samples, step)`` as NumPy does.
 
     >>> import darray as da
     >>> float(da.max(da.linspace(0, 1, 11)))
     1.0
+    >>> da.linspace(0, 1, 5, True, True)[1]
+    0.25
     """
     if dtype is not None:
         check_dtype("linspace", dtype)
+    if axis not in (0, -1):
+        raise AxisError(message("linspace", "axis out of bounds", axis, "0 or -1 for scalar start and stop"))
     if not isinstance(num, numbers.Integral) or isinstance(num, bool):
         raise TypeError(message("linspace", "num must be an integer", num))
     if num < 0:
@@ -360,7 +415,8 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True, spl
     if endpoint and num > 1 and hi == num and hi > lo:
         values[-1] = stop
     local = xp.asarray(values.astype(to_numpy_dtype(dtype)), device=dev)
-    return _place(local, layout, comm, xp)
+    out = _place(local, layout, comm, xp)
+    return (out, delta / div if div > 0 else math.nan) if retstep else out
 
 
 def _place(local, layout: Layout, comm, xp) -> DArray:
@@ -371,14 +427,15 @@ def _place(local, layout: Layout, comm, xp) -> DArray:
     return DArray._wrap(local, layout, comm, xp)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, split="auto", grid=None, sizes=None, halo=0,
-        boundary="none", comm=None) -> DArray:
+def eye(n_rows, n_cols=None, /, k=0, dtype=None, order="C", *, device=None, split="auto", grid=None, sizes=None,
+        halo=0, boundary="none", comm=None) -> DArray:
     """Ones on the ``k``-th diagonal, zeros elsewhere.
 
     >>> import darray as da
     >>> float(da.sum(da.eye(4, k=1)))
     3.0
     """
+    _check_order("eye", order)
     if dtype is not None:
         check_dtype("eye", dtype)
     n_cols = n_rows if n_cols is None else n_cols
@@ -393,9 +450,20 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, split="auto", g
     return _place(local, layout, comm, xp)
 
 
-def _triangle(func: str, x: DArray, k: int, lower: bool) -> DArray:
-    if not isinstance(x, DArray):
-        raise TypeError(message(func, "expected a DArray", type(x).__name__))
+def identity(n, dtype=None, *, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+             comm=None) -> DArray:
+    """The ``n`` x ``n`` identity matrix (``numpy.identity``): :func:`eye` of ``n``.
+
+    >>> import darray as da
+    >>> int(da.sum(da.identity(3, int)))
+    3
+    """
+    return eye(n, dtype=dtype, device=device, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
+               comm=comm)
+
+
+def _triangle(func: str, x, k: int, lower: bool) -> DArray:
+    x = as_darray(func, x)  # an array-like, as NumPy takes
     if x.ndim < 2:
         raise ValueError(message(func, "needs at least 2 dimensions", x.shape, "a stack of matrices"))
     xp = x._xp
@@ -407,12 +475,12 @@ def _triangle(func: str, x: DArray, k: int, lower: bool) -> DArray:
     return _place(local, x._layout, x._comm, xp)
 
 
-def tril(x, /, *, k: int = 0) -> DArray:
+def tril(x, /, k: int = 0) -> DArray:
     """Lower triangle of the last two axes (zeros above the ``k``-th diagonal); no communication."""
     return _triangle("tril", x, k, lower=True)
 
 
-def triu(x, /, *, k: int = 0) -> DArray:
+def triu(x, /, k: int = 0) -> DArray:
     """Upper triangle of the last two axes (zeros below the ``k``-th diagonal); no communication."""
     return _triangle("triu", x, k, lower=False)
 

@@ -1,0 +1,178 @@
+"""NumPy's calling conventions for darray's own functions: array-like arguments and NumPy's positional tails.
+
+darray's functions follow the Array API standard: arrays are DArrays, and
+options after the arrays are keyword-only (``sum(x, /, *, axis=None)``).
+NumPy scripts pass lists, tuples, scalars and NumPy arrays, and options by
+position (``np.sum([1, 2])``, ``np.sort(a, 0)``, ``np.where(mask, a, 0)``).
+One table, :data:`ROWS`, says for each function of the namespace which
+parameters hold arrays and which NumPy parameters follow them by position;
+:func:`accepting_array_likes` wraps those functions once, when the namespace
+is built (``darray/__init__.py``), and :func:`as_darray` is the one place
+(in :mod:`darray._api.creation`, beside ``asarray``) is where array-likes
+become DArrays:
+
+- an array-like next to a DArray is made on that DArray's communicator and
+  backend, replicated (``split=None``: every rank passed the same data, and
+  a replicated operand meets any layout by slicing, without communication);
+- an array-like alone is laid out as :func:`darray.asarray` lays out data;
+- Python scalars stay scalars where the function takes them (the operands of
+  ``where``): the standard's promotion rules treat them as weakly typed;
+- a NumPy option darray does not have is dropped when it has NumPy's default
+  value (``out=None``, ``kind=None``), else refused with ``TypeError``.
+
+A call whose array arguments already are DArrays and that passes nothing by
+NumPy's position costs one loop over the table row's positions.
+
+Examples
+--------
+>>> import darray as np
+>>> int(np.sum([1, 2, 3]))
+6
+>>> np.sort([[3, 1], [2, 0]], 0).gather().tolist()
+[[2, 0], [3, 1]]
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from .._core import DArray
+from .._errors import message
+from .creation import as_darray
+
+__all__ = ["ROWS", "Row", "accepting", "accepting_array_likes"]
+
+_SCALARS = (bool, numbers.Number, np.generic)  # stay scalars where a row says so
+
+
+class Row(NamedTuple):
+    """How one function takes NumPy's arguments."""
+
+    #: parameters holding arrays (converted; ``"*name"``: each of the varargs, ``"[name]"``: each item of a sequence)
+    arrays: tuple[str, ...]
+    #: NumPy's positional parameters after darray's positional ones, as keyword -> NumPy's default
+    tail: dict = {}
+    #: array parameters where a Python/NumPy scalar stays a scalar (operands with weak scalar promotion)
+    operands: tuple[str, ...] = ()
+
+
+_X = ("x",)
+_REDUCE = {"axis": None, "dtype": None, "out": None, "keepdims": False}
+_LOGICAL = {"axis": None, "out": None, "keepdims": False}
+_SORT = {"axis": -1, "kind": None, "order": None}
+
+#: Function of the namespace -> its row. NumPy's names that darray computes through ``__array_function__``
+#: (``cumsum``, ``concatenate``, ...) and the NumPy-only functions convert array-likes themselves.
+ROWS: dict[str, Row] = {
+    **{name: Row(_X, _REDUCE) for name in ("sum", "prod", "mean")},
+    **{name: Row(_X, _LOGICAL) for name in ("all", "any", "max", "min")},
+    **{name: Row(_X, {"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False})
+       for name in ("std", "var")},
+    **{name: Row(_X, {"axis": None, "out": None}) for name in ("argmax", "argmin")},
+    "count_nonzero": Row(_X, {"axis": None}),
+    **{name: Row(_X, _SORT) for name in ("sort", "argsort")},
+    **{name: Row(_X) for name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+                                  "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod", "astype",
+                                  "moveaxis", "permute_dims", "tile", "broadcast_to")},
+    **{name: Row(_X, {"axis": None}) for name in ("expand_dims", "flip", "roll", "repeat")},
+    "reshape": Row(_X, {"order": "C"}),
+    "diff": Row(_X, {"n": 1, "axis": -1, "prepend": None, "append": None}),
+    "where": Row(("condition", "x1", "x2"), operands=("x1", "x2")),
+    "searchsorted": Row(("x1", "x2"), {"side": "left", "sorter": None}),
+    "isin": Row(("x1", "x2"), {"assume_unique": False, "invert": False}),
+    "take": Row(("x", "indices"), {"axis": None, "out": None, "mode": "raise"}),
+    "take_along_axis": Row(("x", "indices"), {"axis": -1}),
+    "matmul": Row(("x1", "x2")),
+    "tensordot": Row(("x1", "x2"), {"axes": 2}),
+    "vecdot": Row(("x1", "x2")),
+    "concat": Row(("[arrays]",), {"axis": 0, "out": None}),
+    "stack": Row(("[arrays]",), {"axis": 0, "out": None}),
+    "broadcast_arrays": Row(("*arrays",)),
+}
+
+
+def _first_darray(values) -> DArray | None:
+    for v in values:
+        if isinstance(v, DArray):
+            return v
+        if isinstance(v, (list, tuple)):
+            found = _first_darray(v)
+            if found is not None:
+                return found
+    return None
+
+
+def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
+    """``func`` taking array-likes in ``row.arrays`` and NumPy's positional ``row.tail`` (see the module)."""
+    params = inspect.signature(func).parameters
+    positional = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params.values())
+    keywords = {p.name for p in params.values() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    plain = tuple(positional.index(a) for a in row.arrays if a in positional)
+    each = tuple(positional.index(a[1:-1]) for a in row.arrays if a.startswith("["))
+    scalars_pass = {positional.index(a) for a in row.operands}
+    n_positional = len(positional)
+
+    def convert(args: tuple) -> tuple:
+        like = _first_darray(args)
+        out = list(args)
+        for i in plain:
+            if i < len(out) and not isinstance(out[i], DArray):
+                if i in scalars_pass and isinstance(out[i], _SCALARS):
+                    continue
+                out[i] = as_darray(name, out[i], like)
+        for i in each:
+            if i < len(out) and isinstance(out[i], (list, tuple)):
+                out[i] = [a if isinstance(a, DArray) else as_darray(name, a, like) for a in out[i]]
+        if varargs:
+            out = [a if isinstance(a, DArray) else as_darray(name, a, like) for a in out]
+        return tuple(out)
+
+    def numpy_tail(extra: tuple, kwargs: dict) -> dict:
+        if len(extra) > len(row.tail):
+            raise TypeError(message(name, "too many positional arguments", n_positional + len(extra),
+                                    f"at most {n_positional + len(row.tail)}"))
+        kwargs = dict(kwargs)
+        for key, value in zip(row.tail, extra):
+            if key in kwargs:
+                raise TypeError(message(name, f"got multiple values for argument {key!r}", value))
+            kwargs[key] = value
+        return kwargs
+
+    def drop_numpy_defaults(kwargs: dict) -> dict:
+        for key in [k for k in kwargs if k not in keywords and k in row.tail]:
+            value = kwargs.pop(key)
+            default = row.tail[key]
+            if not (value is default or (isinstance(value, (str, int)) and value == default)):
+                raise TypeError(message(name, f"NumPy's {key}= is not supported", value, f"{default!r}"))
+        return kwargs
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        if not varargs and len(args) > n_positional:
+            kwargs = numpy_tail(args[n_positional:], kwargs)
+            args = args[:n_positional]
+        if kwargs:
+            kwargs = drop_numpy_defaults(kwargs)
+        for i in plain:
+            if i < len(args) and not isinstance(args[i], DArray):
+                break
+        else:
+            if not each and not varargs:
+                return func(*args, **kwargs)
+        return func(*convert(args), **kwargs)
+
+    call.__wrapped__ = func
+    return call
+
+
+def accepting(namespace: dict) -> dict:
+    """The functions of :data:`ROWS` found in ``namespace``, wrapped (to update the namespace with)."""
+    return {name: accepting_array_likes(name, namespace[name], row) for name, row in ROWS.items()
+            if name in namespace}
