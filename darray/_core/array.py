@@ -359,13 +359,13 @@ class DArray:
         result = _reductions.max(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("max", out, result)
 
-    def all(self, axis=None, out=None, keepdims=False, **kwargs):
-        _plain("all", kwargs)
+    def all(self, axis=None, out=None, keepdims=False, *, where=True):
+        _plain("all", {"where": where})
         result = _reductions.all(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("all", out, result)
 
-    def any(self, axis=None, out=None, keepdims=False, **kwargs):
-        _plain("any", kwargs)
+    def any(self, axis=None, out=None, keepdims=False, *, where=True):
+        _plain("any", {"where": where})
         result = _reductions.any(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("any", out, result)
 
@@ -485,8 +485,7 @@ class DArray:
         """Iterate over axis 0 (as NumPy): each step is ``x[i]`` (its owner broadcasts it); slow for large arrays."""
         if self.ndim == 0:
             raise TypeError(message("__iter__", "iteration over a 0-d array", self.shape, "an array with dimensions"))
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __contains__(self, value) -> bool:
         """``value in x``: whether any element equals ``value`` (an allreduce)."""

@@ -49,7 +49,7 @@ from .._backend import is_numpy_namespace, to_numpy
 from .._errors import message
 
 __all__ = ["Method", "METHODS", "DIRECT", "Excluded", "EXCLUDED", "FlatIter", "targets", "generated", "into",
-           "item", "fill", "put", "flatten", "transpose", "view", "tolist", "tobytes"]
+           "item", "fill", "put", "flatten", "transpose", "view", "squeeze", "take", "tolist", "tobytes"]
 
 
 _TYPE = type
@@ -204,8 +204,10 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
     """The same cells read as another dtype of the SAME itemsize, sharing the blocks (``ndarray.view``).
 
     ``x.view()`` is a new DArray over the same blocks; writes through either
-    show in both. A dtype of another itemsize would change the length of the
-    last axis and so the layout: use :meth:`DArray.astype` to convert values.
+    show in both. A dtype of another itemsize changes the length of the last
+    axis, as in NumPy: allowed when no rank cuts that axis and it has no halo
+    (each block is then viewed on its own); otherwise redistribute first, or
+    convert values with :meth:`DArray.astype`.
     ``type=`` (an ndarray subclass) has no meaning for a DArray. The local
     library must have views (NumPy, CuPy, torch; not array-api-strict).
     """
@@ -220,10 +222,9 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
     if dtype is None:
         return DArray._wrap(block, self._layout, self._comm, self._xp)
     dtype = numpy.dtype(dtype)
+    layout = self._layout
     if dtype.itemsize != self.dtype.itemsize:
-        raise ValueError(message("view", "a dtype of another itemsize would change the layout",
-                                 f"{self.dtype} -> {dtype}", f"a dtype of itemsize {self.dtype.itemsize} "
-                                 "(x.astype(dtype) converts the values)"))
+        layout = _resized_last_axis(self, dtype)
     if not hasattr(block, "view"):
         raise TypeError(message("view", "the local library has no views", _TYPE(block).__name__,
                                 "NumPy, CuPy or torch blocks"))
@@ -233,8 +234,48 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
         from .dtypes import to_backend_dtype
 
         viewed = block.view(to_backend_dtype(self._xp, dtype))
-    return DArray._new(viewed, self._layout, self._comm, self._xp)
+    return DArray._new(viewed, layout, self._comm, self._xp)
 
+
+
+def _resized_last_axis(self, dtype):
+    """The layout of a view as ``dtype`` of another itemsize: the last axis grows or shrinks (uncut only)."""
+    layout = self._layout
+    old, new = self.dtype.itemsize, dtype.itemsize
+    got = f"{self.dtype} -> {dtype}"
+    if self.ndim == 0:
+        raise ValueError(message("view", "a 0-d array cannot change its itemsize", got, f"itemsize {old}"))
+    if layout.axis_dim[-1] is not None or layout.halo[-1]:
+        raise ValueError(message("view", "another itemsize changes the last axis, which is cut over ranks or has "
+                                 "a halo", got, f"itemsize {old}, or x.redistribute(split=0) first"))
+    n = self.shape[-1]
+    if (n * old) % new:
+        raise ValueError(message("view", "the last axis's bytes do not divide by the new itemsize", got,
+                                 f"a last axis of a multiple of {new} bytes"))
+    m = n * old // new
+    return layout.replace(shape=(*self.shape[:-1], m), sizes=(*layout.sizes[:-1], (m,)))
+
+
+def squeeze(self, axis=None):
+    """The array without its length-1 axes (``ndarray.squeeze``): all of them, or ``axis``."""
+    if axis is None:
+        axis = tuple(a for a, n in enumerate(self.shape) if n == 1)
+    return numpy.squeeze(self, axis)
+
+
+def take(self, indices, axis=None, out=None, mode: str = "raise"):
+    """Elements at ``indices`` (``ndarray.take``): of the flattened array (``axis=None``) or along ``axis``.
+
+    ``mode="wrap"`` / ``"clip"`` fold the indices into range first, as NumPy.
+    """
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(message("take", "mode must be 'raise', 'wrap' or 'clip'", mode))
+    source = self if axis is not None or self.ndim == 1 else numpy.ravel(self)
+    if mode != "raise":
+        n = source.shape[0 if axis is None else axis]
+        idx = numpy.asarray(to_numpy(indices.gather()) if hasattr(indices, "gather") else indices)
+        indices = idx % n if mode == "wrap" else numpy.clip(idx, 0, n - 1)
+    return numpy.take(source, indices, axis=0 if axis is None else axis)
 
 
 def tolist(self):
@@ -338,9 +379,9 @@ METHODS: dict[str, Method] = {
     "round": Method("numpy.round"),
     "searchsorted": Method("numpy.searchsorted"),
     "sort": Method("numpy.sort", inplace=True, note="``kind=`` is ignored: the sort is stable."),
-    "squeeze": Method("numpy.squeeze"),
+    "squeeze": Method(squeeze),
     "swapaxes": Method("numpy.swapaxes"),
-    "take": Method("numpy.take"),
+    "take": Method(take),
     "tobytes": Method(tobytes),
     "tolist": Method(tolist),
     "trace": Method("numpy.trace"),
