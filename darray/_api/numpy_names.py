@@ -5,11 +5,13 @@ darray's namespace is the Array API standard's (``atan2``, ``pow``, ``concat``,
 ``concatenate``, ``cumsum``; these names are here, each calling the NumPy
 function of that name, which NumPy hands to darray:
 
-- NumPy ufuncs outside the standard (:data:`UFUNC_NAMES`) run block by block
-  through ``DArray.__array_ufunc__``, with ``out=``, ``where=`` and ``dtype=``,
-  on NumPy blocks; on other local libraries (CuPy, torch) the names with a
-  standard equivalent (:data:`STANDARD_EQUIVALENTS`: ``arctan2`` is ``atan2``)
-  run that function, the others raise ``TypeError``;
+- NumPy ufuncs outside the standard (:data:`UFUNC_NAMES`) are darray ufunc
+  objects (:mod:`darray._api.ufuncs`: ``out=``, ``where=``, ``dtype=``,
+  ``reduce``, ``accumulate``, ``outer``, ``at``, ``reduceat``), the same
+  object as the standard's name where NumPy's are one (``arctan2`` is
+  ``atan2``); on local blocks other than NumPy's (CuPy, torch) the names with
+  a standard equivalent (:data:`STANDARD_EQUIVALENTS`) run that function, the
+  others raise ``TypeError``;
 - NumPy functions darray implements through ``__array_function__``
   (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...);
 - the NumPy-only functions of :mod:`darray._api.numpy_functions` (``hstack``,
@@ -18,9 +20,11 @@ function of that name, which NumPy hands to darray:
   darray's communication tracer and, given an array, ``numpy.trace``.
 
 So ``darray.cumsum(x)`` is exactly ``numpy.cumsum(x)`` for a DArray ``x``.
-Given no DArray at all (Python scalars, NumPy arrays), they return NumPy's
-result, as the NumPy script did. NumPy functions darray does not implement
-raise ``TypeError`` from NumPy; nothing is gathered behind the user's back.
+Given no DArray at all (Python scalars, NumPy arrays), the functions return
+NumPy's result, as the NumPy script did; the ufuncs return a DArray
+(:mod:`darray._api.ufuncs` converts such inputs with ``darray.asarray``).
+NumPy functions darray does not implement raise ``TypeError`` from NumPy;
+nothing is gathered behind the user's back.
 
 Examples
 --------
@@ -36,10 +40,9 @@ from collections.abc import Callable
 
 import numpy
 
-from .._backend import is_numpy_namespace
 from .._comm import Communicator
-from .._core import DArray
 from . import elementwise as _elementwise, numpy_functions
+from .ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401  (STANDARD_EQUIVALENTS: tests' tables)
 from .numpy_functions import *  # noqa: F403  (NumPy-only functions: hstack, dot, cov, ...; in __all__ below)
 from . import numpy_arrange, numpy_bits, numpy_convolve, numpy_partition, numpy_sets
 from .numpy_arrange import *  # noqa: F403  (rot90, put, put_along_axis; in __all__ below)
@@ -51,22 +54,8 @@ _MORE_NAMES = (*numpy_arrange.__all__, *numpy_bits.__all__, *numpy_convolve.__al
                "intersect1d", "setdiff1d", "setxor1d", "union1d")
 
 
-#: NumPy ufuncs that the standard names differently or lacks (elementwise, through ``__array_ufunc__``).
-UFUNC_NAMES = (
-    "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "bitwise_count",
-    "bitwise_not", "cbrt", "conjugate", "deg2rad", "degrees", "divmod", "exp2", "fabs", "float_power", "fmax",
-    "fmin", "fmod", "frexp", "gcd", "heaviside", "invert", "lcm", "ldexp", "left_shift", "logaddexp2", "mod",
-    "modf", "power", "rad2deg", "radians", "right_shift", "rint", "spacing", "true_divide",
-)
-
-#: NumPy ufunc -> the standard's function of the same meaning: what the name runs for local blocks other
-#: than NumPy's (CuPy, torch, ...), whose DArrays NumPy's ufunc machinery does not take.
-STANDARD_EQUIVALENTS = {
-    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh", "arctan": "atan",
-    "arctan2": "atan2", "arctanh": "atanh", "bitwise_not": "bitwise_invert", "conjugate": "conj",
-    "invert": "bitwise_invert", "left_shift": "bitwise_left_shift", "mod": "remainder", "power": "pow",
-    "right_shift": "bitwise_right_shift", "true_divide": "divide",
-}
+#: NumPy ufuncs that the standard names differently or lacks (darray ufunc objects, :mod:`darray._api.ufuncs`).
+UFUNC_NAMES = NUMPY_UFUNC_NAMES
 
 #: NumPy functions outside the standard that darray implements (``darray._api.numpy_protocols``).
 FUNCTION_NAMES = (
@@ -80,12 +69,8 @@ FUNCTION_NAMES = (
 
 def _calling(name: str, how: str) -> Callable:
     target = getattr(numpy, name)
-    standard = STANDARD_EQUIVALENTS.get(name)
 
     def call(*args, **kwargs):
-        if standard is not None and not kwargs and any(isinstance(a, DArray) and not is_numpy_namespace(a._xp)
-                                                       for a in args):
-            return getattr(_elementwise, standard)(*args)
         return target(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
@@ -96,8 +81,7 @@ def _calling(name: str, how: str) -> Callable:
     return call
 
 
-for _name in UFUNC_NAMES:
-    globals()[_name] = _calling(_name, "elementwise block by block (a NumPy ufunc)")
+globals().update({name: UFUNCS[name] for name in UFUNC_NAMES})
 for _name in FUNCTION_NAMES:
     globals()[_name] = _calling(_name, "distributed (through ``__array_function__``)")
 

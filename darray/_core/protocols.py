@@ -1,12 +1,13 @@
 """The NumPy protocol hooks of DArray and their registries (filled by :mod:`darray._api.numpy_protocols`).
 
 ``__array_ufunc__`` runs a ufunc's ``__call__`` on aligned local blocks (any
-ufunc, with ``out=``, ``where=``, ``dtype=``); ``reduce``/``accumulate`` go
-to registered distributed reductions and scans; ``outer`` broadcasts.
-``at`` and ``reduceat`` return NotImplemented, so NumPy raises its usual
-TypeError. ``__array_function__`` looks functions up in a registry
-(``implements(np.foo)``); anything unregistered returns NotImplemented:
-nothing is silently gathered.
+ufunc, with ``out=``, ``where=``, ``dtype=``; :func:`ufunc_call`, which
+darray's own ufuncs use too); ``reduce``, ``accumulate``, ``outer``, ``at``
+and ``reduceat`` go to the darray ufunc registered for the NumPy ufunc
+(:data:`UFUNCS`, filled by :mod:`darray._api.ufuncs`): one implementation for
+``numpy.add.reduce(x)`` and ``darray.add.reduce(x)``. ``__array_function__``
+looks functions up in a registry (``implements(np.foo)``); anything
+unregistered returns NotImplemented: nothing is silently gathered.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
 
-__all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNC_REDUCE", "UFUNC_ACCUMULATE", "implements", "array_ufunc", "array_function"]
+__all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNC_REDUCE", "UFUNC_ACCUMULATE", "UFUNCS", "implements", "array_ufunc",
+           "ufunc_call", "array_function"]
 
 #: Operations the public layer provides to DArray's operators (e.g. ``"matmul"`` for ``@``).
 OPERATORS: dict[str, Callable] = {}
-#: ufunc -> distributed reduction ``f(x, axis=, keepdims=[, dtype=])`` for ``ufunc.reduce``.
+#: NumPy ufunc -> darray's ufunc object, whose methods (reduce, accumulate, outer, at, reduceat) NumPy's call.
+UFUNCS: dict[np.ufunc, object] = {}
+#: Superseded by :data:`UFUNCS` (kept for registrations that still fill them; unused).
 UFUNC_REDUCE: dict[np.ufunc, Callable] = {}
-#: ufunc -> distributed scan ``f(x, axis=, dtype=)`` for ``ufunc.accumulate``.
 UFUNC_ACCUMULATE: dict[np.ufunc, Callable] = {}
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
 
@@ -46,18 +49,20 @@ def implements(numpy_function: Callable):
 def array_ufunc(self: DArray, ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "__call__":
         return _call(ufunc, inputs, kwargs)
-    if method == "reduce" and ufunc in UFUNC_REDUCE and len(inputs) == 1 and isinstance(inputs[0], DArray):
-        if kwargs.get("out") is not None or kwargs.get("where", True) is not True or kwargs.get("initial") is not None:
-            return NotImplemented
-        extra = {"dtype": kwargs["dtype"]} if kwargs.get("dtype") is not None else {}
-        return UFUNC_REDUCE[ufunc](inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False),
-                                   **extra)
-    if method == "accumulate" and ufunc in UFUNC_ACCUMULATE and len(inputs) == 1 and kwargs.get("out") is None:
-        return UFUNC_ACCUMULATE[ufunc](inputs[0], axis=kwargs.get("axis", 0), dtype=kwargs.get("dtype"))
-    if method == "outer" and len(inputs) == 2 and not kwargs and all(isinstance(x, DArray) for x in inputs):
-        a, b = inputs
-        return _call(ufunc, (a[(...,) + (None,) * b.ndim], b), {})
-    return NotImplemented
+    own = UFUNCS.get(ufunc)
+    if own is None or method not in _METHODS:
+        return NotImplemented
+    if method in ("reduce", "accumulate", "reduceat") and isinstance(kwargs.get("out"), tuple):
+        kwargs["out"] = kwargs["out"][0]  # NumPy hands out= as a 1-tuple
+    return getattr(own, method)(*inputs, **kwargs)
+
+
+_METHODS = frozenset({"reduce", "accumulate", "outer", "at", "reduceat"})
+
+
+def ufunc_call(ufunc: np.ufunc, inputs, kwargs):
+    """NumPy's ``ufunc(*inputs, **kwargs)`` on aligned NumPy blocks (NotImplemented for other blocks)."""
+    return _call(ufunc, inputs, dict(kwargs))
 
 
 def _call(ufunc: np.ufunc, inputs, kwargs):
