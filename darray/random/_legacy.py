@@ -180,6 +180,16 @@ def _scratch() -> np.random.RandomState:
     return _scratch_state
 
 
+def _renamed(error: Exception, func: str, values: list) -> Exception:
+    """NumPy's ``error`` in darray's format: same type, ``"<func>: <NumPy's text>; got <parameters>"``."""
+    got = tuple(v if np.ndim(v) == 0 and not isinstance(v, DArray) else f"<array of shape {np.shape(v)}>"
+                for v in values)
+    try:
+        return type(error)(message(func, str(error), got))
+    except Exception:  # noqa: BLE001 - an exception type with another constructor: name the function only
+        return naming(error, func)
+
+
 def _small(count: int) -> bool:
     return count < config.min_distributed_size
 
@@ -203,13 +213,14 @@ def _permuted_by(func: str, x: DArray, order: np.ndarray) -> DArray:
     return _place(x._xp.asarray(values, device=x.device), x._layout, x._comm, x._xp)
 
 
-def _tiled(func: str, method: str, key: np.ndarray, params: list, shape: tuple, dtype: np.dtype, layout: dict,
+def _tiled(func: str, method: str, generator: Generator, params: list, shape: tuple, dtype: np.dtype, layout: dict,
            extra: dict) -> DArray:
     """``numpy.random.Generator.<method>`` on fixed tiles of the flat index; each rank keeps its cells."""
     comm = resolve_comm(layout["comm"])
     xp, dev = resolve_device(layout["device"])
     lay = make_layout(func, shape, comm, layout["split"], layout["grid"], layout["sizes"], layout["halo"],
                       layout["boundary"])
+    key = generator._key  # after the layout checks: the legacy state advances only for a valid call
     starts, length = _runs(shape, lay.block_slices(comm.rank))
     total = prod(shape)
     values = np.empty(0, dtype=dtype)
@@ -235,21 +246,23 @@ def _tiled(func: str, method: str, key: np.ndarray, params: list, shape: tuple, 
 class _Keyed(Generator):
     """A Generator for one large legacy draw, keyed by four words of the legacy stream.
 
-    The words are taken when the Generator first needs its stream, i.e. after
-    its own argument checks, so a call that raises leaves the legacy state
-    untouched.
+    The words are taken when the Generator first reads its key, i.e. when it
+    draws, after its own argument checks: a call that raises leaves the
+    legacy state untouched.
     """
 
     def __init__(self, owner: RandomState):
         self._owner = owner
         self._calls = 0
+        self._drawn_key = None
 
-    def _stream(self) -> int:
-        if self._calls == 0:
+    @property
+    def _key(self) -> np.ndarray:
+        if self._drawn_key is None:
             words = self._owner._mt().randint(1 << 32, size=4, dtype=np.uint32)
             self._seed_seq = np.random.SeedSequence([int(w) for w in words])
-            self._key = self._seed_seq.generate_state(2, dtype=np.uint64)
-        return super()._stream()
+            self._drawn_key = self._seed_seq.generate_state(2, dtype=np.uint64)
+        return self._drawn_key
 
 
 class RandomState:
@@ -346,7 +359,7 @@ class RandomState:
         """
         try:
             self._mt().set_state(state)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, IndexError) as error:
             raise naming(error, "set_state") from None
 
     # ------------------------------------------------------------ the generic draw
@@ -377,7 +390,11 @@ class RandomState:
             shape = broadcast
         else:
             shape = normalize_shape(name, size)
-            if np.broadcast_shapes(shape, broadcast) != shape:
+            try:
+                fits = np.broadcast_shapes(shape, broadcast) == shape
+            except ValueError:
+                fits = False
+            if not fits:
                 raise ValueError(message(name, "parameters do not broadcast to size", shapes,
                                          f"shapes broadcastable to {shape}"))
         if _small(prod(shape)):
@@ -398,17 +415,15 @@ class RandomState:
             args = [asarray(params[p]) if not isinstance(params[p], DArray) else params[p] for p in checked[0]]
             if bool(_any(checked[1](*args))):
                 raise checked[2](message(name, checked[3], "a DArray parameter violating it"))
-        generator = _Keyed(self)
         if method in _ENGINE and kind == "engine":
             base, combine = _ENGINE[method]
-            z = getattr(generator, base)(shape, **layout)
+            z = getattr(_Keyed(self), base)(shape, **layout)
             operands = [v if isinstance(v, DArray) or np.ndim(v) == 0 else asarray(v, comm=layout["comm"],
                                                                                    device=layout["device"])
                         for v in values]
             return combine(z, *operands)
-        generator._stream()  # takes the key from the legacy stream
         target = {"randint": "integers", "random_integers": "integers"}.get(method, method)
-        return _tiled(name, target, generator._key, values, shape, dtype, layout, extra)
+        return _tiled(name, target, _Keyed(self), values, shape, dtype, layout, extra)
 
     def _check(self, name: str, method: str, values: list, extra: dict) -> np.dtype:
         """NumPy's own checks of the parameters on a scratch state; the result dtype NumPy would give."""
@@ -418,7 +433,7 @@ class RandomState:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 out = getattr(_scratch(), method)(*values, size=1 if scalar else None, **extra)
         except (TypeError, ValueError, OverflowError) as error:
-            raise naming(error, name) from None
+            raise _renamed(error, name, values) from None
         return np.asarray(out).dtype
 
     def _numpy(self, name: str, method: str, *args, **kwargs):
@@ -427,7 +442,7 @@ class RandomState:
         try:
             return getattr(self._mt(), method)(*args, **kwargs)
         except (TypeError, ValueError, OverflowError) as error:
-            raise naming(error, name) from None
+            raise _renamed(error, name, args) from None
 
     def _exact(self, name: str, method: str, values: list, size, layout: dict, extra: dict):
         """:meth:`_numpy` with ``size``, laid out as ``layout`` says (scalars stay scalars)."""
