@@ -53,6 +53,11 @@ from ._api import numpy_protocols as _numpy_protocols  # registers np.* implemen
 from ._api import numpy_nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
 from ._api.numpy_names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
 from ._api.numpy_names import __all__ as _numpy_names  # noqa: E402
+from ._api.numpy_misc import *  # noqa: E402,F403  (ndarray, issubdtype, errstate, fromiter, ...; in __all__ below)
+from ._api.numpy_misc import __all__ as _numpy_misc_names  # noqa: E402
+from ._api.numpy_index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogrid, ix_, unravel_index, ...)
+from ._api.numpy_index_tricks import __all__ as _index_trick_names  # noqa: E402
+from .io.numpy_files import load, loadtxt, save, savetxt  # noqa: E402  (NumPy's .npy and text files)
 from ._api.array_likes import accepting as _accepting  # noqa: E402
 
 globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
@@ -95,7 +100,7 @@ __all__ = sorted({
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names, *_numpy_names,
-    *_dtype_names,
+    *_dtype_names, *_numpy_misc_names, *_index_trick_names, "load", "loadtxt", "save", "savetxt",
 })
 
 from .tracer import _trace_script  # noqa: E402

@@ -71,7 +71,10 @@ ALL = frozenset({
     'unique_inverse', 'unique_values', 'unstack', 'var', 'vdot', 'vecdot', 'vstack', 'where', 'zeros',
     'zeros_like'
 }) | frozenset({  # NumPy's scalar types and dtype class (darray._api.dtype_objects), NumPy's creation names
-    'identity',
+    'identity', 'asanyarray', 'ascontiguousarray', 'asfortranarray', 'errstate', 'fromiter', 'geterr', 'geterrcall',
+    'iscomplex', 'iscomplexobj', 'isreal', 'isrealobj', 'isscalar', 'issubdtype', 'ndarray', 'promote_types', 'seterr',
+    'seterrcall', 'fromfunction', 'indices', 'ix_', 'mgrid', 'ndenumerate', 'ndindex', 'ogrid', 'ravel_multi_index',
+    'unravel_index', 'load', 'loadtxt', 'save', 'savetxt',
     'bool_', 'byte', 'cdouble', 'complexfloating', 'csingle', 'double', 'dtype', 'floating', 'generic', 'inexact',
     'int_', 'intc', 'integer', 'intp', 'long', 'longlong', 'number', 'short', 'signedinteger', 'single', 'ubyte',
     'uint', 'uintc', 'uintp', 'ulong', 'ulonglong', 'unsignedinteger', 'ushort',

@@ -113,7 +113,7 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
     params = inspect.signature(func).parameters
     positional = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     varargs = any(p.kind == p.VAR_POSITIONAL for p in params.values())
-    keywords = {p.name for p in params.values() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    keywords = frozenset(p.name for p in params.values() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
     plain = tuple(positional.index(a) for a in row.arrays if a in positional)
     each = tuple(positional.index(a[1:-1]) for a in row.arrays if a.startswith("["))
     scalars_pass = {positional.index(a) for a in row.operands}
@@ -158,7 +158,7 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
         if not varargs and len(args) > n_positional:
             kwargs = numpy_tail(args[n_positional:], kwargs)
             args = args[:n_positional]
-        if kwargs:
+        if kwargs and not keywords.issuperset(kwargs):
             kwargs = drop_numpy_defaults(kwargs)
         for i in plain:
             if i < len(args) and not isinstance(args[i], DArray):

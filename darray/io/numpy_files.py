@@ -1,0 +1,155 @@
+"""NumPy's file functions under their NumPy names: ``save``/``load`` (``.npy``), ``savetxt``/``loadtxt`` (text).
+
+These are ``darray.save``, ``darray.load``, ``darray.savetxt`` and
+``darray.loadtxt``, so that ``import darray as np`` keeps a NumPy script's
+files. (``darray.io.save`` / ``darray.io.load`` are the zarr store functions;
+these are not.) Every function is collective: every rank calls it with the
+same arguments.
+
+- :func:`save` writes a real ``.npy`` file NumPy reads, in parallel: every
+  rank writes its own block at its byte offset (:func:`darray.io.save_npy`;
+  per-block checksums go to a ``.sha256`` sidecar).
+- :func:`load` reads a ``.npy`` file into a DArray, each rank reading only
+  its region (:func:`darray.io.load_npy`). It never unpickles:
+  ``allow_pickle=True`` is refused, object dtypes are refused.
+- :func:`savetxt` GATHERS the array onto rank 0, which writes the text file:
+  text is for small arrays; arrays of more than :data:`TEXT_MAX_ELEMENTS`
+  elements are refused (use :func:`save`).
+- :func:`loadtxt` parses the text file on EVERY rank (``O(file)`` memory per
+  rank; the file must be visible to every rank), then each rank keeps its
+  block: for small files, as :func:`savetxt`.
+
+Examples
+--------
+>>> import os, tempfile, numpy, darray as np
+>>> path = os.path.join(tempfile.mkdtemp(), "x.npy")   # the same path on every rank
+>>> np.save(path, np.arange(5.0))
+>>> numpy.load(path).tolist()
+[0.0, 1.0, 2.0, 3.0, 4.0]
+>>> np.load(path).shape
+(5,)
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import darray
+from darray._backend import to_numpy
+
+from ._common import collective
+from .npy_io import load_npy, save_npy
+
+__all__ = ["TEXT_MAX_ELEMENTS", "load", "loadtxt", "save", "savetxt"]
+
+#: Largest array :func:`savetxt` gathers onto one rank (text files are for small arrays).
+TEXT_MAX_ELEMENTS = 1 << 24
+
+
+def _path(func: str, file, suffix: str | None = None) -> str:
+    if not isinstance(file, (str, bytes, os.PathLike)):
+        raise TypeError(f"{func}: file must be a path; got {type(file).__name__}, expected a str or os.PathLike "
+                        f"(every rank writes/reads its own part of the file, so open file objects cannot be shared)")
+    path = os.fsdecode(os.fspath(file))
+    if suffix is not None and not path.endswith(suffix):
+        path += suffix  # as numpy.save
+    return path
+
+
+def _darray(func: str, x):
+    if isinstance(x, darray.DArray):
+        return x
+    try:
+        return darray.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{func}: expected a DArray or array-like; got {type(x).__name__} ({exc})") from exc
+
+
+def save(file, arr, allow_pickle: bool = True) -> None:
+    """Write ``arr`` to the ``.npy`` file ``file`` (``numpy.save``), every rank its own block.
+
+    ``.npy`` is appended to a path without it, as NumPy does. ``allow_pickle``
+    is accepted for NumPy's signature: darray arrays hold numbers, so nothing
+    is ever pickled. ``arr`` may be an array-like (laid out as
+    :func:`darray.asarray` would).
+    """
+    path = _path("save", file, ".npy")
+    save_npy(path, _darray("save", arr))
+
+
+def load(file, mmap_mode=None, allow_pickle: bool = False, *, split="auto", grid=None, sizes=None, halo=0,
+         boundary="none", comm=None, **kwargs):
+    """Read the ``.npy`` file ``file`` into a DArray (``numpy.load``); each rank reads only its region.
+
+    Never unpickles: ``allow_pickle=True`` raises ``ValueError``, object
+    dtypes ``TypeError``. ``mmap_mode`` may be None or ``"r"`` (each rank
+    reads its region either way; nothing is kept mapped); ``.npz`` archives
+    are not read. Layout keywords as :func:`darray.io.load_npy`.
+    """
+    if allow_pickle:
+        raise ValueError(f"load: allow_pickle=True is refused; got {allow_pickle!r}, expected False "
+                         f"(darray never unpickles: .npy files of numbers need no pickle)")
+    if mmap_mode not in (None, "r"):
+        raise ValueError(f"load: unsupported mmap_mode; got {mmap_mode!r}, expected None or 'r'")
+    unknown = set(kwargs) - {"fix_imports", "encoding", "max_header_size"}
+    if unknown:
+        raise TypeError(f"load: unexpected keyword arguments; got {sorted(unknown)}, expected NumPy's load options")
+    path = _path("load", file)
+    if path.endswith(".npz"):
+        raise ValueError(f"load: .npz archives are not supported; got {path!r}, expected a .npy file")
+    return load_npy(path, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm)
+
+
+def savetxt(fname, X, fmt="%.18e", delimiter=" ", newline="\n", header="", footer="", comments="# ",
+            encoding=None) -> None:
+    """Write a 1-d or 2-d array to a text file (``numpy.savetxt``) from rank 0.
+
+    GATHERS the whole array onto rank 0 (one gather), which writes the file
+    with ``numpy.savetxt``; every rank then raises the same error if the
+    write failed. At most :data:`TEXT_MAX_ELEMENTS` elements (``ValueError``
+    beyond, before any communication): text is for small arrays, use
+    :func:`save` for big ones.
+    """
+    path = _path("savetxt", fname)
+    x = _darray("savetxt", X)
+    if x.ndim not in (1, 2):
+        raise ValueError(f"savetxt: expected a 1-d or 2-d array; got shape {x.shape}, expected 1 or 2 dimensions")
+    if x.size > TEXT_MAX_ELEMENTS:
+        raise ValueError(f"savetxt: array too large for a text file; got {x.size} elements, expected at most "
+                         f"{TEXT_MAX_ELEMENTS} (darray.io.numpy_files.TEXT_MAX_ELEMENTS); use darray.save")
+    data = x.gather(root=0)
+
+    def write():
+        if x.comm.rank == 0:
+            np.savetxt(path, to_numpy(data), fmt=fmt, delimiter=delimiter, newline=newline,
+                       header=header, footer=footer, comments=comments, encoding=encoding)
+
+    collective(x.comm, write, func="savetxt")
+
+
+def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, skiprows=0, usecols=None,
+            unpack: bool = False, ndmin: int = 0, encoding=None, max_rows=None, *, quotechar=None, split="auto",
+            comm=None):
+    """Read a text file into a DArray (``numpy.loadtxt``).
+
+    EVERY rank parses the whole file with ``numpy.loadtxt`` (``O(file)``
+    memory per rank, the file visible to every rank), then keeps its block:
+    for small files. Every rank raises the same error for a missing or bad
+    file. ``unpack=True`` returns the columns (a tuple of DArrays).
+    """
+    path = _path("loadtxt", fname)
+    comm = darray.default_communicator() if comm is None else comm
+
+    def read():
+        return np.loadtxt(path, dtype=dtype, comments=comments, delimiter=delimiter, converters=converters,
+                          skiprows=skiprows, usecols=usecols, unpack=False, ndmin=ndmin, encoding=encoding,
+                          max_rows=max_rows, quotechar=quotechar)
+
+    data = collective(comm, read, func="loadtxt")
+    if unpack:
+        columns = data.T if data.ndim > 1 else data
+        return tuple(darray.asarray(np.ascontiguousarray(c), split=split, comm=comm) for c in columns) \
+            if data.ndim > 1 else darray.asarray(data, split=split, comm=comm)
+    return darray.asarray(data, split=split, comm=comm)
