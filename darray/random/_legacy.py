@@ -358,6 +358,7 @@ class RandomState:
         True
         """
         try:
+            _scratch().set_state(state)  # NumPy half-writes a state it then rejects: try it on the scratch first
             self._mt().set_state(state)
         except (TypeError, ValueError, IndexError) as error:
             raise naming(error, "set_state") from None
