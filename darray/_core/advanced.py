@@ -242,7 +242,8 @@ def setitem_advanced(x: DArray, key, value) -> None:
     if not picked:  # only 0-d booleans: B (of length 1 or 0) names x[basic] once or not at all
         if math.prod(adv.bshape):
             if not scalar:
-                value = _index(value, (None,) * (len(result) - value.ndim) + (slice(None),) * p + (-1,) * nb)
+                value = _index(value, (None,) * (len(result) - value.ndim)) if value.ndim < len(result) else value
+                value = _index(value, (slice(None),) * p + (-1,) * nb)
             setitem(x, _without(adv.basic, adv.axes), value)
         return None
     rest, flips, selections = sliced_layout(x._layout, tuple(selection))

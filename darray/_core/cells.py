@@ -87,7 +87,7 @@ def _owners(layout: Layout, axes, coords: list[np.ndarray], rank: int) -> tuple[
 
 
 def _route(comm, owner: np.ndarray, local: np.ndarray):
-    """Send every cell id to its owner: (order by owner, send counts, receive counts, the ids this rank holds)."""
+    """Send every cell id to its owner: (order by owner, sends, receives, the ids this rank holds)."""
     order = np.argsort(owner, kind="stable")
     counts = np.bincount(owner, minlength=comm.size).astype(np.int64)
     incoming = to_numpy(comm.allgather(counts))[:, comm.rank]  # rows rank p asks from this rank
@@ -116,8 +116,10 @@ def fetch_cells(y: DArray, axes, coords: list[np.ndarray]):
     with _tracing.labelled("fetch"):
         comm, xp, rank = y._comm, y._xp, y._comm.rank
         owner, local = _owners(y._layout, axes, coords, rank)
-        order, sends, recvs, requests = _route(comm, owner, local)
         moved = _moved(xp, y.local, axes)
+        if first_cut(y._layout, axes) is None:  # the picked axes are not cut: every rank holds what it asks for
+            return _pick(xp, moved, local, y.device)
+        order, sends, recvs, requests = _route(comm, owner, local)
         rest = tuple(moved.shape[len(axes):])
         answer = _pick(xp, moved, requests, y.device)
         got = xp.empty((local.shape[0], *rest), dtype=y._block.dtype, device=y.device)
@@ -153,6 +155,11 @@ def scatter_cells(x: DArray, axes, coords: list[np.ndarray], values, rest_key: d
     with _tracing.labelled("scatter"):
         comm, xp = x._comm, x._xp
         owner, local = _owners(x._layout, axes, coords, comm.rank)
+        if first_cut(x._layout, axes) is None:  # the picked axes are not cut: every rank writes its own cells
+            if local.shape[0]:
+                _put(xp, x.local, axes, rest_key, local, values, x.device)
+            x._halo_fresh = False
+            return
         order, sends, recvs, requests = _route(comm, owner, local)
         rows = xp.take(values, xp.asarray(order, device=x.device), axis=0) if order.shape[0] > 1 else values
         rows = xp.asarray(rows, copy=True)

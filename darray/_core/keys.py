@@ -134,7 +134,10 @@ def split_key(func: str, key, shape: tuple[int, ...]) -> Advanced | tuple:
             x_axis, y_axis = x_axis + (k is not None), y_axis + 1
         elif isinstance(k, int):
             basic.append(k)
-            ints.append((x_axis, k))
+            n = shape[x_axis]
+            if not -n <= k < n:
+                raise IndexError(out_of_bounds(func, k, x_axis, n))
+            ints.append((x_axis, k % n))
             positions.append(pos)
             x_axis += 1
         elif k[0] == "bool0":  # a new axis, indexed by [0] or []

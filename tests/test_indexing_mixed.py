@@ -1,0 +1,326 @@
+"""Mixed basic + advanced keys (``x[:, [0, -1]]``, ``x[mask, 1:]``, ``x[[0, 1], :, [1, 2]] = v``) against NumPy.
+
+A table of keys (ids say what each one exercises) for a 7x5 and a 5x4x3
+array; each test loops over the layouts (cut along each axis, replicated,
+uneven with an empty block, 2-d grids at 4 ranks) and names the layout in
+every failure. Get, and set with a scalar, a NumPy array, a DArray in another
+layout, a broadcast value and ``+=``. Index arrays as lists, tuples, NumPy
+arrays, 0-d arrays and DArrays; bad keys raise NumPy's exception type on every
+rank. A hypothesis test draws random mixed keys (the same ones on every rank).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import darray as da
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
+
+pytestmark = pytest.mark.mpi
+
+P = da.default_communicator().size
+S = slice
+E = Ellipsis
+SHAPES = {2: (7, 5), 3: (5, 4, 3)}
+
+
+def layouts(ndim: int) -> dict[str, dict]:
+    n = SHAPES[ndim]
+    out = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None),
+           "uneven0": dict(split=0, sizes=uneven(n[0], P))}
+    if ndim == 3:
+        out["split2-uneven"] = dict(split=2, sizes={2: uneven(n[2], P)})
+    if P == 4:
+        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
+        out["grid22-rev"] = dict(split=(ndim - 1, 0), grid=(2, 2))
+    return out
+
+
+def values(shape, dtype="float64", seed=0) -> np.ndarray:
+    rng = np.random.default_rng([seed, len(shape), sum(shape)])
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(-50, 50, shape).astype(dt)
+    return rng.standard_normal(shape).astype(dt)
+
+
+ROWS = np.array([False, True, False, True, True, False, False])  # 7 rows: 1, 3, 4
+COLS = np.array([True, False, True, True, False])  # 5 columns: 0, 2, 3
+FULL = values((7, 5), seed=5) > 0
+LEAD = values((5, 4), seed=6) > 0
+TAIL = values((4, 3), seed=7) > 0
+
+KEYS = {
+    2: {
+        "slice-list": (S(None), [0, -1]),
+        "list-slice": ([0, 2], S(1, None)),
+        "slice-list-in-place": (S(1, 3), [0, 2]),
+        "ellipsis-list": (E, [1, 2]),
+        "broadcast-lists": ([[0], [2]], [1, 3]),
+        "newaxis-list": (None, [0, 1]),
+        "list-newaxis-list-separated": ([0, 1], None, [1, 2]),
+        "repeated": ([3, 3, 1],),
+        "negative-ndarray": (np.array([-1, 0, -7]),),
+        "tuple-of-ints": ((0, 6, 2), S(None, None, 2)),
+        "empty": ([],),
+        "empty-with-slice": (S(2, 5), np.zeros(0, dtype=np.int64)),
+        "0d-int-array": (np.array(3), S(None)),
+        "0d-int-array-with-list": (np.array(-2), [1, 1, 0]),
+        "reversed-slice-list": (S(None, None, -1), [4, 0, 2]),
+        "list-int": ([1, 5, -1], 2),
+        "int-list": (-3, [0, 3]),
+        "2d-index": (np.array([[0, 6], [2, 2]]), S(None)),
+        "mask": (ROWS,),
+        "mask-slice": (ROWS, S(None)),
+        "mask-slice-from-1": (ROWS, S(1, None)),
+        "slice-colmask": (S(None), COLS),
+        "step-colmask": (S(5, 0, -2), COLS),
+        "bool-list": ([True, False, True, False, False, True, True],),
+        "full-mask": (FULL,),
+        "mask-and-list": (ROWS, [0, 4, 2]),
+        "true": (True,),
+        "false-slice": (False, S(1, 3)),
+        "true-list": (S(None), True, [2, 3]),
+    },
+    3: {
+        "list-slice-list-front": ([0, 1], S(None), [1, 2]),
+        "slice-list-list-in-place": (S(None), [0, 3], [2, 0]),
+        "list-ellipsis": ([4, 0], E),
+        "int-slice-list-front": (1, S(None), [0, 2]),
+        "slice-int-list-in-place": (S(None), 0, [0, 2]),
+        "lead-mask": (LEAD,),
+        "lead-mask-slice": (LEAD, S(1, None)),
+        "slice-tail-mask": (S(None), TAIL),
+        "ellipsis-tail-mask": (E, TAIL),
+        "broadcast-reversed-front": ([[1], [3]], S(None, None, -1), [[0, 2]]),
+        "ellipsis-repeated": (E, [2, 0, 2]),
+        "newaxis-mixed": (None, [1, 2], None, S(None), 0),
+        "mask-row-list": (ROWS[:5], S(1, 3), [2, 0, 1]),
+        "three-lists": ([4, 0], [3, 3], [0, 2]),
+    },
+}
+CASES = [(ndim, name) for ndim in (2, 3) for name in KEYS[ndim]]
+IDS = [f"{ndim}d-{name}" for ndim, name in CASES]
+
+
+def value_layout(val: np.ndarray, i: int) -> dict:
+    """A layout for a DArray value, varied with ``i``."""
+    if val.ndim == 0:
+        return dict(split=None)
+    choices = [dict(split=val.ndim - 1), dict(split=None), dict(split=0, sizes=uneven(val.shape[0], P))]
+    return choices[i % len(choices)]
+
+
+@pytest.mark.parametrize("ndim,name", CASES, ids=IDS)
+def test_get_and_set(ndim, name):
+    """``x[key]``; ``x[key] = v`` for v a NumPy array, a DArray, a scalar, a broadcast row; ``x[key] += 1``."""
+    key = KEYS[ndim][name]
+    g = values(SHAPES[ndim])
+    want = g[key]
+    val = np.arange(want.size, dtype=float).reshape(want.shape) * 1.5 - 3.0
+    for i, (lname, kw) in enumerate(layouts(ndim).items()):
+        x = da.asarray(g, **kw)
+        got = x[key]
+        assert got.shape == want.shape, f"{lname}: {got.shape} != {want.shape}"
+        assert_equal(got, want, err_msg=f"get {lname}")
+
+        y = da.asarray(g.copy(), **kw)
+        h = g.copy()
+        y[key] = val
+        h[key] = val
+        assert_equal(y, h, err_msg=f"set numpy {lname}")
+        y[key] = da.asarray(-val, **value_layout(val, i))
+        h[key] = -val
+        assert_equal(y, h, err_msg=f"set DArray {value_layout(val, i)} into {lname}")
+        y[key] = 7
+        h[key] = 7
+        assert_equal(y, h, err_msg=f"set scalar {lname}")
+        if want.ndim:
+            row = np.arange(want.shape[-1], dtype=float) + 0.25
+            y[key] = row
+            h[key] = row
+            assert_equal(y, h, err_msg=f"set broadcast row {lname}")
+        y[key] += 1
+        h[key] += 1
+        assert_equal(y, h, err_msg=f"+= {lname}")
+        assert_equal(x, g, err_msg=f"x changed by setting a copy {lname}")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "complex128", "bool", "float32"])
+def test_dtypes(dtype):
+    g = values(SHAPES[2], dtype, seed=2)
+    for lname, kw in layouts(2).items():
+        x = da.asarray(g, **kw)
+        for key in [(S(None), [0, -1]), (ROWS, S(1, None)), ([[0], [2]], [1, 3])]:
+            got = x[key]
+            assert got.dtype == np.dtype(dtype)
+            assert_equal(got, g[key], err_msg=f"get {lname} {key!r}")
+        y = da.asarray(g.copy(), **kw)
+        h = g.copy()
+        for key, v in [((S(None), [1, 3]), g[:, :2]), ((ROWS, S(None, 2)), True), ((S(None), COLS), g[0, :3])]:
+            y[key] = v
+            h[key] = v
+            assert_equal(y, h, err_msg=f"set {lname} {key!r}")
+
+
+def test_distributed_index_arrays():
+    """Index arrays and masks that are DArrays (cut any way) give NumPy's result; nothing else is needed."""
+    g = values(SHAPES[2], seed=3)
+    rows = np.array([6, 0, -1, 3, 3])
+    cols = np.array([4, -5, 2])
+    for lname, kw in layouts(2).items():
+        x = da.asarray(g, **kw)
+        for iname, ikw in {"split0": dict(split=0), "uneven": dict(split=0, sizes=uneven(5, P)),
+                           "replicated": dict(split=None)}.items():
+            r = da.asarray(rows, **ikw)
+            c = da.asarray(cols, split=0)
+            for key, ref in [((r,), (rows,)), ((S(1, None), c), (S(1, None), cols)), ((r, S(None, None, -2)),
+                             (rows, S(None, None, -2))), ((r[:, None], c), (rows[:, None], cols)),
+                             ((r[:3], [0, 1, 2]), (rows[:3], [0, 1, 2]))]:
+                assert_equal(x[key], g[ref], err_msg=f"get {lname} index {iname} {ref!r}")
+                y = da.asarray(g.copy(), **kw)
+                h = g.copy()
+                y[key] = -1.0
+                h[ref] = -1.0
+                assert_equal(y, h, err_msg=f"set {lname} index {iname} {ref!r}")
+        for mname, mkw in {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None)}.items():
+            m = da.asarray(FULL, **mkw)
+            assert_equal(x[m], g[FULL], err_msg=f"mask {mname} on {lname}")
+            c = da.asarray(COLS, split=0)
+            assert_equal(x[1:, c], g[1:, COLS], err_msg=f"column mask on {lname}")
+            y = da.asarray(g.copy(), **kw)
+            h = g.copy()
+            y[S(None, None, -1), c] = da.asarray(np.arange(3.0), split=0)
+            h[::-1, COLS] = np.arange(3.0)
+            assert_equal(y, h, err_msg=f"set column mask on {lname}")
+            y[m] = 0.5
+            h[FULL] = 0.5
+            assert_equal(y, h, err_msg=f"set mask {mname} on {lname}")
+
+
+def test_repeated_indices_last_write_wins():
+    """NumPy: plain assignment with repeated indices keeps the last value, ``+=`` adds once."""
+    g = values(SHAPES[2], seed=4)
+    for lname, kw in layouts(2).items():
+        y = da.asarray(g.copy(), **kw)
+        h = g.copy()
+        key = ([6, 0, 6, 2, 0, 6], S(None))
+        v = np.arange(30.0).reshape(6, 5)
+        y[key] = v
+        h[key] = v
+        assert_equal(y, h, err_msg=f"rows {lname}")
+        key = ([1, 1, 4], [2, 2, 0])
+        y[key] = np.array([1.0, 2.0, 3.0])
+        h[key] = np.array([1.0, 2.0, 3.0])
+        y[key] += 10
+        h[key] += 10
+        assert_equal(y, h, err_msg=f"cells {lname}")
+
+
+def test_only_picked_cells_move():
+    """``x[:, idx]`` on rows cut over the ranks sends nothing; ``x[idx]`` moves the picked rows only."""
+    g = values((40, 6), seed=8)
+    x = da.asarray(g, split=0)
+    with da.trace() as t:
+        got = x[:, [5, 0, 2]]
+    assert_equal(got, g[:, [5, 0, 2]])
+    comm = x.comm
+    sent = int(np.asarray(comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])
+    assert sent == 0, f"x[:, idx] on row blocks sent {sent} bytes"
+    with da.trace() as t:
+        got = x[[39, 0, 17]]
+    assert_equal(got, g[[39, 0, 17]])
+    sent = int(np.asarray(comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])
+    bound = 3 * 6 * g.itemsize + 3 * 8 * comm.size + 8 * comm.size * comm.size * 2
+    assert sent <= bound, f"x[idx] sent {sent} bytes, expected at most {bound} (3 rows, their ids, counts)"
+
+
+BAD = [
+    ("float", (1.5,), IndexError, "only integers, slices"),
+    ("float-with-list", ([0, 1], 2.0), IndexError, "only integers, slices"),
+    ("float-array", (np.array([1.0]),), IndexError, "integer (or boolean) type"),
+    ("too-many", ([0], 0, 0), IndexError, "too many indices for array: array is 2-dimensional, but 3 were indexed"),
+    ("two-ellipses", (E, [0], E), IndexError, "single ellipsis"),
+    ("out-of-range", ([0, 7],), IndexError, "index 7 is out of bounds for axis 0 with size 7"),
+    ("out-of-range-negative", (S(None), [-6]), IndexError, "index -6 is out of bounds for axis 1 with size 5"),
+    ("out-of-range-int", (9, [0]), IndexError, "index 9 is out of bounds for axis 0 with size 7"),
+    ("mask-shape", (np.ones(6, bool),), IndexError, "boolean index did not match indexed array along axis 0"),
+    ("mask-shape-axis1", (S(None), np.ones(4, bool)), IndexError, "along axis 1"),
+    ("broadcast", ([0, 1], [0, 1, 2]), IndexError, "shape mismatch: indexing arrays could not be broadcast"),
+    ("string", ("a",), IndexError, "only integers, slices"),
+]
+
+
+@pytest.mark.parametrize("name,key,exc,match", BAD, ids=[b[0] for b in BAD])
+def test_bad_keys_raise_everywhere(name, key, exc, match):
+    g = values(SHAPES[2])
+    for lname, kw in layouts(2).items():
+        x = da.asarray(g.copy(), **kw)
+        assert_raises_everywhere(exc, x.__getitem__, key, match=match)
+        assert_raises_everywhere(exc, x.__setitem__, key, 1.0, match=match)
+        assert_equal(x, g, err_msg=f"x changed by a failed assignment {lname}")
+
+
+def test_bad_distributed_indices_and_values_raise_everywhere():
+    g = values(SHAPES[2])
+    for lname, kw in layouts(2).items():
+        x = da.asarray(g.copy(), **kw)
+        bad = da.asarray(np.array([0, 3, 7, 1]), split=0)
+        assert_raises_everywhere(IndexError, x.__getitem__, (bad,), match="index 7 is out of bounds for axis 0")
+        assert_raises_everywhere(IndexError, x.__setitem__, (S(None), bad - 13), 0.0,
+                                 match="index -13 is out of bounds for axis 1 with size 5")
+        assert_raises_everywhere(IndexError, x.__getitem__, (da.asarray(np.array([0.5]), split=None),),
+                                 match="integer (or boolean) type")
+        assert_raises_everywhere(ValueError, x.__setitem__, (S(None), [0, 1]), np.ones((3, 2)),
+                                 match="could not be broadcast to indexing result of shape (7, 2)")
+        assert_raises_everywhere(ValueError, x.__setitem__, ([0, 1], S(None), None), da.ones((2, 4, 1), split=0))
+        assert_raises_everywhere(TypeError, x.__setitem__, ([0, 1],), np.array(["a"] * 5))
+        assert_equal(x, g, err_msg=f"x changed by a failed assignment {lname}")
+
+
+def _item(n: int):
+    """One key item for an axis of length ``n``: int, slice, list of ints, or a mask."""
+    idx = st.integers(-n, n - 1)
+    return st.one_of(
+        idx,
+        st.builds(slice, st.none() | st.integers(-n - 1, n + 1), st.none() | st.integers(-n - 1, n + 1),
+                  st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3])),
+        st.lists(idx, min_size=0, max_size=4),
+        st.lists(st.booleans(), min_size=n, max_size=n).map(np.array),
+    )
+
+
+@st.composite
+def mixed_keys(draw, shape):
+    items = [draw(_item(n)) for n in shape[:draw(st.integers(1, len(shape)))]]
+    lengths = [len(k) for k in items if isinstance(k, list)]
+    if lengths:  # lists of one length broadcast (masks that do not match are a case of IndexError)
+        items = [k[:min(lengths)] if isinstance(k, list) else k for k in items]
+    if draw(st.booleans()):
+        items.insert(draw(st.integers(0, len(items))), draw(st.sampled_from([None, Ellipsis])))
+    return tuple(items)
+
+
+@given(st.sampled_from([(7, 5), (5, 4, 3)]), st.data())
+def test_random_mixed_keys(shape, data):
+    """Random keys of ints, slices, lists, masks, None and ... against NumPy, get and set, two layouts."""
+    key = data.draw(mixed_keys(shape))
+    g = values(shape, seed=9)
+    try:
+        want = g[key]
+    except IndexError:
+        for kw in (dict(split=0), dict(split=len(shape) - 1, sizes={len(shape) - 1: uneven(shape[-1], P)})):
+            assert_raises_everywhere(IndexError, da.asarray(g, **kw).__getitem__, key)
+        return
+    for kw in (dict(split=0), dict(split=len(shape) - 1, sizes={len(shape) - 1: uneven(shape[-1], P)})):
+        x = da.asarray(g.copy(), **kw)
+        assert_equal(x[key], want, err_msg=f"get {kw} {key!r}")
+        h = g.copy()
+        v = np.arange(want.size, dtype=float).reshape(want.shape)
+        x[key] = v
+        h[key] = v
+        assert_equal(x, h, err_msg=f"set {kw} {key!r}")
