@@ -245,13 +245,13 @@ def _resized_last_axis(self, dtype):
     got = f"{self.dtype} -> {dtype}"
     if self.ndim == 0:
         raise ValueError(message("view", "a 0-d array cannot change its itemsize", got, f"itemsize {old}"))
-    if layout.axis_dim[-1] is not None or layout.halo[-1]:
-        raise ValueError(message("view", "another itemsize changes the last axis, which is cut over ranks or has "
-                                 "a halo", got, f"itemsize {old}, or x.redistribute(split=0) first"))
     n = self.shape[-1]
     if (n * old) % new:
         raise ValueError(message("view", "the last axis's bytes do not divide by the new itemsize", got,
                                  f"a last axis of a multiple of {new} bytes"))
+    if layout.axis_dim[-1] is not None or layout.halo[-1]:
+        raise ValueError(message("view", "another itemsize changes the last axis, which is cut over ranks or has "
+                                 "a halo", got, f"itemsize {old}, or x.redistribute(split=0) first"))
     m = n * old // new
     return layout.replace(shape=(*self.shape[:-1], m), sizes=(*layout.sizes[:-1], (m,)))
 
