@@ -9,8 +9,12 @@
   with :func:`darray.io.save` and returns ``dask.array.from_zarr(path)``.
 - xarray: a DArray is a duck array; ``xarray.DataArray(x, dims=...)`` (or
   :func:`to_xarray`) wraps it without a copy and arithmetic, reductions,
-  ``isel`` and ``where`` keep returning DArrays. :func:`from_xarray` turns a
-  DataArray backed by NumPy, dask or a DArray into a DArray.
+  ``isel``, ``where``, ``rolling``, ``median``, ``quantile``, ``cumsum`` ...
+  keep returning DArrays (docs/guide/pipelines.md lists them).
+  :func:`from_xarray` turns a DataArray backed by NumPy, dask or a DArray
+  into a DArray. xarray's ``.interp()`` hands the data to SciPy, which
+  gathers it with ``numpy.asarray``; :func:`interp` is the distributed
+  equivalent for methods ``linear`` and ``nearest``.
 
 A DArray as a dask chunk source: ``dask.array.from_array(x, chunks=...)``
 reads each chunk with ``x[region]``. The chunks are DArrays (dask keeps them
@@ -48,8 +52,9 @@ import math
 import numpy as np
 
 import darray
+from darray._errors import message
 
-__all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray"]
+__all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray", "interp"]
 
 
 def _dask_array(func: str):
@@ -185,3 +190,98 @@ def from_xarray(xa, /, *, split="auto", grid=None, sizes=None, halo=0, boundary=
         pass
     return darray.asarray(np.asarray(data), split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
                           comm=comm)
+
+
+def _xarray(func: str):
+    try:
+        import xarray
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"{func}: needs xarray; install it with pip install xarray") from e
+    return xarray
+
+
+def _neighbours(func: str, old: np.ndarray, new: np.ndarray, method: str):
+    """SciPy ``interp1d``'s neighbours of ``new`` in the (unsorted) coordinate ``old``: indices and weights.
+
+    Returns (lo, hi, slope factor, offset from lo, outside mask); ``nearest`` uses ``lo`` only.
+    """
+    order = np.argsort(old, kind="stable")
+    xs = old[order]
+    if xs.shape[0] < 2 or np.any(np.diff(xs) == 0):
+        raise ValueError(message(func, "the coordinate needs at least two distinct values", old,
+                                 "a 1-d coordinate without repeats"))
+    outside = ~((new >= xs[0]) & (new <= xs[-1]))  # NaN targets too
+    if method == "nearest":  # interp1d: the midpoints decide, a tie goes to the lower neighbour
+        idx = np.clip(np.searchsorted((xs[1:] + xs[:-1]) / 2.0, new, side="left"), 0, xs.shape[0] - 1)
+        return order[idx], None, None, None, outside
+    hi = np.clip(np.searchsorted(xs, new, side="left"), 1, xs.shape[0] - 1)
+    lo = hi - 1
+    return order[lo], order[hi], 1.0 / (xs[hi] - xs[lo]), new - xs[lo], outside
+
+
+def interp(xa, coords=None, /, *, method: str = "linear", **coords_kwargs):
+    """``xa.interp(coords, method=...)`` for a DataArray backed by a DArray, distributed.
+
+    Interpolates along dims with 1-d numeric coordinates (or none: positions
+    ``0, 1, ...``) to 1-d or scalar targets, as xarray does with SciPy's
+    ``interp1d`` (``method="linear"`` or ``"nearest"``; NaN outside the
+    coordinate's range; non-dim coordinates along the dim are interpolated
+    too). Only the two neighbouring slabs of each target move: along a cut
+    dim they are fetched from their owners (``x[..., idx, ...]``), along an
+    uncut dim every rank picks them from its own block. xarray's own
+    ``.interp()`` hands the data to SciPy, which gathers it on every rank
+    with ``numpy.asarray``; this function never gathers.
+
+    Examples
+    --------
+    >>> import numpy, xarray, darray as da
+    >>> from darray.interop import interp, to_xarray
+    >>> a = to_xarray(da.arange(5.0) * 2, dims=("x",), coords={"x": numpy.arange(5.0)})
+    >>> [float(v) for v in interp(a, x=[0.5, 3.25]).data.gather()]
+    [1.0, 6.5]
+    """
+    func = "interp"
+    xarray = _xarray(func)
+    if not isinstance(xa, xarray.DataArray) or not isinstance(xa.data, darray.DArray):
+        raise TypeError(message(func, "expected an xarray.DataArray backed by a DArray", type(xa).__name__))
+    if method not in ("linear", "nearest"):
+        raise ValueError(message(func, "unsupported method", repr(method), "'linear' or 'nearest'"))
+    targets = dict(coords or {}, **coords_kwargs)
+    for dim, new in targets.items():
+        if dim not in xa.dims:
+            raise ValueError(message(func, "not a dimension of the array", repr(dim), f"one of {xa.dims}"))
+        if isinstance(new, (xarray.DataArray, darray.DArray)) or np.ndim(new) > 1:
+            raise TypeError(message(func, "targets must be scalars or 1-d sequences of numbers",
+                                    f"{type(new).__name__} for {dim!r}", "advanced interpolation: xarray's .interp"))
+    if xa.dtype.kind not in "fc":  # SciPy's interp1d interpolates in float64
+        xa = xa.astype(np.float64)
+    for dim, new in targets.items():
+        xa = _interp_dim(func, xarray, xa, dim, new, method)
+    return xa
+
+
+def _interp_dim(func: str, xarray, xa, dim, new, method: str):
+    scalar = np.ndim(new) == 0
+    new = np.atleast_1d(np.asarray(new, dtype=np.float64))
+    old = np.asarray(xa[dim].values if dim in xa.coords else np.arange(xa.sizes[dim]), dtype=np.float64)
+    lo, hi, inverse_step, offset, outside = _neighbours(func, old, new, method)
+    axis = xa.get_axis_num(dim)
+    shape = (-1,) + (1,) * (xa.ndim - axis - 1)  # broadcasts along ``axis``
+    below = xa.isel({dim: lo})
+    data = below.data
+    if method == "linear":  # interp1d's formula: slope * (x_new - x_lo) + y_lo
+        above = xa.isel({dim: hi}).data
+        data = (above - data) * inverse_step.reshape(shape) * offset.reshape(shape) + data
+    if outside.any():
+        data = darray.where(darray.asarray(outside.reshape(shape), split=None, comm=data.comm), np.nan, data)
+    out = below.copy(data=data)
+    along = {name: c for name, c in xa.coords.items() if dim in c.dims and name != dim}
+    for name, c in along.items():  # 1-d numeric coordinates along dim: interpolated the same way (NumPy, small)
+        if c.ndim == 1 and c.dtype.kind in "iuf":
+            v = np.asarray(c.values, dtype=np.float64)
+            w = v[lo] if method == "nearest" else (v[hi] - v[lo]) * inverse_step * offset + v[lo]
+            out = out.assign_coords({name: (dim, np.where(outside, np.nan, w))})
+        else:
+            out = out.drop_vars(name)
+    out = out.assign_coords({dim: new})
+    return out.isel({dim: 0}) if scalar else out

@@ -64,8 +64,7 @@ def _quantiles(name: str, a: DArray, q, axis, method: str, keepdims: bool, scale
     lo = _da.astype(_da.clip(floor, 0, n - 1), _da.int64)
     hi = _da.minimum(lo + 1, _da.maximum(valid - 1, 0))
     frac = _da.astype(positions - floor, dtype)
-    below, above = _take(s, lo), _take(s, hi)
-    below, above = _da.astype(below, dtype), _da.astype(above, dtype)
+    below, above = _take(s, lo), _take(s, hi)  # differences in a's dtype, as NumPy's lerp
     if name == "nanmedian":  # NumPy's median: the mean of the one or two middle values
         result = _da.where(frac == 0, below, (below + above) / 2)
     else:  # NumPy's lerp, from the nearer end

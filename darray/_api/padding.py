@@ -35,6 +35,12 @@ def _widths(func: str, pad_width, ndim: int) -> np.ndarray:
     return widths
 
 
+def _assigned(cell: np.ndarray, value):
+    """``value`` as NumPy's pad writes it into the array (NaN into integers: ``ValueError``)."""
+    cell[...] = value
+    return cell.item()
+
+
 def pad_constant(x: DArray, pad_width, constant_values=0, *, func: str = "pad") -> DArray:
     """``numpy.pad(x, pad_width, mode="constant", constant_values=...)``, local on every rank.
 
@@ -58,7 +64,8 @@ def pad_constant(x: DArray, pad_width, constant_values=0, *, func: str = "pad") 
     except ValueError:
         raise ValueError(message(func, "constant_values must broadcast to (ndim, 2)", constant_values)) from None
     dtype = x.dtype
-    fills = [[np.full((), v, dtype=dtype).item() for v in pair] for pair in values]  # NumPy's conversion errors
+    cell = np.empty((), dtype=dtype)
+    fills = [[_assigned(cell, v) for v in pair] for pair in values]
     layout, rank, xp = x._layout, x._comm.rank, x._xp
     index = layout.block_index(rank)
     block = x.local

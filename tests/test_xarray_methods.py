@@ -1,0 +1,358 @@
+"""xarray's method set on DArray-backed DataArrays, against the same xarray code on the NumPy data.
+
+Every case runs over several layouts (cut along y, along x, replicated,
+uneven with an empty block, a 2x2 grid at 4 ranks) at 1-4 ranks; the result
+must still hold a DArray (no silent conversion to NumPy). Also the NumPy
+functions xarray reaches for (sliding_window_view, pad, nanmedian,
+nanquantile, nancumsum, ...) against NumPy, and what moves between ranks.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray.interop import interp
+from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes
+
+xr = pytest.importorskip("xarray")
+pd = pytest.importorskip("pandas")
+
+pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
+
+SHAPE = (13, 7)
+
+
+def layouts() -> list[tuple[str, dict]]:
+    p = da.default_communicator().size
+    out = [("y", dict(split=0)), ("x", dict(split=1)), ("replicated", dict(split=None)),
+           ("uneven", dict(split=0, sizes=uneven_sizes(SHAPE[0], p)))]
+    if p == 4:
+        out.append(("grid", dict(split=(0, 1), grid=(2, 2))))
+    return out
+
+
+def field(nans: bool = True, dtype="float64") -> np.ndarray:
+    ref = np.random.default_rng(7).normal(size=SHAPE).astype(dtype)
+    if nans:
+        ref[3, 2] = ref[8, 5] = ref[9, 5] = np.nan
+        ref[:, 6] = np.nan  # an all-NaN column
+    return ref
+
+
+def pairs(ref: np.ndarray, dims=("y", "x"), coords=None):
+    """(layout name, DArray-backed DataArray, NumPy-backed DataArray) for every layout."""
+    if coords is None:
+        coords = {dims[0]: np.arange(SHAPE[0]) * 0.5, dims[1]: np.arange(SHAPE[1]) * 10.0,
+                  "lat": (dims[1], np.linspace(-3.0, 3.0, SHAPE[1]))}
+    expected = xr.DataArray(ref, dims=dims, coords=coords, name="t", attrs={"units": "K"})
+    for name, spec in layouts():
+        yield name, expected.copy(data=da.asarray(ref, **spec)), expected
+
+
+def check(comm, got, expected, what: str) -> None:
+    """``got`` holds a DArray and equals ``expected`` (xarray.testing.assert_allclose); ranks agree."""
+    try:
+        assert isinstance(got.data, da.DArray), f"the result holds {type(got.data).__name__}, not a DArray"
+        xr.testing.assert_allclose(got.copy(data=got.data.gather()), expected)
+        ok, detail = True, ""
+    except AssertionError as e:
+        ok, detail = False, str(e)
+    bad = agree(comm, ok)
+    assert not bad, f"{what}: ranks {bad} fail (rank {comm.rank}: {detail})"
+
+
+# ------------------------------------------------------------------ rolling
+ROLLING = {  # id -> (rolling keywords, reduction)
+    "mean-y5": (dict(y=5), "mean"),
+    "sum-y5-center": (dict(y=5, center=True), "sum"),
+    "max-y4-min_periods": (dict(y=4, min_periods=2), "max"),
+    "min-y3-center-min_periods": (dict(y=3, center=True, min_periods=1), "min"),
+    "std-y6": (dict(y=6, min_periods=3), "std"),
+    "count-y5": (dict(y=5), "count"),
+    "median-y5-center": (dict(y=5, center=True, min_periods=2), "median"),
+    "mean-x3": (dict(x=3), "mean"),
+    "median-x4-center": (dict(x=4, center=True), "median"),
+    "sum-y13": (dict(y=13, min_periods=1), "sum"),
+    "mean-y3-x2": (dict(y=3, x=2, min_periods=1), "mean"),
+}
+
+
+@pytest.mark.parametrize("case", ROLLING)
+def test_rolling(case, comm):
+    kwargs, reduction = ROLLING[case]
+    for name, a, expected in pairs(field()):
+        got = getattr(a.rolling(**kwargs), reduction)()
+        check(comm, got, getattr(expected.rolling(**kwargs), reduction)(), f"{case} {name}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+def test_rolling_dtypes(dtype, comm):
+    ref = (np.arange(np.prod(SHAPE)).reshape(SHAPE) % 11).astype(dtype)
+    for name, a, expected in pairs(ref):
+        check(comm, a.rolling(y=4).sum(), expected.rolling(y=4).sum(), f"{dtype} {name}")
+        check(comm, a.rolling(x=3, center=True).mean(), expected.rolling(x=3, center=True).mean(),
+              f"{dtype} {name}")
+
+
+def test_rolling_construct(comm):
+    for name, a, expected in pairs(field()):
+        check(comm, a.rolling(y=4).construct("w"), expected.rolling(y=4).construct("w"), f"construct {name}")
+        check(comm, a.rolling(y=3, center=True).construct("w", stride=2),
+              expected.rolling(y=3, center=True).construct("w", stride=2), f"construct stride {name}")
+        check(comm, a.rolling(x=3).construct("w", fill_value=0.0),
+              expected.rolling(x=3).construct("w", fill_value=0.0), f"construct fill {name}")
+
+
+@pytest.mark.parametrize("window", [2, 5, 9])
+def test_rolling_along_a_cut_axis_moves_only_halo_cells(window, comm):
+    """One halo exchange per windowed array (the data, and the validity mask for min_periods); each rank
+    receives at most ``2 * ceil((window - 1) / 2)`` rows of its neighbours' cells per exchange."""
+    ref = field(nans=False)
+    a = xr.DataArray(da.asarray(ref, split=0), dims=("y", "x"))
+    depth = window // 2  # ceil((window - 1) / 2)
+    with da.trace() as t:
+        got = a.rolling(y=window).mean()
+    events = [e for e in t.events if e["kind"] == "comm"]
+    row = SHAPE[1] * ref.itemsize
+    ok = all(e["op"] == "halo" and e["nbytes"] <= 2 * depth * row for e in events) and len(events) <= 3
+    bad = agree(comm, ok)
+    assert not bad, f"rank {comm.rank} sent {[(e['op'], e['nbytes']) for e in events]}, rows of {row} bytes"
+    check(comm, got, xr.DataArray(ref, dims=("y", "x")).rolling(y=window).mean(), f"window {window}")
+
+
+# ------------------------------------------------------------------ NaN-skipping reductions and scans
+REDUCTIONS = {
+    "median-y": lambda z: z.median("y"),
+    "median-x": lambda z: z.median("x"),
+    "median-all": lambda z: z.median(),
+    "median-keep-nan": lambda z: z.median("y", skipna=False),
+    "quantile-y": lambda z: z.quantile(0.3, dim="y"),
+    "quantile-list-x": lambda z: z.quantile([0.0, 0.25, 0.5, 1.0], dim="x"),
+    "quantile-both": lambda z: z.quantile([0.1, 0.9], dim=("y", "x")),
+    "cumsum-y": lambda z: z.cumsum("y"),
+    "cumsum-x": lambda z: z.cumsum("x"),
+    "cumprod-y": lambda z: z.cumprod("y"),
+    "cumsum-keep-nan": lambda z: z.cumsum("y", skipna=False),
+    "argmax-y": lambda z: z.fillna(-9.0).argmax("y"),
+    "idxmin-x": lambda z: z.isel(x=slice(0, 6)).idxmin("x"),
+}
+
+
+@pytest.mark.parametrize("case", REDUCTIONS)
+def test_nan_skipping_methods(case, comm):
+    f = REDUCTIONS[case]
+    for name, a, expected in pairs(field()):
+        check(comm, f(a), f(expected), f"{case} {name}")
+
+
+NAN_FUNCTIONS = {  # id -> call of a NumPy function on a 2-d array with NaNs
+    "nanmedian": lambda a: np.nanmedian(a),
+    "nanmedian-axis0": lambda a: np.nanmedian(a, axis=0),
+    "nanmedian-axis1-keepdims": lambda a: np.nanmedian(a, axis=1, keepdims=True),
+    "nanquantile-axis1": lambda a: np.nanquantile(a, 0.7, axis=1),
+    "nanquantile-q-2d": lambda a: np.nanquantile(a, [[0.1, 0.5], [0.9, 1.0]], axis=0),
+    "nanquantile-axes": lambda a: np.nanquantile(a, [0.2, 0.8], axis=(0, 1), keepdims=True),
+    "nanpercentile-axis0": lambda a: np.nanpercentile(a, 30, axis=0),
+    "nancumsum": lambda a: np.nancumsum(a),
+    "nancumsum-axis0": lambda a: np.nancumsum(a, axis=0),
+    "nancumprod-axis1": lambda a: np.nancumprod(a, axis=1),
+    "nanargmax-axis0": lambda a: np.nanargmax(a[:, :6], axis=0),
+    "nanargmin": lambda a: np.nanargmin(a),
+}
+
+
+@pytest.mark.parametrize("case", NAN_FUNCTIONS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_nan_functions_match_numpy(case, dtype, comm):
+    f = NAN_FUNCTIONS[case]
+    ref = field(dtype=dtype)
+    with warnings.catch_warnings():  # NumPy warns of the all-NaN column
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = f(ref)
+    for name, spec in layouts():
+        got = f(da.asarray(ref, **spec))
+        if not isinstance(got, da.DArray):
+            got = da.asarray(np.asarray(got), split=None)
+        assert_equal(got, np.asarray(want), err_msg=f"{case} {name}")
+
+
+def test_nan_functions_without_nans_are_the_plain_ones(comm):
+    ref = np.arange(np.prod(SHAPE)).reshape(SHAPE) % 5
+    for name, spec in layouts():
+        x = da.asarray(ref, **spec)
+        assert_equal(np.nanmedian(x, axis=0), np.nanmedian(ref, axis=0), err_msg=name)
+        assert_equal(np.nanquantile(x, 0.4, axis=1), np.nanquantile(ref, 0.4, axis=1), err_msg=name)
+        assert_equal(np.nancumsum(x, axis=0), np.nancumsum(ref, axis=0), err_msg=name)
+        assert_equal(da.nanargmax(x, axis=1), np.nanargmax(ref, axis=1), err_msg=name)
+
+
+def test_nan_functions_bad_input(comm):
+    x = da.asarray(field())
+    assert_raises_everywhere(ValueError, np.nanquantile, x, 1.5, match="numpy.nanquantile")
+    assert_raises_everywhere(ValueError, np.nanpercentile, x, 50, method="nearest", match="method")
+    assert_raises_everywhere(np.exceptions.AxisError, np.nanmedian, x, axis=2, match="numpy.nanmedian")
+    assert_raises_everywhere(ValueError, np.nanargmax, x, axis=0, match="All-NaN slice")
+    assert_raises_everywhere(TypeError, np.nancumsum, x, out=da.zeros_like(x), match="out=")
+    assert_raises_everywhere(TypeError, np.nanquantile, da.asarray(np.ones(3, np.complex128)), 0.5,
+                             match="real numbers")
+
+
+# ------------------------------------------------------------------ sliding_window_view and pad
+WINDOWS = {  # id -> (window_shape, axis)
+    "3-axis0": (3, 0),
+    "4-axis1": (4, 1),
+    "5-axis-2": (5, -2),
+    "2x3-both": ((2, 3), (0, 1)),
+    "all-axes": ((6, 2), None),
+    "repeated-axis": ((2, 3), (0, 0)),
+    "whole-axis": (13, 0),
+    "one": (1, 1),
+    "empty-window": (0, 0),
+}
+
+
+@pytest.mark.parametrize("case", WINDOWS)
+def test_sliding_window_view_matches_numpy(case, comm):
+    window, axis = WINDOWS[case]
+    ref = np.arange(np.prod(SHAPE), dtype=np.float64).reshape(SHAPE)
+    want = np.lib.stride_tricks.sliding_window_view(ref, window, axis)
+    for name, spec in layouts():
+        x = da.asarray(ref, **spec)
+        got = da.lib.stride_tricks.sliding_window_view(x, window, axis)
+        assert_equal(got, want, err_msg=f"{case} {name}")
+        assert_equal(np.lib.stride_tricks.sliding_window_view(x, window, axis=axis), want, err_msg=name)
+        if x.layout.split != got.layout.split[:1] + got.layout.split[1:]:  # windows keep the input's cut
+            raise AssertionError(f"{case} {name}: {x.layout} -> {got.layout}")
+
+
+def test_sliding_window_view_bad_input(comm):
+    x = da.asarray(np.zeros(SHAPE), split=0)
+    swv = da.lib.stride_tricks.sliding_window_view
+    assert_raises_everywhere(ValueError, swv, x, -1, 0, match="negative")
+    assert_raises_everywhere(ValueError, swv, x, 14, 0, match="larger than input")
+    assert_raises_everywhere(ValueError, swv, x, (2, 2), 0, match="same length")
+    assert_raises_everywhere(ValueError, swv, x, 2, match="axis=None")
+    assert_raises_everywhere(np.exceptions.AxisError, swv, x, 2, 2, match="sliding_window_view")
+    assert_raises_everywhere(TypeError, swv, x, 2.5, 0, match="integers")
+    assert_raises_everywhere(ValueError, swv, x, 2, 0, writeable=True, match="copy")
+
+
+PADS = {  # id -> numpy.pad keywords (mode constant)
+    "nan-y": dict(pad_width=((4, 0), (0, 0)), constant_values=np.nan),
+    "both-axes": dict(pad_width=((1, 2), (3, 0))),
+    "scalar-width": dict(pad_width=2, constant_values=-1.5),
+    "per-axis-values": dict(pad_width=1, constant_values=((1.0, 2.0), (3.0, 4.0))),
+    "nothing": dict(pad_width=0),
+}
+
+
+@pytest.mark.parametrize("case", PADS)
+def test_pad_constant_moves_nothing(case, comm):
+    kwargs = PADS[case]
+    ref = field(nans=False)
+    want = np.pad(ref, mode="constant", **kwargs)
+    for name, spec in layouts():
+        x = da.asarray(ref, **spec)
+        with da.trace() as t:
+            got = np.pad(x, mode="constant", **kwargs)
+        assert_equal(got, want, err_msg=f"{case} {name}")
+        moved = [e["op"] for e in t.events if e["kind"] == "comm"]
+        assert not agree(comm, not moved), f"{case} {name}: rank {comm.rank} communicated {moved}"
+
+
+def test_pad_constant_bad_input(comm):
+    x = da.asarray(np.arange(13), split=0)
+    assert_raises_everywhere(ValueError, np.pad, x, 1, constant_values=np.nan, match="NaN")
+    assert_raises_everywhere(ValueError, np.pad, x, -1, match="non-negative")
+    assert_raises_everywhere(TypeError, np.pad, x, 1.5, match="integral")
+
+
+# ------------------------------------------------------------------ interp
+INTERP = {  # id -> targets and method
+    "x-linear": dict(x=[5.0, 15.0, 31.0, -4.0, 60.0]),
+    "y-linear": dict(y=[0.25, 2.5, 5.9, 6.0, 7.5]),
+    "x-nearest": dict(x=[5.0, 14.0, 16.0, 55.0], method="nearest"),
+    "y-nearest": dict(y=[0.2, 3.3, 5.75], method="nearest"),
+    "scalar-y": dict(y=3.3),
+    "both": dict(x=[12.0, 48.0], y=[1.2, 3.4, 4.4]),
+}
+
+
+@pytest.mark.parametrize("case", INTERP)
+def test_interp_distributed(case, comm):
+    """darray.interop.interp equals xarray's .interp on NumPy data and keeps a DArray; so does .interp() itself."""
+    kwargs = INTERP[case]
+    ref = field()
+    for name, a, expected in pairs(ref):
+        want = expected.interp(**kwargs)
+        check(comm, interp(a, **kwargs), want, f"{case} {name}")
+        if name == "replicated":  # xarray's own .interp() hands the data to SciPy: numpy.asarray gathers
+            got = a.interp(**kwargs)
+            xr.testing.assert_allclose(got.copy(data=np.asarray(got.data)), want)
+
+
+def test_interp_descending_coordinate_and_integers(comm):
+    ref = np.arange(np.prod(SHAPE)).reshape(SHAPE) % 9
+    coords = {"y": np.arange(SHAPE[0])[::-1] * 2.0}
+    for name, a, expected in pairs(ref, coords=coords):
+        check(comm, interp(a, y=[1.0, 7.5, 20.0]), expected.interp(y=[1.0, 7.5, 20.0]), name)
+        check(comm, interp(a, {"x": [0.5, 5.5]}), expected.interp(x=[0.5, 5.5]), name)  # no coordinate: positions
+
+
+def test_interp_along_an_uncut_dim_moves_no_data(comm):
+    ref = field()
+    a = xr.DataArray(da.asarray(ref, split=0), dims=("y", "x"), coords={"x": np.arange(7.0)})
+    with da.trace() as t:
+        got = interp(a, x=[0.5, 2.25, 6.0])
+    sent = sum(e["nbytes"] for e in t.events if e["kind"] == "comm")
+    assert not agree(comm, sent <= 64 * comm.size), f"rank {comm.rank} sent {sent} bytes"  # index checks only
+    check(comm, got, xr.DataArray(ref, dims=("y", "x"), coords={"x": np.arange(7.0)}).interp(x=[0.5, 2.25, 6.0]),
+          "uncut")
+
+
+def test_interp_bad_input(comm):
+    a = xr.DataArray(da.asarray(field()), dims=("y", "x"))
+    assert_raises_everywhere(ValueError, interp, a, x=[1.0], method="cubic", match="interp: unsupported method")
+    assert_raises_everywhere(ValueError, interp, a, z=[1.0], match="not a dimension")
+    assert_raises_everywhere(TypeError, interp, a, x=np.ones((2, 2)), match="1-d")
+    assert_raises_everywhere(TypeError, interp, xr.DataArray(np.ones(3)), match="backed by a DArray")
+
+
+# ------------------------------------------------------------------ everything else xarray users reach for
+METHODS = {
+    "diff": lambda z: z.diff("y"),
+    "diff-x-2": lambda z: z.diff("x", n=2),
+    "shift-y": lambda z: z.shift(y=2),
+    "shift-x-fill": lambda z: z.shift(x=-3, fill_value=0.0),
+    "roll-y": lambda z: z.roll(y=4, roll_coords=True),
+    "roll-x": lambda z: z.roll(x=-2),
+    "pad-y": lambda z: z.pad(y=(1, 2)),
+    "pad-x-edge": lambda z: z.pad(x=2, mode="edge"),
+    "groupby-mean": lambda z: z.groupby(np.floor(z.y) % 3).mean(),
+    "groupby-sum-bins": lambda z: z.groupby_bins("x", [0.0, 25.0, 70.0]).sum(),
+    "coarsen-mean": lambda z: z.coarsen(y=3, boundary="trim").mean(),
+    "coarsen-max-pad": lambda z: z.coarsen(x=2, boundary="pad").max(),
+    "cumsum": lambda z: z.cumsum("y"),
+    "where": lambda z: z.where(z > 0),
+    "fillna": lambda z: z.fillna(0.0),
+    "std": lambda z: z.std("x"),
+}
+
+
+@pytest.mark.parametrize("case", METHODS)
+def test_other_methods(case, comm):
+    f = METHODS[case]
+    for name, a, expected in pairs(field()):
+        check(comm, f(a), f(expected), f"{case} {name}")
+
+
+def test_resample_over_a_time_axis(comm):
+    coords = {"time": pd.date_range("2000-01-01", periods=SHAPE[0], freq="6h"), "x": np.arange(SHAPE[1]) * 1.0}
+    for name, a, expected in pairs(field(), dims=("time", "x"), coords=coords):
+        check(comm, a.resample(time="1D").mean(), expected.resample(time="1D").mean(), f"resample {name}")
+        check(comm, a.resample(time="12h").max(), expected.resample(time="12h").max(), f"resample {name}")
+        check(comm, a.rolling(time=3).sum(), expected.rolling(time=3).sum(), f"rolling time {name}")
