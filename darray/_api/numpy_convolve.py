@@ -53,14 +53,11 @@ _MODES = ("full", "same", "valid")
 def _operand(func: str, x, like: DArray, what: str):
     """``x`` as a DArray or NumPy array, 1-d and non-empty (checked the same way on every rank)."""
     if not isinstance(x, DArray):
-        if x is None or isinstance(x, (str, bytes)):
-            raise TypeError(message(f"numpy.{func}", f"{what} must be an array", type(x).__name__,
-                                    "a DArray, a NumPy array or a sequence of numbers"))
-        x = np.asarray(x)
-    if x.dtype.kind not in "biufc":
-        raise TypeError(message(f"numpy.{func}", f"unsupported dtype of {what}", x.dtype, "booleans or numbers"))
+        x = np.asarray(x)  # as NumPy: a string or None is a 0-d array (ValueError below)
     if x.ndim != 1:
         raise ValueError(message(f"numpy.{func}", f"{what} must be 1-d", tuple(x.shape), "a 1-d array"))
+    if x.dtype.kind not in "biufc":
+        raise TypeError(message(f"numpy.{func}", f"unsupported dtype of {what}", x.dtype, "booleans or numbers"))
     if x.shape[0] == 0:
         raise ValueError(message(f"numpy.{func}", f"{what} cannot be empty", tuple(x.shape), "at least one element"))
     return x

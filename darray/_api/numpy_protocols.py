@@ -437,20 +437,21 @@ def _einsum_pairwise(terms: list, output: str, operands: list, optimize):
         path = [tuple(p) for p in np.einsum_path(",".join(terms) + "->" + output, *stand_ins,
                                                  optimize=strategy)[0][1:]]
     terms, operands = list(terms), list(operands)
-    for pair in path:
-        picked = sorted(pair, reverse=True)
-        chosen = [(terms.pop(i), operands.pop(i)) for i in picked][::-1]
-        if len(chosen) == 1:  # numpy's paths may reduce one operand alone
-            (t, x), = chosen
+    for group in path:  # numpy removes the group's operands and appends their contraction
+        picked = sorted(group)
+        chosen = [(terms[i], operands[i]) for i in picked]
+        for i in reversed(picked):
+            del terms[i], operands[i]
+        t, x = chosen[0]
+        if len(chosen) == 1:  # a path may reduce one operand alone
             kept = "".join(c for c in t if c in output or any(c in u for u in terms))
-            terms.append(kept)
-            operands.append(_einsum_two([t], kept, [x]))
-            continue
-        (t1, x1), (t2, x2) = chosen
-        seen = "".join(dict.fromkeys(t1 + t2))
-        kept = "".join(c for c in seen if c in output or any(c in u for u in terms))
-        terms.append(kept)
-        operands.append(_einsum_two([t1, t2], kept, [x1, x2]))
+            t, x = kept, _einsum_two([t], kept, [x])
+        for k, (t2, x2) in enumerate(chosen[1:], start=2):  # more than two: left to right
+            later = terms + [u for u, _ in chosen[k:]]
+            kept = "".join(c for c in dict.fromkeys(t + t2) if c in output or any(c in u for u in later))
+            t, x = kept, _einsum_two([t, t2], kept, [x, x2])
+        terms.append(t)
+        operands.append(x)
     while len(operands) > 1:  # a partial path: finish left to right
         t1, t2 = terms.pop(0), terms.pop(0)
         x1, x2 = operands.pop(0), operands.pop(0)

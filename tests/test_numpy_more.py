@@ -1,0 +1,460 @@
+"""More NumPy functions on DArrays against NumPy, on every rank count (issue #15).
+
+Set routines, partition/argpartition, convolve/correlate, rot90, put,
+put_along_axis, take_along_axis (NumPy arguments), packbits/unpackbits,
+einsum with three or more operands, where(cond), unique(axis=k) and the 2-d
+FFTs. Each is called as ``darray.f(...)`` and as ``numpy.f(...)`` on DArrays
+(``__array_function__``); the results are compared with NumPy on the same
+data over layouts looped inside each test and named in every failure: split
+along each axis, uneven blocks with an empty one, everything on the last
+rank, replicated, and a 2x2 grid at 4 ranks. Bad input raises NumPy's
+exception type with one message on every rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray import DArray
+from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
+
+pytestmark = pytest.mark.mpi
+
+P = da.default_communicator().size
+
+
+def layouts(shape) -> dict[str, dict]:
+    """Layouts of an array of ``shape``: each split axis (even, uneven with an empty block, all on the last
+    rank), replicated, and a 2x2 grid at 4 ranks."""
+    out = {"replicated": dict(split=None)}
+    for ax, n in enumerate(shape):
+        out[f"split{ax}"] = dict(split=ax)
+        if P > 1:
+            out[f"split{ax}-uneven"] = dict(split=ax, sizes={ax: uneven(n, P)})
+            out[f"split{ax}-last"] = dict(split=ax, sizes={ax: [0] * (P - 1) + [n]})
+    if P == 4 and shape:
+        out["grid22"] = dict(split=(0, None), grid=(2, 2)) if len(shape) == 1 else dict(split=(0, 1), grid=(2, 2))
+    return out
+
+
+def values(shape, dtype="float64", seed=0, low=-9, high=10) -> np.ndarray:
+    rng = np.random.default_rng([seed, len(shape), sum(shape), sum(map(ord, dtype))])
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(max(low, 0) if dt.kind == "u" else low, high, shape).astype(dt)
+    if dt.kind == "c":
+        return (rng.integers(low, high, shape) + 1j * rng.integers(low, high, shape)).astype(dt)
+    return (rng.integers(low, high, shape) / 2).astype(dt)  # repeats on purpose (sets, ties)
+
+
+def cases(shape, dtype="float64", seed=0, **kw):
+    g = values(shape, dtype, seed, **kw)
+    return [(name, da.asarray(g, **layout), g) for name, layout in layouts(shape).items()]
+
+
+def check(got, want, err: str, **tol) -> None:
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), f"{err}: got {type(got).__name__}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            check(g, w, f"{err}[{i}]", **tol)
+        return
+    assert isinstance(got, DArray), f"{err}: expected a DArray, got {type(got).__name__}"
+    assert_equal(got, np.asarray(want), err_msg=err, **tol)
+
+
+def both(name: str):
+    """``darray.<name>`` and ``numpy.<name>`` (through ``__array_function__``)."""
+    return [("darray", getattr(da, name)), ("numpy", getattr(np, name))]
+
+
+# ---------------------------------------------------------------- set routines
+SET_DTYPES = ["int64", "float64", "float32", "bool", "uint8"]
+
+
+@pytest.mark.parametrize("dtype", SET_DTYPES)
+@pytest.mark.parametrize("name", ["intersect1d", "union1d", "setdiff1d", "setxor1d"])
+def test_set_routines(name, dtype):
+    other = da.asarray(values((7,), dtype, seed=1, low=-4, high=6))
+    other_np = other.gather()
+    for lname, x, g in cases((13,), dtype, low=-4, high=6):
+        for spelling, f in both(name):
+            check(f(x, other), getattr(np, name)(g, other_np), f"{spelling}.{name} {lname}")
+            check(f(other, x), getattr(np, name)(other_np, g), f"{spelling}.{name} swapped {lname}")
+    two_d = da.asarray(values((3, 5), dtype, seed=2, low=-4, high=6), split=1)
+    check(getattr(np, name)(two_d, other), getattr(np, name)(two_d.gather(), other_np), f"{name} of a 2-d array")
+
+
+@pytest.mark.parametrize("name", ["intersect1d", "setdiff1d", "setxor1d"])
+def test_set_routines_assume_unique(name):
+    rng = np.random.default_rng(5)
+    a_np, b_np = rng.permutation(20)[:13].astype(np.float64), rng.permutation(20)[:7].astype(np.float64)
+    b = da.asarray(b_np)
+    for lname, kw in layouts((13,)).items():
+        a = da.asarray(a_np, **kw)
+        for spelling, f in both(name):
+            check(f(a, b, assume_unique=True), getattr(np, name)(a_np, b_np, assume_unique=True),
+                  f"{spelling}.{name} assume_unique {lname}")
+
+
+def test_set_routines_nan_and_mixed_dtypes():
+    a_np = np.array([1.0, np.nan, 2.0, np.nan, -0.0, 3.0, 7.0])
+    b_np = np.array([np.nan, 2.0, 0.0, 5.0, 7.0])
+    b_int = np.array([2, 0, 5, 7, 2], dtype=np.int64)
+    for lname, kw in layouts((7,)).items():
+        a = da.asarray(a_np, **kw)
+        for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+            check(getattr(np, name)(a, da.asarray(b_np)), getattr(np, name)(a_np, b_np), f"{name} NaN {lname}")
+            check(getattr(np, name)(a, b_int), getattr(np, name)(a_np, b_int), f"{name} with ints {lname}")
+
+
+def test_intersect1d_return_indices():
+    for lname, x, g in cases((13,), "int64", low=0, high=8):
+        for other_np in (np.array([5, 1, 1, 7, 3, 3, 12]), np.arange(20) % 6):
+            other = da.asarray(other_np, split=0)
+            for spelling, f in both("intersect1d"):
+                check(f(x, other, return_indices=True), np.intersect1d(g, other_np, return_indices=True),
+                      f"{spelling}.intersect1d return_indices {lname}")
+    unique_np = np.array([9, 2, 5, 0, 7, 3, 11])
+    for lname, kw in layouts((7,)).items():
+        u = da.asarray(unique_np, **kw)
+        check(np.intersect1d(u, da.asarray(np.array([3, 4, 9, 1])), assume_unique=True, return_indices=True),
+              np.intersect1d(unique_np, [3, 4, 9, 1], assume_unique=True, return_indices=True),
+              f"intersect1d assume_unique return_indices {lname}")
+
+
+def test_set_routines_empty_operands():
+    empty = da.asarray(np.zeros(0, dtype=np.int64))
+    x = da.asarray(np.array([3, 1, 3, 2]))
+    for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+        check(getattr(np, name)(x, empty), getattr(np, name)(np.array([3, 1, 3, 2]), np.zeros(0, np.int64)),
+              f"{name} with an empty operand")
+        check(getattr(np, name)(empty, empty), getattr(np, name)(np.zeros(0, np.int64), np.zeros(0, np.int64)),
+              f"{name} of two empty operands")
+
+
+def test_numpy_isin():
+    test = [1, 4, -3]
+    for lname, x, g in cases((4, 7), "int64", low=-4, high=6):
+        check(np.isin(x, test), np.isin(g, test), f"numpy.isin {lname}")
+        check(np.isin(x, da.asarray(np.array(test)), invert=True), np.isin(g, test, invert=True),
+              f"numpy.isin invert {lname}")
+    assert not hasattr(np, "in1d")  # gone from NumPy 2.4: nothing to mirror
+
+
+# ---------------------------------------------------------------- partition / argpartition
+def _partition_ok(got: np.ndarray, source: np.ndarray, kth, axis) -> str:
+    """'' if ``got`` is a partition of ``source`` along ``axis`` for every ``kth`` (NumPy's kth values)."""
+    want = np.sort(source, axis=axis)
+    if not np.array_equal(np.sort(got, axis=axis), want, equal_nan=True):
+        return "not a permutation of the input"
+    moved, sorted_moved = np.moveaxis(got, axis, -1), np.moveaxis(want, axis, -1)
+    for k in np.atleast_1d(kth):
+        k = int(k) % moved.shape[-1]
+        pivot = moved[..., k:k + 1]
+        if not np.array_equal(pivot[..., 0], sorted_moved[..., k], equal_nan=True):
+            return f"kth={k}: value differs from NumPy's"
+        if np.any(moved[..., :k] > pivot) or np.any(moved[..., k + 1:] < pivot):
+            return f"kth={k}: partition property broken"
+    return ""
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "float32", "uint8", "bool"])
+def test_partition_and_argpartition(dtype):
+    for shape, axis, kths in (((13,), -1, (0, 6, -1, (2, 9))), ((7, 13), 0, (3, (0, 6))), ((7, 13), 1, (12, (1, 5))),
+                              ((7, 13), None, (40,))):
+        for lname, x, g in cases(shape, dtype, low=-5, high=5):
+            for kth in kths:
+                flat = g.reshape(-1) if axis is None else g
+                ax = -1 if axis is None else axis
+                for spelling, f in both("partition"):
+                    got = f(x, kth, axis=axis)
+                    problem = _partition_ok(got.gather(), flat, kth, ax)
+                    assert not agree(x.comm, not problem), f"{spelling}.partition {lname} kth={kth}: {problem}"
+                    if axis is not None:
+                        assert got.layout.blocks_key == x.layout.blocks_key or x.layout.has_halo, lname
+                for spelling, f in both("argpartition"):
+                    idx = f(x, kth, axis=axis)
+                    assert idx.dtype == np.int64
+                    taken = np.take_along_axis(flat, idx.gather(), axis=ax)
+                    ok_perm = np.array_equal(np.sort(idx.gather(), axis=ax),
+                                             np.broadcast_to(np.arange(flat.shape[ax]).reshape(
+                                                 [-1 if d == ax % flat.ndim else 1 for d in range(flat.ndim)]),
+                                                 flat.shape))
+                    problem = _partition_ok(taken, flat, kth, ax) or ("" if ok_perm else "not a permutation")
+                    assert not agree(x.comm, not problem), f"{spelling}.argpartition {lname} kth={kth}: {problem}"
+
+
+def test_partition_with_nans():
+    g = np.array([3.0, np.nan, -1.0, 2.0, np.nan, 0.5, 7.0])
+    for lname, kw in layouts(g.shape).items():
+        x = da.asarray(g, **kw)
+        for kth in (0, 3, 5, 6):
+            got = np.partition(x, kth).gather()
+            assert not agree(x.comm, not _partition_ok(got, g, kth, -1) if kth < 5 else
+                             np.isnan(got[kth])), f"partition with NaNs {lname} kth={kth}"
+
+
+# ---------------------------------------------------------------- convolve / correlate
+@pytest.mark.parametrize("dtype", ["float64", "int64", "complex128", "float32", "bool"])
+@pytest.mark.parametrize("name", ["convolve", "correlate"])
+def test_convolve_correlate(name, dtype):
+    for m in (1, 2, 3, 4, 20):
+        v = values((m,), dtype, seed=m)
+        for lname, x, g in cases((13,), dtype):
+            for mode in ("full", "same", "valid"):
+                want = getattr(np, name)(g, v, mode)
+                for spelling, f in both(name):
+                    check(f(x, v, mode), want, f"{spelling}.{name} m={m} {mode} {lname}")
+                check(getattr(np, name)(v, x, mode), getattr(np, name)(v, g, mode), f"{name}(v, x) m={m} {mode}")
+                vd = da.asarray(v, split=0)  # a distributed kernel (or signal, when longer)
+                check(getattr(np, name)(x, vd, mode), want, f"{name} of two DArrays m={m} {mode} {lname}")
+    check(np.convolve(da.asarray(values((7,), dtype)), values((13,), dtype, seed=4)),
+          np.convolve(values((7,), dtype), values((13,), dtype, seed=4)), f"{name} default mode, longer v")
+
+
+def test_convolve_mixed_dtypes_and_default_modes():
+    g, v = values((13,), "int64"), np.array([0.5, -1.0, 2.0])
+    for lname, x, _ in cases((13,), "int64"):
+        check(np.convolve(x, v), np.convolve(g, v), f"convolve int with float {lname}")
+        check(np.correlate(x, v), np.correlate(g, v), f"correlate default 'valid' {lname}")
+        check(da.convolve(x, [1, 1]), np.convolve(g, [1, 1]), f"convolve with a list {lname}")
+
+
+# ---------------------------------------------------------------- rot90, put, put_along_axis, take_along_axis
+def test_rot90():
+    for shape in ((7, 13), (3, 5, 4)):
+        for lname, x, g in cases(shape, "int64"):
+            for k in (-1, 0, 1, 2, 3, 5):
+                for axes in ((0, 1), (1, 0), (-1, 0)):
+                    for spelling, f in both("rot90"):
+                        check(f(x, k, axes), np.rot90(g, k, axes), f"{spelling}.rot90 k={k} axes={axes} {lname}")
+    check(np.rot90(da.asarray(np.arange(6).reshape(2, 3))), np.rot90(np.arange(6).reshape(2, 3)), "rot90 defaults")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool", "complex128"])
+def test_put(dtype):
+    for shape in ((13,), (7, 5)):
+        n = int(np.prod(shape))
+        for lname, kw in layouts(shape).items():
+            for mode, ind in (("raise", [0, n - 1, -2, 3, 3]), ("wrap", [n + 2, -n - 1, 7]), ("clip", [-5, n + 9, 1])):
+                for spelling, f in both("put"):
+                    g = values(shape, dtype)
+                    x = da.asarray(g, **kw)
+                    v = values((2,), dtype, seed=7)
+                    assert f(x, ind, v, mode=mode) is None
+                    np.put(g, ind, v, mode=mode)
+                    check(x, g, f"{spelling}.put mode={mode} {lname}")
+            g = values(shape, dtype)
+            x = da.asarray(g, **kw)
+            ind = np.arange(0, n, 3)
+            v = values(ind.shape, dtype, seed=8)
+            np.put(x, da.asarray(ind), da.asarray(v, split=0))
+            np.put(g, ind, v)
+            check(x, g, f"numpy.put with DArray indices and values {lname}")
+
+
+def test_put_along_axis_and_take_along_axis():
+    g0 = values((7, 13), "float64")
+    for lname, kw in layouts((7, 13)).items():
+        for axis in (0, 1):
+            idx = np.argsort(g0, axis=axis, kind="stable")
+            idx = idx[:3] if axis == 0 else idx[:, :3]
+            for spelling, f in both("put_along_axis"):
+                g = g0.copy()
+                x = da.asarray(g, **kw)
+                f(x, da.asarray(idx, split=0), -1.0, axis=axis)
+                np.put_along_axis(g, idx, -1.0, axis=axis)
+                check(x, g, f"{spelling}.put_along_axis axis={axis} {lname}")
+            g = g0.copy()
+            x = da.asarray(g, **kw)
+            vals = values(idx.shape, "float64", seed=3)
+            np.put_along_axis(x, idx, da.asarray(vals), axis=axis)  # NumPy indices, DArray values
+            np.put_along_axis(g, idx, vals, axis=axis)
+            check(x, g, f"put_along_axis NumPy indices axis={axis} {lname}")
+            x = da.asarray(g0, **kw)
+            for spelling, f in both("take_along_axis"):
+                check(f(x, idx, axis=axis), np.take_along_axis(g0, idx, axis=axis),
+                      f"{spelling}.take_along_axis NumPy indices axis={axis} {lname}")
+                check(f(x, da.asarray(idx), axis=axis), np.take_along_axis(g0, idx, axis=axis),
+                      f"{spelling}.take_along_axis DArray indices axis={axis} {lname}")
+        x = da.asarray(g0, **kw)
+        flat_idx = np.array([0, 90, 17, 5])
+        check(np.take_along_axis(x, flat_idx, axis=None), np.take_along_axis(g0, flat_idx, axis=None),
+              f"take_along_axis axis=None {lname}")
+        g = g0.copy()
+        np.put_along_axis(x, flat_idx, 2.5, axis=None)
+        np.put_along_axis(g, flat_idx, 2.5, axis=None)
+        check(x, g, f"put_along_axis axis=None {lname}")
+    g = g0.copy()
+    x = da.asarray(g, split=0)
+    row_idx = np.array([[1], [2], [0], [4], [3], [12], [6]])  # broadcast values along the other axis
+    np.put_along_axis(x, row_idx, np.arange(7.0).reshape(7, 1), axis=1)
+    np.put_along_axis(g, row_idx, np.arange(7.0).reshape(7, 1), axis=1)
+    check(x, g, "put_along_axis with broadcast values")
+
+
+# ---------------------------------------------------------------- packbits / unpackbits
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int64"])
+def test_packbits_unpackbits(dtype):
+    for shape in ((13,), (7, 13), (3, 17)):
+        for lname, x, g in cases(shape, dtype, low=0, high=3):
+            for axis in (None, *range(len(shape))):
+                for bitorder in ("big", "little"):
+                    want = np.packbits(g, axis=axis, bitorder=bitorder)
+                    for spelling, f in both("packbits"):
+                        check(f(x, axis=axis, bitorder=bitorder), want,
+                              f"{spelling}.packbits axis={axis} {bitorder} {lname}")
+                    packed_np = want
+                    packed = da.asarray(packed_np, **(layouts(packed_np.shape).get(lname, {"split": 0})))
+                    for count in (None, 3, -2, 0, 40):
+                        for spelling, f in both("unpackbits"):
+                            check(f(packed, axis=axis, count=count, bitorder=bitorder),
+                                  np.unpackbits(packed_np, axis=axis, count=count, bitorder=bitorder),
+                                  f"{spelling}.unpackbits axis={axis} count={count} {bitorder} {lname}")
+
+
+# ---------------------------------------------------------------- einsum with three or more operands
+EINSUMS = [
+    ("ij,jk,kl->il", [(7, 5), (5, 6), (6, 4)]),
+    ("i,ij,j->", [(7,), (7, 5), (5,)]),
+    ("ij,ik,il->jkl", [(7, 3), (7, 2), (7, 4)]),
+    ("ab,bc,cd,de->ae", [(4, 7), (7, 3), (3, 5), (5, 2)]),
+    ("ij,jk,k", [(3, 4), (4, 5), (5,)]),
+    ("bi,bj,bk->b", [(13, 2), (13, 3), (13, 2)]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "int64"])
+@pytest.mark.parametrize("optimize", [False, True, "greedy", "optimal"])
+def test_einsum_many_operands(dtype, optimize):
+    for subscripts, shapes in EINSUMS:
+        arrays = [values(s, dtype, seed=i) for i, s in enumerate(shapes)]
+        want = np.einsum(subscripts, *arrays, optimize=optimize)
+        for lname, kw in layouts(shapes[0]).items():
+            operands = [da.asarray(arrays[0], **kw)] + [da.asarray(a, split=0) for a in arrays[1:]]
+            for spelling, f in both("einsum"):
+                got = f(subscripts, *operands, optimize=optimize)
+                check(got, want, f"{spelling}.einsum {subscripts} optimize={optimize} {lname}", rtol=1e-10)
+
+
+def test_einsum_explicit_path():
+    arrays = [values(s, "float64", seed=i) for i, s in enumerate([(7, 5), (5, 6), (6, 4)])]
+    path = ["einsum_path", (1, 2), (0, 1)]
+    operands = [da.asarray(a, split=0) for a in arrays]
+    check(np.einsum("ij,jk,kl->il", *operands, optimize=path), np.einsum("ij,jk,kl->il", *arrays, optimize=path),
+          "einsum with an explicit path", rtol=1e-10)
+
+
+# ---------------------------------------------------------------- where(cond), unique(axis)
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
+def test_where_one_argument(dtype):
+    for shape in ((13,), (7, 13)):
+        for lname, x, g in cases(shape, dtype, low=-1, high=2):
+            for spelling, f in both("where"):
+                check(f(x), np.where(g), f"{spelling}.where(cond) {lname}")
+                cond = da.astype(x, da.bool)
+                check(f(cond, x, da.flip(x)), np.where(g != 0, g, np.flip(g)), f"{spelling}.where(c, x, y) {lname}")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
+def test_unique_axis(dtype):
+    for shape in ((13, 3), (7, 4, 2), (2, 13)):
+        for lname, x, g in cases(shape, dtype, low=0, high=2):
+            for axis in range(-1, len(shape)):
+                for flags in ((False, False, False), (True, True, True), (False, True, False), (True, False, True)):
+                    want = np.unique(g, *flags, axis=axis)
+                    for spelling, f in both("unique"):
+                        check(f(x, *flags, axis=axis), want, f"{spelling}.unique axis={axis} flags={flags} {lname}")
+
+
+def test_unique_axis_edges():
+    for g in (np.zeros((3, 0)), np.zeros((0, 3)), np.array([[np.nan, 1.0], [np.nan, 1.0], [-0.0, 2.0], [0.0, 2.0]])):
+        for lname, kw in layouts(g.shape).items():
+            x = da.asarray(g, **kw)
+            check(np.unique(x, True, True, True, axis=0), np.unique(g, True, True, True, axis=0),
+                  f"unique axis=0 of {g.shape} {lname}")
+
+
+# ---------------------------------------------------------------- 2-d FFTs
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "fftn", "rfftn", "fft", "rfft", "fftshift"])
+def test_fft2_family(name):
+    for shape in ((7, 13), (4, 6, 5)):
+        for lname, x, g in cases(shape, "float64"):
+            for kwargs in ({}, {"axes": (0, 1)} if name not in ("fft", "rfft") else {"axis": 0},
+                           {"norm": "ortho"} if name != "fftshift" else {"axes": -1}):
+                want = getattr(np.fft, name)(g, **kwargs)
+                check(getattr(np.fft, name)(x, **kwargs), want, f"numpy.fft.{name} {kwargs} {lname}", rtol=1e-9,
+                      atol=1e-9)
+                check(getattr(da.fft, name)(x, **kwargs), want, f"darray.fft.{name} {kwargs} {lname}", rtol=1e-9,
+                      atol=1e-9)
+
+
+def test_inverse_2d_ffts_round_trip():
+    g = values((7, 12), "float64")
+    for lname, x, _ in cases(g.shape, "float64"):
+        x = da.asarray(g, **layouts(g.shape)[lname])
+        check(np.fft.ifft2(np.fft.fft2(x)), np.fft.ifft2(np.fft.fft2(g)), f"ifft2(fft2) {lname}", rtol=1e-9,
+              atol=1e-9)
+        check(np.fft.irfft2(np.fft.rfft2(x), s=g.shape), np.fft.irfft2(np.fft.rfft2(g), s=g.shape),
+              f"irfft2(rfft2) {lname}", rtol=1e-9, atol=1e-9)
+        check(da.fft.irfft2(da.fft.rfft2(x, s=(8, 12)), s=(8, 12), norm="forward"),
+              np.fft.irfft2(np.fft.rfft2(g, s=(8, 12)), s=(8, 12), norm="forward"), f"irfft2 with s {lname}",
+              rtol=1e-9, atol=1e-9)
+
+
+# ---------------------------------------------------------------- bad input
+def _bad_rows():
+    x = da.asarray(np.arange(13.0), split=0)
+    m = da.asarray(np.arange(35.0).reshape(7, 5), split=0)
+    c = da.asarray(np.arange(4.0) + 1j, split=0)
+    u8 = da.asarray(np.arange(13, dtype=np.uint8), split=0)
+    # (what, exception, function, args, kwargs, whether NumPy refuses it too)
+    return [
+        ("intersect1d complex", TypeError, np.intersect1d, (c, c), {}, False),
+        ("union1d no DArray", TypeError, da.union1d, ([1], [2]), {}, False),
+        ("partition kth out of bounds", ValueError, np.partition, (x, 13), {}, True),
+        ("partition kth float", TypeError, np.partition, (x, 1.5), {}, True),
+        ("partition complex", TypeError, np.partition, (c, 1), {}, False),
+        ("partition bad axis", ValueError, np.partition, (m, 1), {"axis": 2}, True),
+        ("argpartition bad kind", ValueError, np.argpartition, (x, 1), {"kind": "quick"}, True),
+        ("convolve empty v", ValueError, np.convolve, (x, []), {}, True),
+        ("convolve 2-d", ValueError, np.convolve, (m, [1.0]), {}, True),
+        ("convolve bad mode", ValueError, np.convolve, (x, [1.0]), {"mode": "middle"}, True),
+        ("correlate a string", ValueError, np.correlate, (x, "ab"), {}, True),
+        ("rot90 same axes", ValueError, np.rot90, (m, 1, (0, 0)), {}, True),
+        ("rot90 three axes", ValueError, np.rot90, (m, 1, (0, 1, 0)), {}, True),
+        ("rot90 axes out of range", ValueError, np.rot90, (m, 1, (0, 2)), {}, True),
+        ("put out of bounds", IndexError, np.put, (x, [13], [1.0]), {}, True),
+        ("put bad mode", ValueError, np.put, (x, [1], [1.0]), {"mode": "reflect"}, True),
+        ("put float indices", TypeError, np.put, (x, np.array([1.5]), [1.0]), {}, True),
+        ("put_along_axis out of bounds", IndexError, np.put_along_axis, (m, np.array([[5]]), 0.0, 1), {}, True),
+        ("put_along_axis ndim", ValueError, np.put_along_axis, (m, np.array([1]), 0.0, 1), {}, True),
+        ("take_along_axis float indices", IndexError, np.take_along_axis, (m, np.array([[0.5]]), 1), {}, True),
+        ("packbits floats", TypeError, np.packbits, (x,), {}, True),
+        ("packbits bad bitorder", ValueError, np.packbits, (u8,), {"bitorder": "middle"}, True),
+        ("packbits bad axis", ValueError, np.packbits, (u8,), {"axis": 1}, True),
+        ("unpackbits int64", TypeError, np.unpackbits, (da.asarray(np.arange(3)),), {}, True),
+        ("einsum operand count", ValueError, np.einsum, ("ij,jk,kl->il", m, m), {}, True),
+        ("einsum subscripts mismatch", ValueError, np.einsum, ("ij,jk,k->i", m, m.T, x), {}, True),
+        ("where one of two", ValueError, np.where, (x > 1, x), {}, True),
+        ("darray.where one of two", ValueError, da.where, (x > 1, x), {}, False),
+        ("unique bad axis", ValueError, np.unique, (m,), {"axis": 2}, True),
+        ("unique complex axis", TypeError, np.unique, (da.asarray(np.ones((2, 2)) + 1j),), {"axis": 0}, False),
+        ("fft2 bad norm", ValueError, np.fft.fft2, (m,), {"norm": "twice"}, True),
+        ("rfft2 complex", TypeError, np.fft.rfft2, (da.asarray(np.ones((2, 2)) + 1j),), {}, True),
+        ("fft out=", TypeError, np.fft.fft, (x,), {"out": np.zeros(13, complex)}, False),
+    ]
+
+
+@pytest.mark.parametrize("row", range(len(_bad_rows())))
+def test_bad_input_raises_numpy_types_everywhere(row):
+    what, exc, func, args, kwargs, numpy_too = _bad_rows()[row]
+    text = assert_raises_everywhere(exc, func, *args, **kwargs)
+    assert func.__name__ in text.split(":")[0], f"{what}: the message names another function: {text}"
+    if numpy_too:  # NumPy raises the same type for the same mistake (the other rows are darray's limits)
+        with pytest.raises(exc):
+            func(*[a.gather() if isinstance(a, DArray) else a for a in args], **kwargs)
