@@ -111,7 +111,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok: bool = False, writ
         from .creation import empty
 
         out_shape = tuple(n - r for n, r in zip(x.shape, reach)) + shape
-        return empty(out_shape, dtype=x.dtype, comm=x._comm)
+        return empty(out_shape, dtype=x.dtype, split=x._layout.split, grid=x._layout.dims, comm=x._comm)
     layout = x._layout
     out = _output_layout(layout, reach, shape)
     rank = x._comm.rank
