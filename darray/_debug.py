@@ -1,14 +1,20 @@
 """``DARRAY_DEBUG=1``: ranks check that they enter the same collective with the same metadata.
 
 A rank that calls a different operation, or the same one on a differently
-shaped or laid-out array, would otherwise leave the others waiting forever.
-With debugging on, every engine first allgathers a fingerprint of (operation,
-replicated metadata) and raises the same clear error on every rank if they
-differ. Off (the default), a check costs one global lookup.
+shaped or laid-out array, would otherwise leave the others waiting forever
+(or return wrong numbers). With debugging on, every collective the transport
+issues (allreduce, allgather, bcast, barrier, every exchange) and the engines
+that know more (redistribute, gather, halo exchange) first allgather a
+fingerprint of (public function, operation, dtype, shape, replicated
+metadata) over the job's communicator and raise the same
+:class:`CollectiveMismatch` on every rank if they differ. Off (the default), a
+check costs one global lookup; the cheap cases are checked anyway by
+signatures folded into the messages (``darray._comm.signature``).
 
-``DARRAY_WAIT_TIMEOUT=<seconds>`` bounds every point-to-point wait (halo
-exchanges, redistributions): a neighbour that does not answer in time is
-named in a ``TimeoutError`` instead of a silent hang.
+``DARRAY_WAIT_TIMEOUT=<seconds>`` bounds every wait, point-to-point and
+collective: a ``TimeoutError`` instead of a silent hang. A rank that left the
+job (its script ended or called ``sys.exit``) is reported without it, as
+:class:`RanksLeft` (``darray._comm.watch``).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import os
 
 import numpy as np
 
-__all__ = ["enabled", "check_collective", "wait_timeout", "CollectiveMismatch"]
+__all__ = ["enabled", "check_collective", "wait_timeout", "CollectiveMismatch", "RanksLeft"]
 
 enabled: bool = os.environ.get("DARRAY_DEBUG", "0") not in ("", "0")
 
@@ -35,6 +41,10 @@ class CollectiveMismatch(RuntimeError):
     """Ranks entered different collectives (or the same one with different metadata)."""
 
 
+class RanksLeft(RuntimeError):
+    """Ranks this rank waits for have left the job (their script ended or called ``sys.exit``)."""
+
+
 def check_collective(comm, op: str, *meta) -> None:
     """Raise :class:`CollectiveMismatch` on every rank unless all ranks call ``op`` with equal ``meta``."""
     if not enabled or comm.size == 1:
@@ -42,8 +52,8 @@ def check_collective(comm, op: str, *meta) -> None:
     text = f"{op}|{meta!r}"
     digest = np.frombuffer(hashlib.sha256(text.encode()).digest()[:16], dtype=np.uint8).copy()
     label = np.frombuffer(op.encode()[:48].ljust(48), dtype=np.uint8).copy()
-    every = comm.allgather(np.concatenate([digest, label]))
-    every = np.asarray(every)
+    row = np.concatenate([digest, label])
+    every = np.asarray(comm.debug_allgather(row) if hasattr(comm, "debug_allgather") else comm.allgather(row))
     if (every[:, :16] == every[0, :16]).all():
         return
     ops = [bytes(row[16:]).decode(errors="replace").strip() for row in every]

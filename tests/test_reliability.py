@@ -66,7 +66,7 @@ def test_debug_mode_names_mismatched_collectives(tmp_path):
     verdicts = [(tmp_path / f"rank{r}.txt").read_text() for r in range(3)]
     for verdict in verdicts:
         assert verdict.startswith("CollectiveMismatch"), verdicts
-        assert "ranks [0] called redistribute; ranks [1, 2] called allreduce.sum" in verdict, verdicts
+        assert "ranks [0] called redistribute; ranks [1, 2] called sum (allreduce" in verdict, verdicts
 
 
 def test_wait_timeout_names_the_silent_neighbour():
@@ -74,3 +74,25 @@ def test_wait_timeout_names_the_silent_neighbour():
     out = proc.stdout + proc.stderr
     assert "no answer from rank(s) [1]" in out
     assert elapsed < 30
+
+
+@pytest.mark.parametrize("case, nprocs", [("shape", 2), ("shape", 3), ("sum-prod", 3), ("sum-max", 3),
+                                          ("sum-max", 4)])
+def test_disagreeing_ranks_raise_without_debug(case, nprocs, tmp_path):
+    """Always on: the signature folded into the allreduce turns wrong numbers into CollectiveMismatch everywhere."""
+    proc, elapsed = _run("disagree.py", nprocs, args=(str(tmp_path), case), timeout=60)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
+    verdicts = [(tmp_path / f"rank{r}.txt").read_text() for r in range(nprocs)]
+    for verdict in verdicts:
+        assert verdict.startswith("CollectiveMismatch"), verdicts
+        assert "the ranks entered this collective with different operations" in verdict, verdicts
+
+
+def test_debug_mode_checks_every_pair_of_collectives(tmp_path):
+    """DARRAY_DEBUG=1: rank 0 in one collective-issuing function, the others in another, for every pair."""
+    proc, elapsed = _run("debug_matrix.py", 3, env={"DARRAY_DEBUG": "1"}, args=(str(tmp_path),), timeout=120)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    tables = [(tmp_path / f"rank{r}.txt").read_text().splitlines() for r in range(3)]
+    assert len(tables[0]) == 16 * 15 and all(len(t) == len(tables[0]) for t in tables)
+    wrong = [line for t in tables for line in t if not line.endswith("|CollectiveMismatch")]
+    assert not wrong, wrong[:20]

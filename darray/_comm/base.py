@@ -66,8 +66,13 @@ class Communicator(Protocol):
     def sub(self, dims: Sequence[int], keep: Sequence[bool]) -> Communicator:
         """Ranks that share the coordinates of the grid dims not kept (MPI ``Cart_sub``)."""
 
-    def allreduce(self, array: Any, op: str) -> Any:
-        """Elementwise reduction of equal-shaped arrays; every rank gets the result."""
+    def allreduce(self, array: Any, op: str, sign: Any = None) -> Any:
+        """Elementwise reduction of equal-shaped arrays; every rank gets the result.
+
+        ``sign``: replicated metadata of the caller (a global shape, axes) that
+        every rank must agree on; a transport may carry it in the message and
+        raise ``CollectiveMismatch`` on every rank when the ranks disagree.
+        """
 
     def allgather(self, array: Any) -> Any:
         """Stack every rank's equal-shaped array along a new leading axis."""

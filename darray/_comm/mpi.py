@@ -17,6 +17,7 @@ import numpy as np
 
 from .._backend import is_host_array, to_numpy
 from .. import _debug, _tracing
+from . import signature, watch
 from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
@@ -78,6 +79,8 @@ class _PersistentExchange:
     def start(self):
         """Start the messages; ``wait()`` on the result completes them."""
         comm = self.comm
+        if _debug.enabled and comm.size > 1 and not self.active:
+            comm._check("exchange", str(self.buf.dtype), str(self.buf.dtype))
         if self.active:  # started again before its wait: one-shot requests on the same tags
             sends, recvs = self.messages
             return comm.exchange(self.buf, sends, self.buf, recvs, key=True)
@@ -92,7 +95,7 @@ class _PersistentExchange:
         trace = None
         if _tracing.active is not None:
             trace = (begin, self.nbytes, sorted(set(self.peers)), _tracing.now(), _tracing.label)
-        request = _Request(comm.MPI, self.requests, None, trace, self.peers)  # wait() rebinds, never mutates
+        request = _Request(comm.MPI, self.requests, None, trace, self.peers, comm)  # wait() rebinds, never mutates
         request.keep = self
         return request
 
@@ -108,33 +111,24 @@ class _PersistentExchange:
 
 
 class _Request:
-    __slots__ = ("requests", "staged", "MPI", "trace", "peers", "keep")
+    __slots__ = ("requests", "staged", "MPI", "trace", "peers", "keep", "comm")
 
-    def __init__(self, MPI, requests, staged, trace=None, peers=()):
+    def __init__(self, MPI, requests, staged, trace=None, peers=(), comm=None):
         self.MPI, self.requests, self.staged, self.trace, self.peers = MPI, requests, staged, trace, peers
         self.keep = None  # what must live until the wait: packed send buffers, or a _PersistentExchange
+        self.comm = comm  # the MPICommunicator: whose departures and ranks a slow wait watches
 
-    def _wait_bounded(self, timeout: float) -> None:
-        """Poll until done; after ``timeout`` seconds name the peers whose messages are missing."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        pending = list(range(len(self.requests)))
-        while pending:
-            pending = [i for i in pending if not self.requests[i].Test()]
-            if pending and time.monotonic() > deadline:
-                missing = sorted({self.peers[i] for i in pending})
-                raise TimeoutError(f"exchange: no answer from rank(s) {missing} after {timeout} s "
-                                   f"(DARRAY_WAIT_TIMEOUT); they may have failed or be in another collective")
-            if pending:
-                time.sleep(1e-4)
+    def _pending(self) -> set[int]:
+        """Job ranks whose messages have not arrived yet (for a timeout message)."""
+        jobs = self.comm.members
+        return {jobs[self.peers[i]] for i, r in enumerate(self.requests) if not r.Test()}
 
     def wait(self) -> None:
         if self.requests:
-            if _debug.wait_timeout is None:
-                self.MPI.Request.Waitall(self.requests)
-            else:
-                self._wait_bounded(_debug.wait_timeout)
+            comm, requests, testall = self.comm, self.requests, self.MPI.Request.Testall
+            jobs = comm.members
+            watch.wait(lambda: testall(requests), "exchange", comm.departures, {jobs[p] for p in self.peers},
+                       self._pending)
             self.requests = []
             if type(self.keep) is _PersistentExchange:
                 self.keep.active = False
@@ -155,18 +149,24 @@ class MPICommunicator:
 
     name = "mpi"
 
-    def __init__(self, comm=None):
+    def __init__(self, comm=None, root: MPICommunicator | None = None):
         MPI = _mpi()
         self.MPI = MPI
         self.comm = MPI.COMM_WORLD.Dup() if comm is None else comm
         self.rank = self.comm.Get_rank()
         self.size = self.comm.Get_size()
-        self.cuda_aware = _cuda_aware(MPI)
+        self.cuda_aware = _cuda_aware(MPI) if root is None else root.cuda_aware
         self._ops = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX, "land": MPI.LAND,
                      "lor": MPI.LOR}
         self._subs: dict = {}
         self._types: dict = {}
         self._tag = 0
+        #: the communicator this one was cut from (itself for a job-wide one): ranks in messages are its ranks
+        self.root = self if root is None else root
+        #: job (root) rank of each rank of this communicator
+        self.members = (list(range(self.size)) if root is None else
+                        list(self.comm.Get_group().Translate_ranks(list(range(self.size)), root.comm.Get_group())))
+        self.departures = watch.Departures(MPI, self.comm) if root is None else root.departures
 
     # ------------------------------------------------------------ topology
     def sub(self, dims: Sequence[int], keep: Sequence[bool]) -> MPICommunicator:
@@ -180,7 +180,7 @@ class MPICommunicator:
             for c, d, k in zip(coords, dims, keep):
                 if not k:
                     color = color * d + c
-            sub = MPICommunicator(self.comm.Split(color, self.rank)) if not all(keep) else self
+            sub = MPICommunicator(self.comm.Split(color, self.rank), self.root) if not all(keep) else self
             self._subs[key] = sub
         return sub
 
@@ -214,48 +214,92 @@ class MPICommunicator:
 
         return cupy.empty(shape, dtype=like.dtype)
 
-    def allreduce(self, array: Any, op: str) -> Any:
+    def _wait(self, request, what: str) -> None:
+        """Complete one non-blocking collective; a slow wait watches for ranks that left (see :mod:`.watch`)."""
+        watch.wait(request.Test, what, self.departures, set(self.members) if self.root is not self else None)
+
+    def _check(self, kind: str, *meta) -> None:
+        """``DARRAY_DEBUG=1``: every rank of the job agrees on this call before it starts (one allgather)."""
+        name, _ = watch.where()
+        label = f"{kind}, {meta[0]}" if meta else kind
+        _debug.check_collective(self.root, f"{name} ({label})" if name else label, name, kind, *meta)
+
+    def debug_allgather(self, row: np.ndarray) -> np.ndarray:
+        """The allgather of ``DARRAY_DEBUG``'s fingerprints: unchecked and unsigned, but watched."""
+        out = np.empty((self.size, *row.shape), dtype=row.dtype)
+        self._wait(self.comm.Iallgather(row, out), "debug check")
+        return out
+
+    def allreduce(self, array: Any, op: str, sign: Any = None) -> Any:
+        """Elementwise reduction; ``sign`` (replicated metadata of the caller, e.g. a global shape) joins the
+        signature every rank's buffer carries (see :mod:`.signature`)."""
         if op not in REDUCE_OPS:
             raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
         if self.size == 1:
             return array
         send = self._contiguous(array)
-        out = self._empty(send, send.shape)
+        if _debug.enabled:
+            self._check(f"allreduce.{op}", send.dtype.name, send.size, sign)
+        label = op
         if send.dtype == np.bool_ and op in _BOOL_ORDER:  # MPI orders no booleans: min is and, max is or
             op = _BOOL_ORDER[op]
         unpack = None
         if op in ("min", "max") and send.dtype.kind == "f":  # NaN must win on every rank, as in NumPy
             send, unpack = nan_carrying(send, op)
-            out = self._empty(send, send.shape)
+        buffer, check = (send, None) if not isinstance(send, np.ndarray) else signature.fold(send, op, self.size,
+                                                                                              sign)
+        out = self._empty(buffer, buffer.shape)
         begin = _tracing.now() if _tracing.active is not None else 0.0
-        self.comm.Allreduce(send, out, self._ops[op])
+        self._wait(self.comm.Iallreduce(buffer, out, self._ops[op]), f"allreduce.{label}")
         if _tracing.active is not None:
-            _tracing.record("comm", f"allreduce.{op}", begin, _tracing.now(), send.nbytes, range(self.size))
+            _tracing.record("comm", f"allreduce.{label}", begin, _tracing.now(), send.nbytes, range(self.size))
+        if check is not None:
+            if not check(out):
+                raise _debug.CollectiveMismatch(self._disagree(f"allreduce.{label}"))
+            out = out[:send.size].reshape(send.shape)
         return self._back(array, out if unpack is None else unpack(out))
+
+    def _disagree(self, what: str, groups=None) -> str:
+        detail = ("" if groups is None else
+                  " (" + "; ".join(f"ranks {[self.members[r] for r in g]} agree" for g in groups.values()) + ")")
+        return (f"{watch._describe(what)}: the ranks entered this collective with different operations, dtypes or "
+                f"shapes{detail}; every rank must make the same darray calls on the same arrays; rerun with "
+                f"DARRAY_DEBUG=1 to name what each rank called")
 
     def allgather(self, array: Any) -> Any:
         send = self._contiguous(array)
-        out = self._empty(send, (self.size, *send.shape))
+        if _debug.enabled:
+            self._check("allgather", send.dtype.name, send.size)
+        buffer, unpack = (send, None) if not isinstance(send, np.ndarray) else signature.gather_fold(send)
+        out = self._empty(buffer, (self.size, *buffer.shape))
         begin = _tracing.now() if _tracing.active is not None else 0.0
-        self.comm.Allgather(send, out)
+        self._wait(self.comm.Iallgather(buffer, out), "allgather")
         if _tracing.active is not None:
             _tracing.record("comm", "allgather", begin, _tracing.now(), send.nbytes * (self.size - 1),
                             range(self.size))
+        if unpack is not None:
+            out, groups = unpack(out)
+            if groups is not None:
+                raise _debug.CollectiveMismatch(self._disagree("allgather", groups))
         return self._back(array, out)
 
     def bcast(self, array: Any, root: int) -> Any:
         send = self._contiguous(array)
+        if _debug.enabled:
+            self._check("bcast", send.dtype.name, send.size, root)
         buf = self._empty(send, send.shape)
         buf[...] = send
         begin = _tracing.now() if _tracing.active is not None else 0.0
-        self.comm.Bcast(buf, root=root)
+        self._wait(self.comm.Ibcast(buf, root=root), "bcast")
         if _tracing.active is not None:
             sent = buf.nbytes * (self.size - 1) if self.rank == root else 0
             _tracing.record("comm", "bcast", begin, _tracing.now(), sent, (root,))
         return self._back(array, buf)
 
     def barrier(self) -> None:
-        self.comm.Barrier()
+        if _debug.enabled:
+            self._check("barrier")
+        self._wait(self.comm.Ibarrier(), "barrier")
 
     def abort(self, code: int = 1) -> None:
         self.comm.Abort(code)
@@ -288,6 +332,8 @@ class MPICommunicator:
 
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
                  key=None):
+        if _debug.enabled and self.size > 1:
+            self._check("exchange", str(send.dtype), str(recv.dtype))
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
         for src, dst in pairs:
             copy_region(send, src, recv, dst)
@@ -324,7 +370,7 @@ class MPICommunicator:
             nbytes = sum(_volume(r) for _, r in sends) * sbuf.itemsize
             trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _tracing.now(),
                      _tracing.label)
-        request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers)
+        request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers, self)
         request.keep = packed  # packed send buffers live until the wait
         return request
 
@@ -378,6 +424,10 @@ def _volume(region) -> int:
 def install_abort_hook(comm: MPICommunicator) -> None:
     """Make an uncaught exception on any rank end the whole job, not hang the others.
 
+    Ctrl-C (``KeyboardInterrupt``, which reaches every rank at once) prints one
+    line from one rank, ``darray: interrupted on rank R; job aborted``: rank 0
+    aborts at once, another rank only if the job is still alive half a second
+    later (it was interrupted alone). ``DARRAY_DEBUG=1`` shows the tracebacks.
     Opt out with ``DARRAY_ABORT_ON_ERROR=0``.
     """
     if os.environ.get("DARRAY_ABORT_ON_ERROR", "1") == "0" or comm.size == 1:
@@ -385,9 +435,29 @@ def install_abort_hook(comm: MPICommunicator) -> None:
     previous = sys.excepthook
 
     def hook(kind, value, tb):
+        if issubclass(kind, KeyboardInterrupt) and not _debug.enabled:
+            _interrupted(comm)
         sys.stderr.write(f"darray: uncaught exception on rank {comm.rank} of {comm.size}; aborting the job\n")
         previous(kind, value, tb)
         sys.stderr.flush()
         comm.comm.Abort(1)
 
     sys.excepthook = hook
+
+
+def _interrupted(comm: MPICommunicator) -> None:
+    """One short line for Ctrl-C, then abort the job with status 130 (128 + SIGINT)."""
+    import signal
+    import time
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the abort
+    if comm.rank != 0:
+        time.sleep(0.5)  # rank 0, interrupted too, ends the job meanwhile: one message, not one per rank
+    sys.stderr.write(f"darray: interrupted on rank {comm.rank}; job aborted\n")
+    sys.stderr.flush()
+    try:  # MPI_Abort's own report would add a line per rank
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+    except OSError:
+        pass
+    comm.comm.Abort(130)

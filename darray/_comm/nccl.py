@@ -165,13 +165,13 @@ class NCCLCommunicator:
         return sub
 
     # ------------------------------------------------------------ collectives
-    def allreduce(self, array: Any, op: str) -> Any:
+    def allreduce(self, array: Any, op: str, sign: Any = None) -> Any:
         if op not in REDUCE_OPS:
             raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
         if self.size == 1:
             return array
         if not self._is_device(array):
-            return self.mpi.allreduce(array, op)
+            return self.mpi.allreduce(array, op, sign)
         dtype = array.dtype
         if op in ("land", "lor") or dtype == np.bool_:
             # logical results in the input's dtype (as MPI's LAND / LOR): reduce 0/1 as uint8
@@ -216,6 +216,10 @@ class NCCLCommunicator:
             count, kind = self._raw(buf.nbytes)
             self._comm.broadcast(buf.data.ptr, buf.data.ptr, count, kind, root, self._stream().ptr)
         return buf
+
+    def debug_allgather(self, row):
+        """``DARRAY_DEBUG``'s fingerprints go over MPI."""
+        return self.mpi.debug_allgather(row)
 
     def barrier(self) -> None:
         """Every rank's queued GPU work (on the current stream) is done, then an MPI barrier."""

@@ -21,7 +21,7 @@ class SelfCommunicator:
     def sub(self, dims: Sequence[int], keep: Sequence[bool]) -> SelfCommunicator:
         return self
 
-    def allreduce(self, array: Any, op: str) -> Any:
+    def allreduce(self, array: Any, op: str, sign: Any = None) -> Any:
         if op not in REDUCE_OPS:
             raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
         return array

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._errors import message
-from .. import _debug, _tracing
+from .. import _tracing
 from .._backend import NUMPY as _NUMPY
 from .._layout import normalize_axis
 from .array import DArray
@@ -74,9 +74,9 @@ def _finish(x: DArray, local, axes, keepdims: bool) -> DArray:
 def _allreduce_over(x: DArray, cut, local, op: str):
     if not builtins.any(cut):
         return local
-    if _debug.enabled:
-        _debug.check_collective(x._comm, f"allreduce.{op}", x._layout, cut)
-    return x._comm.sub(x._layout.dims, cut).allreduce(local, op)
+    # the global shape and the reduced grid dims travel as a signature in the allreduce itself (checked on
+    # every rank at no extra message; DARRAY_DEBUG=1 checks every collective before it starts)
+    return x._comm.sub(x._layout.dims, cut).allreduce(local, op, sign=(x.shape, cut))
 
 
 # NumPy-compatible superset of the standard: booleans sum, multiply and order too (``np.sum(mask)``).
@@ -198,12 +198,6 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     check_category("mean", x.dtype, "any")
     xp = x._xp
     cut = _cut(x, axes)
-    if not builtins.any(cut):
-        block = x.local
-        if xp is not _NUMPY and x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
-            block = xp.astype(block, xp.float64)
-        out = xp.mean(block, axis=axes, keepdims=keepdims)
-        return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -211,12 +205,16 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     if xp is _NUMPY:  # integers accumulate in float64 (NumPy's mean) without a converted copy of the block
         partial = _as_array(xp, np.add.reduce(block, axis=axes, keepdims=keepdims,
                                               dtype=np.float64 if block.dtype.kind in "iub" else None))
-        partial = _allreduce_over(x, cut, partial, "sum")
+        if builtins.any(cut):
+            partial = _allreduce_over(x, cut, partial, "sum")
         with _empty_reduction(count):  # in place keeps a 0-d result an array
             np.divide(partial, count, out=partial)
         return DArray._wrap(partial, x._layout.reduced(axes, keepdims), x._comm, xp)
-    if x.dtype.kind in "iub":
+    if x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
         block = xp.astype(block, xp.float64)
+    if not builtins.any(cut):
+        out = xp.mean(block, axis=axes, keepdims=keepdims)
+        return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     partial = _allreduce_over(x, cut, xp.sum(block, axis=axes, keepdims=True), "sum")
     with np.errstate(divide="ignore", invalid="ignore"):
         return _finish(x, partial / count, axes, keepdims)
