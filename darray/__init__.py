@@ -26,6 +26,7 @@ from ._api.dtype_objects import __all__ as _dtype_names
 from ._api.info import __array_namespace_info__
 from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
 from ._api.elementwise import __all__ as _elementwise_names
+from ._api.ufuncs import ufunc
 from ._api.layouts import redistribute
 from ._api.manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims,
                                  repeat, reshape, roll, squeeze, stack, tile, unstack)
@@ -99,7 +100,7 @@ __all__ = sorted({
     "empty_like", "eye", "finfo", "identity", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
-    "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", *_elementwise_names, *_numpy_names,
+    "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", "ufunc", *_elementwise_names, *_numpy_names,
     *_dtype_names, *_numpy_misc_names, *_index_trick_names, "load", "loadtxt", "save", "savetxt",
 })
 

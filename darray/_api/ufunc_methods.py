@@ -246,9 +246,11 @@ def reduce(f, array, axis=0, dtype=None, out=None, keepdims=False, initial=NO_VA
     return _into(name, out, result)
 
 
+@lru_cache(maxsize=None)
 def _reorderable(np_ufunc) -> bool:
+    """NumPy's verdict: may the ufunc reduce several axes at once (``subtract`` may not)?"""
     try:
-        np_ufunc.reduce(numpy.ones((1, 1)), axis=(0, 1))
+        np_ufunc.reduce(numpy.ones((1, 1), dtype=np_ufunc.types[0][0]), axis=(0, 1))
     except ValueError:
         return False
     return True

@@ -185,6 +185,8 @@ class ufunc:  # noqa: N801 - NumPy's name
 
     def _retry(self, args: tuple, error: TypeError):
         """NumPy promotes integers to float64 for floating-point functions; other TypeErrors stand."""
+        if len(args) != self.nin:  # positional outputs, or a wrong count: the full call sorts it out
+            return self._call(args, {})
         if self._floating and not any(isinstance(a, bool) for a in args):
             kinds = [to_numpy_dtype(a.dtype).kind for a in args if isinstance(a, DArray)]
             if kinds and "b" not in kinds and "c" not in kinds and any(k in "iu" for k in kinds) \
@@ -291,6 +293,8 @@ def _build() -> dict[str, ufunc]:
             continue
         row = standard_of.get(name) or standard_of.get(STANDARD_EQUIVALENTS.get(name, ""))
         obj = ufunc(np_ufunc.__name__ if np_ufunc is not None else name, row, np_ufunc)
+        if name != obj.__name__:
+            obj._doc += f"Also ``darray.{name}`` (``numpy.{name}``).\n"
         if np_ufunc is not None:
             by_numpy[np_ufunc] = obj
         out[name] = obj
