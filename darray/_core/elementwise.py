@@ -24,7 +24,6 @@ from .table import ELEMENTWISE, Elementwise
 __all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like"]
 
 _SCALARS = (bool, int, float, complex)
-_ALLOWED = {row.name: CATEGORIES[row.category] for row in ELEMENTWISE}
 # Functions whose result has the dtype of two equal floating-point operands: only these may
 # write into an operand's buffer (comparisons, for one, return booleans).
 _SAME_DTYPE = frozenset({"add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "atan2", "hypot",
@@ -65,6 +64,19 @@ def _check(row: Elementwise, kinds) -> None:
                                     f"a {row.category} dtype"))
 
 
+# Block dtypes (NumPy's or a backend's dtype objects) already accepted per function: the fast paths test
+# membership here (one hash) instead of deriving the dtype's kind on every call.
+_ACCEPTED: dict[str, set] = {row.name: set() for row in ELEMENTWISE}
+
+
+def _accept(row: Elementwise, *blocks) -> None:
+    """Check the blocks' dtypes against ``row``'s category (raising TypeError) and remember the good ones."""
+    accepted = _ACCEPTED[row.name]
+    for block in blocks:
+        _check(row, _kind(block))
+        accepted.add(block.dtype)
+
+
 def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     """``row.name`` applied to ``args`` (DArrays, Python scalars or array-likes).
 
@@ -88,8 +100,8 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
         if row.nargs == 1:
             if not layout.has_halo:
                 block = first._block
-                if _kind(block) not in _ALLOWED[row.name]:
-                    _check(row, _kind(block))
+                if block.dtype not in _ACCEPTED[row.name]:
+                    _accept(row, block)
                 out = _func(first._xp, row.name)(block)
                 if type(out) is not np.ndarray and isinstance(out, np.generic):
                     out = np.asarray(out)  # NumPy returns scalars for 0-d inputs
@@ -99,12 +111,11 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
             if type(b) is DArray and (layout is b._layout or layout == b._layout) and not layout.has_halo \
                     and first._xp is b._xp:
                 ba, bb = first._block, b._block
-                ka, kb = _kind(ba), _kind(bb)
-                allowed = _ALLOWED[row.name]
-                if ka not in allowed or kb not in allowed:
-                    _check(row, (ka, kb))
+                accepted = _ACCEPTED[row.name]
+                if ba.dtype not in accepted or bb.dtype not in accepted:
+                    _accept(row, ba, bb)
                 f = _func(first._xp, row.name)
-                if temps and type(f) is np.ufunc and ka == kb and ka in "fc" and ba.dtype == bb.dtype and ba.ndim \
+                if temps and type(f) is np.ufunc and ba.dtype == bb.dtype and ba.dtype.kind in "fc" and ba.ndim \
                         and row.name in _SAME_DTYPE:
                     reuse = _reusable(first) if temps & 1 else None
                     if reuse is None and temps & 2:
@@ -127,12 +138,11 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
 def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary: int) -> DArray:
     """``x op scalar`` (or ``scalar op x``) on the block; a temporary ``x`` may take the result in place."""
     block = x._block
-    kind = _kind(block)
-    if kind not in _ALLOWED[row.name]:
-        _check(row, kind)
+    if block.dtype not in _ACCEPTED[row.name]:
+        _accept(row, block)
     f = _func(x._xp, row.name)
-    if temporary and type(f) is np.ufunc and kind in "fc" and row.name in _SAME_DTYPE and block.ndim \
-            and (type(scalar) is not complex or kind == "c"):  # a Python scalar keeps the array's dtype
+    if temporary and type(f) is np.ufunc and block.dtype.kind in "fc" and row.name in _SAME_DTYPE and block.ndim \
+            and (type(scalar) is not complex or block.dtype.kind == "c"):  # a Python scalar keeps the array's dtype
         reuse = _reusable(x)
         if reuse is not None:
             out = f(scalar, block, out=reuse) if reflected else f(block, scalar, out=reuse)
@@ -420,12 +430,13 @@ def astype(x: DArray, dtype, /, *, copy: bool = True, device=None) -> DArray:
     if not copy and x.dtype == target and device is None:
         return x
     xp = x._xp
-    block = xp.astype(x._block, to_backend_dtype(xp, target), copy=True)
+    block = x._block
+    if type(block) is np.ndarray and device is None:  # NumPy blocks: one call, a C-ordered copy
+        return DArray._wrap(block.astype(target, order="C"), x._layout, x._comm, xp)
+    block = xp.astype(block, to_backend_dtype(xp, target), copy=True)
     if device is not None:
         block = xp.asarray(block, device=device)
     return DArray._wrap(block, x._layout, x._comm, xp)
-
-
 
 
 def _calibrate() -> int:
