@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from .._backend import is_numpy_namespace, to_numpy
+from .._backend import from_numpy, is_numpy_namespace, to_numpy
 from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
@@ -119,7 +119,7 @@ def boolean_key(key) -> bool:
 
 def _mask_and_rows(func: str, x: DArray, mask):
     if isinstance(mask, np.ndarray):
-        mask = DArray._wrap(np.asarray(mask), Layout(mask.shape, x._layout.dims, (None,) * len(x._layout.dims),
+        mask = DArray._wrap(from_numpy(x._xp, mask, device=x.device), Layout(mask.shape, x._layout.dims, (None,) * len(x._layout.dims),
                                                      tuple((n,) for n in mask.shape), (0,) * mask.ndim,
                                                      ("none",) * mask.ndim), x._comm, x._xp)
     if mask.ndim == 0 or mask.ndim > x.ndim or mask.shape != x.shape[:mask.ndim]:
