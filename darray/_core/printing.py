@@ -52,7 +52,7 @@ def shown(x: DArray, threshold: int | None = None, edgeitems: int | None = None)
     options = np.get_printoptions()
     threshold = options["threshold"] if threshold is None else threshold
     edge = options["edgeitems"] if edgeitems is None else edgeitems
-    if x.ndim == 0 or x.size <= threshold:
+    if x.ndim == 0 or x.size <= threshold or edge <= 0:  # edgeitems=0: NumPy's a[-0:] formats every element
         return to_numpy(x.gather()), False
     return _corners(x, edge), True
 
@@ -90,10 +90,10 @@ def _corners(x: DArray, edge: int) -> np.ndarray:
     raw = corner.reshape(-1).view(np.uint8)
     corner = np.asarray(to_numpy(comm.allreduce(raw, "sum")), dtype=np.uint8).view(x.dtype).reshape(shape)
     for axis, n in enumerate(x.shape):  # the filler: a copy of a shown neighbour (NumPy never formats it)
-        if n > 2 * edge:
+        if n > 2 * edge and edge:
             index = [slice(None)] * x.ndim
             source = list(index)
-            index[axis], source[axis] = edge, edge - 1 if edge else edge + 1
+            index[axis], source[axis] = edge, edge - 1
             corner[tuple(index)] = corner[tuple(source)]
     return corner
 
