@@ -19,8 +19,8 @@ Examples
 --------
 >>> import darray as np
 >>> np.random.seed(0)
->>> np.random.rand(3).gather()
-array([0.5488135 , 0.71518937, 0.60276338])
+>>> np.random.rand(3).tolist()
+[0.5488135039273248, 0.7151893663724195, 0.6027633760716439]
 >>> x = np.random.default_rng(42).standard_normal((1000, 10), split=1)
 >>> y = np.random.default_rng(42).standard_normal((1000, 10), split=0)
 >>> bool(np.all(x == y))                               # same global array

@@ -60,8 +60,8 @@ Examples
 --------
 >>> import darray as np
 >>> np.random.seed(0)
->>> np.random.rand(3).gather()
-array([0.5488135 , 0.71518937, 0.60276338])
+>>> np.random.rand(3).tolist()
+[0.5488135039273248, 0.7151893663724195, 0.6027633760716439]
 >>> np.random.randint(10)                  # numpy.random gives the same
 3
 """
@@ -284,12 +284,12 @@ class RandomState:
     >>> import darray as da
     >>> rs = da.random.RandomState(1)
     >>> x = rs.normal(0.0, 2.0, size=(2, 3))
-    >>> bool((x.gather() == numpy.random.RandomState(1).normal(0.0, 2.0, size=(2, 3))).all())
+    >>> bool(da.all(x == numpy.random.RandomState(1).normal(0.0, 2.0, size=(2, 3))))
     True
     >>> state = rs.get_state()
-    >>> a = rs.randint(0, 100, size=5).gather()
+    >>> a = rs.randint(0, 100, size=5)
     >>> rs.set_state(state)
-    >>> bool((rs.randint(0, 100, size=5).gather() == a).all())
+    >>> bool(da.all(rs.randint(0, 100, size=5) == a))
     True
     """
 
@@ -545,7 +545,7 @@ class RandomState:
         >>> import numpy
         >>> import darray as da
         >>> x = da.random.RandomState(5).choice(10, size=4, replace=False)
-        >>> bool((x.gather() == numpy.random.RandomState(5).choice(10, size=4, replace=False)).all())
+        >>> bool(da.all(x == numpy.random.RandomState(5).choice(10, size=4, replace=False)))
         True
         """
         layout = dict(split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm, device=device)
@@ -583,8 +583,8 @@ class RandomState:
         Examples
         --------
         >>> import darray as da
-        >>> da.random.RandomState(0).permutation(5).gather()
-        array([2, 0, 1, 3, 4])
+        >>> da.random.RandomState(0).permutation(5).tolist()
+        [2, 0, 1, 3, 4]
         """
         layout = dict(split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm, device=device)
         if isinstance(x, DArray):
@@ -614,8 +614,8 @@ class RandomState:
         >>> import darray as da
         >>> x = da.arange(6)
         >>> da.random.RandomState(0).shuffle(x)
-        >>> x.gather()
-        array([5, 2, 1, 3, 0, 4])
+        >>> x.tolist()
+        [5, 2, 1, 3, 0, 4]
         """
         if not isinstance(x, DArray):
             try:
@@ -685,7 +685,7 @@ def _method(name: str, params: tuple, example: str):
         "Examples\n--------\n"
         ">>> import numpy\n>>> import darray as da\n"
         f">>> x = da.random.RandomState(0).{name}({args}size=3)\n"
-        f">>> bool((x.gather() == numpy.random.RandomState(0).{numpy_name}({args}size=3)).all())\nTrue\n")
+        f">>> bool(da.all(x == numpy.random.RandomState(0).{numpy_name}({args}size=3)))\nTrue\n")
     return method
 
 
