@@ -1,0 +1,431 @@
+"""``import darray as np`` against NumPy: NumPy's names, NumPy's positional forms, array-likes, the coverage page.
+
+Every result is compared with NumPy on the same input (``assert_equal``: each
+rank checks its own block), over layouts looped inside the tests (split=0,
+replicated, uneven blocks with an empty one, a 2x2 grid at 4 ranks) and sizes
+that do not divide evenly (7, 13). Bad input raises NumPy's exception type
+with one message on every rank.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy
+import pytest
+
+import darray as np  # the point of the module: NumPy's names, through darray
+from darray._api import numpy_coverage
+from darray.testing import assert_equal, assert_raises_everywhere, backend_dtypes, uneven_sizes
+
+pytestmark = pytest.mark.mpi
+
+P = np.default_communicator().size
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def layouts(n: int) -> dict[str, dict]:
+    """1-d layouts of ``n`` cells: cut, replicated, uneven with an empty block."""
+    out = {"split0": dict(split=0), "replicated": dict(split=None)}
+    if P > 1:
+        out["uneven"] = dict(split=0, sizes={0: uneven_sizes(n, P)})
+    return out
+
+
+def layouts2(shape) -> dict[str, dict]:
+    out = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None)}
+    if P > 1:
+        out["uneven"] = dict(split=0, sizes={0: uneven_sizes(shape[0], P)})
+    if P == 4:
+        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
+    return out
+
+
+# ------------------------------------------------------------------ dtype names
+STANDARD = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+            "complex64", "complex128"]
+
+
+def test_dtype_names_are_numpys_scalar_types():
+    for name in [*STANDARD, "bool_", "intc", "uintc", "intp", "uint", "longlong", "ulonglong", "single", "double",
+                 "csingle", "cdouble", "ubyte", "ushort", "byte", "short", "generic", "number", "integer",
+                 "signedinteger", "unsignedinteger", "inexact", "floating", "complexfloating", "dtype"]:
+        assert getattr(np, name) is getattr(numpy, name), name
+    assert np.float64(3) == 3.0 and type(np.float64(3)) is numpy.float64
+    assert isinstance(np.int32(1), np.integer) and isinstance(np.float32(1), np.floating)
+    assert np.dtype("f8") == np.float64
+
+
+@pytest.mark.parametrize("name", STANDARD)
+def test_dtype_names_make_arrays_of_that_dtype(name):
+    if name not in backend_dtypes():
+        pytest.skip(f"the local library has no {name} arithmetic")  # noqa: the loop helper's rule (torch)
+    t = getattr(np, name)
+    for opts in layouts(7).values():
+        x = np.zeros(7, dtype=t, **opts)
+        assert x.dtype == t and x.dtype == numpy.dtype(name) and isinstance(x.dtype, numpy.dtype)
+        assert_equal(x, numpy.zeros(7, dtype=name))
+        assert_equal(np.astype(np.ones(7, **opts), t), numpy.ones(7, dtype=name))
+        assert_equal(np.asarray(numpy.arange(7) % 2, dtype=t, **opts), (numpy.arange(7) % 2).astype(name))
+    assert np.__array_namespace_info__().dtypes()[name] == t
+
+
+def test_issubdtype_and_dtype_functions_take_types():
+    x = np.zeros(13, dtype=np.float32)
+    assert np.issubdtype(x.dtype, np.floating) and not np.issubdtype(x.dtype, np.integer)
+    assert np.issubdtype(np.arange(3).dtype, np.signedinteger)
+    assert np.zeros(3, dtype=np.int32).dtype == np.int32
+    assert np.isdtype(np.float64, "real floating") and np.isdtype(x.dtype, np.float32)
+    assert np.can_cast(np.int32, np.float64) and not np.can_cast(np.float64, np.int32)
+    assert np.result_type(np.int32, np.float32) == numpy.float64
+    assert np.finfo(np.float32).eps == numpy.finfo(numpy.float32).eps and np.iinfo(np.intc).max == 2 ** 31 - 1
+    assert np.promote_types(np.int8, np.uint8) == numpy.int16
+    assert np.zeros(3, dtype=np.longlong).dtype == numpy.dtype("int64")  # NumPy's other names: the standard dtype
+    assert np.asarray([1, 2], dtype=np.intc).dtype == np.int32
+
+
+def test_backend_dtype_conversion_takes_types_and_dtypes():
+    from darray._core.dtypes import to_backend_dtype
+
+    x = np.zeros(3)
+    for spec in (np.float32, numpy.dtype("float32"), "float32", "f4"):
+        assert to_backend_dtype(x._xp, spec) == to_backend_dtype(x._xp, numpy.dtype("float32"))
+    for spec, want in ((float, "float64"), (int, "int64"), (complex, "complex128"), (bool, "bool")):
+        assert np.zeros(2, spec).dtype == numpy.dtype(want)
+
+
+def test_unsupported_dtypes_raise_everywhere():
+    for spec in (numpy.float16, "U3", object):
+        assert_raises_everywhere(TypeError, np.zeros, 3, spec, match="zeros: unsupported dtype")
+    assert_raises_everywhere(TypeError, np.astype, np.zeros(3), numpy.longdouble, match="astype")
+
+
+# ------------------------------------------------------------------ NumPy's positional forms
+POSITIONAL = {
+    "zeros(7, float)": (lambda o: np.zeros(7, float, **o), lambda: numpy.zeros(7, float)),
+    "zeros((7, 3), int)": (lambda o: np.zeros((7, 3), int, **o), lambda: numpy.zeros((7, 3), int)),
+    "ones((13,), np.int32)": (lambda o: np.ones((13,), np.int32, **o), lambda: numpy.ones((13,), numpy.int32)),
+    "ones(7, 'f4', 'C')": (lambda o: np.ones(7, "f4", "C", **o), lambda: numpy.ones(7, "f4", "C")),
+    "full(7, 7, float)": (lambda o: np.full(7, 7, float, **o), lambda: numpy.full(7, 7, float)),
+    "full(13, True, bool)": (lambda o: np.full(13, True, bool, **o), lambda: numpy.full(13, True, bool)),
+    "arange(0, 13, 2, float)": (lambda o: np.arange(0, 13, 2, float, **o), lambda: numpy.arange(0, 13, 2, float)),
+    "arange(13, None, None)": (lambda o: np.arange(2, 13, None, **o), lambda: numpy.arange(2, 13, None)),
+    "linspace(0, 1, 7, False)": (lambda o: np.linspace(0, 1, 7, False, **o), lambda: numpy.linspace(0, 1, 7, False)),
+    "linspace(0, 1, 13, True, False, np.float32)": (
+        lambda o: np.linspace(0, 1, 13, True, False, np.float32, **o),
+        lambda: numpy.linspace(0, 1, 13, True, False, numpy.float32)),
+    "linspace(2, 3) (num=50)": (lambda o: np.linspace(2, 3, **o), lambda: numpy.linspace(2, 3)),
+    "eye(7, 5, 1, int)": (lambda o: np.eye(7, 5, 1, int, **o), lambda: numpy.eye(7, 5, 1, int)),
+    "identity(7, float)": (lambda o: np.identity(7, float, **o), lambda: numpy.identity(7, float)),
+    "tril(eye(7)*3+1, -1)": (lambda o: np.tril(np.ones((7, 7), **o), -1), lambda: numpy.tril(numpy.ones((7, 7)), -1)),
+    "triu([[1,2],[3,4]], 1)": (lambda o: np.triu([[1, 2], [3, 4]], 1), lambda: numpy.triu([[1, 2], [3, 4]], 1)),
+    "asarray([1, 2], 'f8')": (lambda o: np.asarray([1, 2], "f8", **o), lambda: numpy.asarray([1, 2], "f8")),
+}
+
+
+@pytest.mark.parametrize("case", POSITIONAL)
+def test_positional_forms(case):
+    ours, theirs = POSITIONAL[case]
+    want = theirs()
+    for name, opts in layouts(want.shape[0]).items():
+        assert_equal(ours(opts), want, err_msg=f"{case} {name}")
+
+
+def test_like_functions_take_numpys_positionals_and_array_likes():
+    for name, opts in layouts2((7, 3)).items():
+        base = np.asarray(numpy.arange(21).reshape(7, 3), **opts)
+        assert_equal(np.zeros_like(base, float), numpy.zeros((7, 3)), err_msg=name)
+        assert np.zeros_like(base, np.int8).layout == base.layout
+        assert_equal(np.full_like(base, 2.5, float), numpy.full((7, 3), 2.5), err_msg=name)
+        assert_equal(np.ones_like(base, None, "K", True, (13,)), numpy.ones(13, int), err_msg=name)
+    assert_equal(np.zeros_like([[1, 2, 3]]), numpy.zeros_like([[1, 2, 3]]))
+    assert_equal(np.full_like(numpy.arange(7.0), 7), numpy.full(7, 7.0))
+    x, step = np.linspace(0, 1, 13, True, True)
+    want, want_step = numpy.linspace(0, 1, 13, True, True)
+    assert_equal(x, want)
+    assert step == want_step
+
+
+# ------------------------------------------------------------------ array-likes in darray's own functions
+ARRAY_LIKES = {
+    "nonzero([1, 2, 0])": (lambda: np.nonzero([1, 2, 0])[0], lambda: numpy.nonzero([1, 2, 0])[0]),
+    "sum([1, 2])": (lambda: np.sum([1, 2]), lambda: numpy.sum([1, 2])),
+    "sum(2-d, 0)": (lambda: np.sum([[1, 2], [3, 4]], 0), lambda: numpy.sum([[1, 2], [3, 4]], 0)),
+    "sum(2-d, 1, None, None, True)": (lambda: np.sum([[1, 2], [3, 4]], 1, None, None, True),
+                                      lambda: numpy.sum([[1, 2], [3, 4]], 1, None, None, True)),
+    "prod((1.5, 2))": (lambda: np.prod((1.5, 2)), lambda: numpy.prod((1.5, 2))),
+    "mean([1., 2., 4.])": (lambda: np.mean([1.0, 2.0, 4.0]), lambda: numpy.mean([1.0, 2.0, 4.0])),
+    "max(2-d, 0)": (lambda: np.max([[1, 5], [2, 3]], 0), lambda: numpy.max([[1, 5], [2, 3]], 0)),
+    "min(ndarray)": (lambda: np.min(numpy.arange(13) - 6), lambda: numpy.min(numpy.arange(13) - 6)),
+    "std(list, None, None, None, 1)": (lambda: np.std([1.0, 2.0, 4.0], None, None, None, 1),
+                                       lambda: numpy.std([1.0, 2.0, 4.0], None, None, None, 1)),
+    "var(list)": (lambda: np.var([1.0, 2.0, 4.0]), lambda: numpy.var([1.0, 2.0, 4.0])),
+    "all([1, 0])": (lambda: np.all([1, 0]), lambda: numpy.all([1, 0])),
+    "any(bools)": (lambda: np.any([False, True]), lambda: numpy.any([False, True])),
+    "argmax(list)": (lambda: np.argmax([3, 9, 2]), lambda: numpy.argmax([3, 9, 2])),
+    "argmin(2-d, 1)": (lambda: np.argmin([[3, 9], [2, 1]], 1), lambda: numpy.argmin([[3, 9], [2, 1]], 1)),
+    "count_nonzero(list)": (lambda: np.count_nonzero([0, 1, 2]), lambda: numpy.count_nonzero([0, 1, 2])),
+    "sort([3, 1])": (lambda: np.sort([3, 1]), lambda: numpy.sort([3, 1])),
+    "sort(2-d, 0)": (lambda: np.sort([[3, 1], [2, 0]], 0), lambda: numpy.sort([[3, 1], [2, 0]], 0)),
+    "argsort(list)": (lambda: np.argsort([3, 1, 2]), lambda: numpy.argsort([3, 1, 2])),
+    "where(list, list, list)": (lambda: np.where([True, False, True], [1, 2, 3], [4, 5, 6]),
+                                lambda: numpy.where([True, False, True], [1, 2, 3], [4, 5, 6])),
+    "where(list, list, 0)": (lambda: np.where([True, False], [1.5, 2.5], 0),
+                             lambda: numpy.where([True, False], [1.5, 2.5], 0)),
+    "concat([[1], [2]])": (lambda: np.concat([[1], [2]]), lambda: numpy.concatenate([[1], [2]])),
+    "stack(lists, 1)": (lambda: np.stack([[1, 2], [3, 4]], 1), lambda: numpy.stack([[1, 2], [3, 4]], 1)),
+    "diff(list)": (lambda: np.diff([1, 4, 9, 16]), lambda: numpy.diff([1, 4, 9, 16])),
+    "diff(list, 2)": (lambda: np.diff([1, 4, 9, 16], 2), lambda: numpy.diff([1, 4, 9, 16], 2)),
+    "searchsorted(list, 3)": (lambda: np.searchsorted([1, 3, 5], 3), lambda: numpy.searchsorted([1, 3, 5], 3)),
+    "searchsorted(list, list, 'right')": (lambda: np.searchsorted([1, 3, 5], [3, 4], "right"),
+                                          lambda: numpy.searchsorted([1, 3, 5], [3, 4], "right")),
+    "isin(list, list)": (lambda: np.isin([1, 2, 3], [2]), lambda: numpy.isin([1, 2, 3], [2])),
+    "take(list, list)": (lambda: np.take([4, 5, 6], [0, 2]), lambda: numpy.take([4, 5, 6], [0, 2])),
+    "matmul(lists)": (lambda: np.matmul([[1, 2], [3, 4]], [1, 1]), lambda: numpy.matmul([[1, 2], [3, 4]], [1, 1])),
+    "reshape(list, shape, 'C')": (lambda: np.reshape([1, 2, 3, 4], (2, 2), "C"),
+                                  lambda: numpy.reshape([1, 2, 3, 4], (2, 2), "C")),
+    "flip(list)": (lambda: np.flip([1, 2, 3]), lambda: numpy.flip([1, 2, 3])),
+    "roll(list, 1)": (lambda: np.roll([1, 2, 3], 1), lambda: numpy.roll([1, 2, 3], 1)),
+    "repeat(list, 2)": (lambda: np.repeat([1, 2], 2), lambda: numpy.repeat([1, 2], 2)),
+    "expand_dims(list, 0)": (lambda: np.expand_dims([1, 2], 0), lambda: numpy.expand_dims([1, 2], 0)),
+    "tile(list, (2,))": (lambda: np.tile([1, 2], (2,)), lambda: numpy.tile([1, 2], (2,))),
+    "unique_values(list)": (lambda: np.unique_values([3, 1, 3]), lambda: numpy.unique([3, 1, 3])),
+    "broadcast_to(list, shape)": (lambda: np.broadcast_to([1, 2], (3, 2)), lambda: numpy.broadcast_to([1, 2], (3, 2))),
+}
+
+
+@pytest.mark.parametrize("case", ARRAY_LIKES)
+def test_array_likes(case):
+    ours, theirs = ARRAY_LIKES[case]
+    assert_equal(ours(), numpy.asarray(theirs()), err_msg=case)
+
+
+def test_array_likes_next_to_a_darray_take_its_layout_and_ranks():
+    want = numpy.arange(13.0)
+    for name, opts in layouts(13).items():
+        x = np.asarray(want, **opts)
+        mask = (want % 3 == 0).tolist()
+        assert_equal(np.where(mask, x, -1.0), numpy.where(mask, want, -1.0), err_msg=name)
+        assert_equal(np.where(x > 4, want.tolist(), x), numpy.where(want > 4, want, want), err_msg=name)
+        assert_equal(np.concat([x, [1.0, 2.0]]), numpy.concatenate([want, [1.0, 2.0]]), err_msg=name)
+        assert_equal(np.matmul(x, want.tolist()), numpy.asarray(want @ want), err_msg=name)
+        assert_equal(np.sum(x, 0), numpy.asarray(want.sum()), err_msg=name)
+        parts = np.broadcast_arrays(x, [[1.0], [2.0]])
+        assert_equal(parts[1], numpy.broadcast_to([[1.0], [2.0]], (2, 13)), err_msg=name)
+
+
+def test_array_like_bad_input_raises_everywhere():
+    assert_raises_everywhere(TypeError, np.sum, "ab", match="sum: expected a DArray or array-like; got str")
+    assert_raises_everywhere(TypeError, np.sort, object(), match="sort: expected a DArray or array-like")
+    assert_raises_everywhere(ValueError, np.mean, [[1], [2, 3]], match="mean: expected a DArray or array-like")
+    assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, None, numpy.zeros(1), match="sum: NumPy's out=")
+    assert_raises_everywhere(TypeError, np.sort, np.zeros(3), 0, "stable", match="sort: NumPy's kind=")
+    assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, None, None, False, 1,
+                             match="sum: too many positional arguments")
+    assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, axis=0, match="multiple values for argument 'axis'")
+    assert_raises_everywhere(ValueError, np.zeros, 3, float, "X", match="zeros: unknown order")
+    from numpy.exceptions import AxisError
+
+    assert_raises_everywhere(AxisError, np.linspace, 0, 1, 5, axis=1, match="linspace: axis out of bounds")
+
+
+# ------------------------------------------------------------------ index tricks
+@pytest.mark.parametrize("shape", [(7,), (7, 3), (2, 3, 4)], ids=str)
+def test_indices(shape, small_auto_threshold):
+    for dtype in (int, np.int32, float):
+        assert_equal(np.indices(shape, dtype), numpy.indices(shape, dtype))
+        for ours, theirs in zip(np.indices(shape, dtype, True), numpy.indices(shape, dtype, True)):
+            assert_equal(ours, theirs)
+    assert_equal(np.indices(shape, split=None), numpy.indices(shape))
+
+
+def test_mgrid_ogrid(small_auto_threshold):
+    for key in [numpy.s_[0:7, 0:13], numpy.s_[0:1:5j, 2:4], numpy.s_[-3:3:2, 0:1:4j, 1:2], numpy.s_[0:13]]:
+        assert_equal(np.mgrid[key], numpy.mgrid[key], err_msg=str(key))
+        ours, theirs = np.ogrid[key], numpy.ogrid[key]
+        if isinstance(theirs, tuple):
+            for a, b in zip(ours, theirs, strict=True):
+                assert_equal(a, b, err_msg=str(key))
+        else:
+            assert_equal(ours, theirs, err_msg=str(key))
+    assert_equal(np.mgrid[0:1:0.25], numpy.mgrid[0:1:0.25])
+    assert_raises_everywhere(TypeError, lambda: np.mgrid[0:2, 3], match="mgrid: expected slices")
+
+
+def test_fromfunction(small_auto_threshold):
+    assert_equal(np.fromfunction(lambda i, j: i * 13 + j, (7, 13)),
+                 numpy.fromfunction(lambda i, j: i * 13 + j, (7, 13)))
+    assert_equal(np.fromfunction(lambda i: i % 3 == 0, (13,), dtype=int),
+                 numpy.fromfunction(lambda i: i % 3 == 0, (13,), dtype=int))
+
+
+def test_ix():
+    x = numpy.arange(91).reshape(7, 13)
+    for name, opts in layouts2((7, 13)).items():
+        d = np.asarray(x, **opts)
+        for rows, cols in (([0, 2, 6], [1, 12]), ([True, False, True, False, False, False, True], [3])):
+            got = np.ix_(rows, cols)
+            want = numpy.ix_(rows, cols)
+            for a, b in zip(got, want, strict=True):
+                assert_equal(a, b, err_msg=name)
+            assert_equal(d[got], x[want], err_msg=name)
+    assert_raises_everywhere(ValueError, np.ix_, [[0, 1]], match="ix_: cross index must be 1 dimensional")
+    assert_raises_everywhere(IndexError, np.ix_, [0.5], match="ix_: arrays used as indices")
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_unravel_and_ravel_multi_index(order):
+    shape = (7, 13, 3)
+    flat = (numpy.arange(91) * 3 + 1) % numpy.prod(shape)
+    want = numpy.unravel_index(flat, shape, order=order)
+    for name, opts in layouts(91).items():
+        got = np.unravel_index(np.asarray(flat, **opts), shape, order)
+        for a, b in zip(got, want, strict=True):
+            assert_equal(a, b, err_msg=name)
+        assert_equal(np.ravel_multi_index(got, shape, order=order), flat, err_msg=name)
+    assert np.unravel_index(40, shape, order) == numpy.unravel_index(40, shape, order=order)
+    coords = ([0, 9, -2], [14, 1, 2], [0, 1, 5])
+    for mode in ("wrap", "clip", ("clip", "wrap", "clip")):
+        assert_equal(np.ravel_multi_index(coords, shape, mode, order),
+                     numpy.ravel_multi_index(coords, shape, mode=mode, order=order), err_msg=str(mode))
+
+
+def test_index_tricks_bad_input_raises_everywhere():
+    assert_raises_everywhere(ValueError, np.unravel_index, [0, 91], (7, 13), match="unravel_index: index out of")
+    assert_raises_everywhere(TypeError, np.unravel_index, [0.5], (7, 13), match="unravel_index: only int")
+    assert_raises_everywhere(ValueError, np.unravel_index, [1], (7, 13), "K", match="unravel_index: unknown order")
+    assert_raises_everywhere(ValueError, np.ravel_multi_index, ([7], [0]), (7, 13),
+                             match="ravel_multi_index: invalid entry")
+    assert_raises_everywhere(ValueError, np.ravel_multi_index, ([1], [0]), (7, 13), "bounce",
+                             match="ravel_multi_index: unknown mode")
+    assert_raises_everywhere(ValueError, np.ravel_multi_index, ([1],), (7, 13), match="sequence of length 2")
+    assert_raises_everywhere(ValueError, np.indices, (3, -1), match="indices: dimensions must be non-negative")
+
+
+def test_ndindex_and_ndenumerate():
+    assert list(np.ndindex(2, 3)) == list(numpy.ndindex(2, 3))
+    x = numpy.arange(21).reshape(7, 3)
+    for name, opts in layouts2((7, 3)).items():
+        assert list(np.ndenumerate(np.asarray(x, **opts))) == list(numpy.ndenumerate(x)), name
+
+
+# ------------------------------------------------------------------ the rest of NumPy's everyday names
+def test_ndarray_is_the_darray_class():
+    x = np.arange(7)
+    assert isinstance(x, np.ndarray) and np.ndarray is np.DArray
+    assert not isinstance(numpy.arange(7), np.ndarray)
+    with pytest.raises(TypeError, match="DArray: do not construct directly"):
+        np.ndarray((3,))
+
+
+def test_as_arrays_and_fromiter():
+    for f in (np.asanyarray, np.ascontiguousarray, np.asfortranarray):
+        assert_equal(f([[1, 2], [3, 4]]), numpy.asarray([[1, 2], [3, 4]]))
+        assert_equal(f([1, 2], np.float32), numpy.asarray([1, 2], numpy.float32))
+    for name, opts in layouts(13).items():
+        assert_equal(np.fromiter((i * i for i in range(13)), np.int64, **opts),
+                     numpy.fromiter((i * i for i in range(13)), numpy.int64), err_msg=name)
+    assert_equal(np.fromiter(iter([1.5, 2.5, 3.5]), float, 2), numpy.array([1.5, 2.5]))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128", "int32", "bool"])
+def test_type_tests(dtype):
+    values = numpy.array([1, 0, 2, 3, 0, 1, 5], dtype=dtype)
+    if dtype == "complex128":
+        values = values + 1j * (numpy.arange(7) % 2)
+    for name, opts in layouts(7).items():
+        x = np.asarray(values, **opts)
+        assert_equal(np.isreal(x), numpy.isreal(values), err_msg=name)
+        assert_equal(np.iscomplex(x), numpy.iscomplex(values), err_msg=name)
+        assert np.iscomplexobj(x) == numpy.iscomplexobj(values) and np.isrealobj(x) == numpy.isrealobj(values)
+    assert not np.isscalar(np.asarray(3.0)) and np.isscalar(3.0) and np.isscalar(np.float64(3))
+
+
+def test_errstate_is_numpys_and_applies_to_numpy_blocks():
+    assert np.errstate is numpy.errstate and np.seterr is numpy.seterr and np.geterr is numpy.geterr
+    x = np.zeros(7)
+    if x._xp is not numpy and x.local.__class__ is not numpy.ndarray:
+        return  # other local libraries have no floating-point error state
+    with np.errstate(divide="raise"):
+        assert_raises_everywhere(FloatingPointError, lambda: (1.0 / x).gather())
+    with np.errstate(divide="ignore"):
+        assert_equal(1.0 / x, numpy.full(7, numpy.inf))
+
+
+# ------------------------------------------------------------------ files
+def test_save_load_npy(shared):
+    want = numpy.arange(91.0).reshape(7, 13)
+    for name, opts in layouts2((7, 13)).items():
+        path = str(shared / f"a_{name}")  # numpy.save's rule: .npy is appended
+        np.save(path, np.asarray(want, **opts))
+        assert numpy.array_equal(numpy.load(path + ".npy"), want), name
+        assert_equal(np.load(path + ".npy"), want, err_msg=name)
+        assert_equal(np.load(Path(path + ".npy"), split=1), want, err_msg=name)
+    np.save(str(shared / "list.npy"), [[1, 2], [3, 4]])
+    assert_equal(np.load(str(shared / "list.npy")), numpy.array([[1, 2], [3, 4]]))
+
+
+def test_load_never_unpickles(shared):
+    path = shared / "objects.npy"
+    if np.default_communicator().rank == 0:
+        numpy.save(path, numpy.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    np.default_communicator().barrier()
+    assert_raises_everywhere(ValueError, np.load, str(path), allow_pickle=True, match="load: allow_pickle=True")
+    assert_raises_everywhere(TypeError, np.load, str(path), match="unsupported stored dtype")
+    assert_raises_everywhere(ValueError, np.load, str(shared / "x.npz"), match="load: .npz archives")
+    assert_raises_everywhere(TypeError, np.save, 3, np.zeros(2), match="save: file must be a path")
+
+
+def test_savetxt_loadtxt(shared):
+    want = numpy.arange(39.0).reshape(13, 3) / 4
+    for name, opts in layouts2((13, 3)).items():
+        path = shared / f"t_{name}.txt"
+        np.savetxt(str(path), np.asarray(want, **opts), fmt="%.6f", delimiter=",", header="h")
+        assert numpy.array_equal(numpy.loadtxt(path, delimiter=","), want), name
+        assert_equal(np.loadtxt(path, delimiter=","), want, err_msg=name)
+    columns = np.loadtxt(shared / "t_split0.txt", delimiter=",", unpack=True)
+    for ours, theirs in zip(columns, numpy.loadtxt(shared / "t_split0.txt", delimiter=",", unpack=True),
+                            strict=True):
+        assert_equal(ours, theirs)
+    assert_raises_everywhere(ValueError, np.savetxt, str(shared / "c.txt"), np.zeros((2, 2, 2)),
+                             match="savetxt: expected a 1-d or 2-d array")
+    assert_raises_everywhere(FileNotFoundError, np.loadtxt, str(shared / "missing.txt"), match="loadtxt")
+
+
+def test_savetxt_refuses_big_arrays_before_communicating(shared, monkeypatch):
+    from darray.io import numpy_files
+
+    monkeypatch.setattr(numpy_files, "TEXT_MAX_ELEMENTS", 10)
+    assert_raises_everywhere(ValueError, np.savetxt, str(shared / "big.txt"), np.zeros(13),
+                             match="savetxt: array too large")
+    assert not os.path.exists(shared / "big.txt")
+
+
+# ------------------------------------------------------------------ the coverage table and page
+def test_every_public_numpy_name_is_in_darray_or_in_the_table():
+    assert numpy_coverage.missing(np) == [], (
+        "NumPy names neither in darray nor in darray/_api/numpy_coverage.py EXCLUDED (add them with a reason)")
+
+
+def test_no_stale_exclusions():
+    assert numpy_coverage.stale(np) == [], (
+        "names in darray/_api/numpy_coverage.py EXCLUDED that darray now has (or NumPy lacks): remove them")
+
+
+def test_local_only_names_exist_and_say_so_in_their_docstrings():
+    for key in numpy_coverage.LOCAL_ONLY:
+        obj = np
+        for part in key.split("."):
+            obj = getattr(obj, part)
+        doc = (obj.__doc__ or "").lower()
+        assert any(word in doc for word in ("gather", "every rank")), key
+
+
+def test_the_committed_coverage_page_is_up_to_date():
+    spec = importlib.util.spec_from_file_location("_numpy_coverage", ROOT / "docs" / "_numpy_coverage.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (ROOT / "docs" / "numpy.md").read_text() == module.page(), (
+        "docs/numpy.md is out of date: run python docs/_numpy_coverage.py")
