@@ -36,6 +36,7 @@ from ._api.sets import isin, unique_all, unique_counts, unique_inverse, unique_v
 from ._api.sorting import argsort, sort
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
+from ._debug import CollectiveMismatch, RanksLeft
 from ._config import config
 from ._core import DArray
 from ._core.printing import array2string, array_repr, array_str
@@ -95,6 +96,7 @@ __all__ = sorted({
     "cumulative_prod", "cumulative_sum", "diff",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
     "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    "CollectiveMismatch", "RanksLeft",
     "Communicator", "DArray", "Layout", "__array_api_version__", "__version__", "all", "any", "arange", "asarray",
     "astype", "bool", "can_cast", "complex128", "complex64", "config", "default_communicator", "e", "empty",
     "empty_like", "eye", "finfo", "identity", "float32", "float64", "from_local", "full", "full_like", "iinfo", "inf", "int16",

@@ -38,6 +38,7 @@ FFT = frozenset({
 
 #: darray's own public names, written out: a change to the namespace must change this list too.
 ALL = frozenset({
+    'CollectiveMismatch', 'RanksLeft',
     'Communicator', 'DArray', 'Layout', '__array_api_version__', '__array_namespace_info__', '__version__',
     'abs', 'absolute', 'acos', 'acosh', 'add', 'all', 'allclose', 'amax', 'amin', 'angle', 'any', 'arange',
     'arccos', 'arccosh', 'arcsin', 'arcsinh', 'arctan', 'arctan2', 'arctanh', 'argmax', 'argmin', 'argsort',
