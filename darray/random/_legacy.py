@@ -164,7 +164,7 @@ _DARRAY_CHECKS = {
 #: The parameter whose last axis is the length of one sample of a "vector" distribution.
 _VECTOR_LENGTH = {"dirichlet": "alpha", "multinomial": "pvals", "multivariate_normal": "mean"}
 
-#: Public names that draw like another NumPy method: (NumPy method, how darray names it in errors).
+#: NumPy's aliases: public name -> the RandomState method that draws for it.
 _ALIASES = {"random": "random_sample", "ranf": "random_sample", "sample": "random_sample"}
 
 SeedSequence = np.random.SeedSequence  # NumPy's, re-exported: default_rng takes one
@@ -230,10 +230,11 @@ def _tiled(func: str, method: str, generator: Generator, params: list, shape: tu
         steps = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         tiles = np.unique(np.repeat(first, counts) + steps)
         views = [p if np.ndim(p) == 0 else np.broadcast_to(p, shape) for p in params]
+        arrays = any(np.ndim(v) for v in views)
         buffer = np.empty((tiles.size, _TILE), dtype=dtype)
         for k, t in enumerate(tiles.tolist()):  # one NumPy call per tile of 65536 elements
             lo, hi = t * _TILE, min(total, (t + 1) * _TILE)
-            cells = np.unravel_index(np.arange(lo, hi), shape) if shape else ()
+            cells = np.unravel_index(np.arange(lo, hi), shape) if arrays else ()
             args = [v if np.ndim(v) == 0 else v[cells] for v in views]
             draw = getattr(np.random.Generator(np.random.Philox(key=key, counter=t << 128)), method)
             buffer[k, :hi - lo] = draw(*args, size=hi - lo, **extra)
@@ -369,7 +370,7 @@ class RandomState:
         """Draw ``name`` (NumPy method ``method``) with ``params`` (ordered), ``size`` and layout keywords."""
         method = method or name
         extra = extra or {}
-        spec, kind, _ = _DISTRIBUTIONS.get(method, ((), "engine", ""))
+        spec, kind, _ = _DISTRIBUTIONS.get(method, ((), "tiles", ""))  # randint with array bounds: tiles
         values = list(params.values())
         if kind == "vector":
             shape = () if size is None else normalize_shape(name, size)
@@ -402,7 +403,7 @@ class RandomState:
             return self._exact(name, method, values, size, layout, extra)
         # ---- a large draw: checks first (the state must not advance on bad input), then counter-based streams
         large = [isinstance(v, DArray) and not _small(v.size) for v in values]
-        if kind == "tiles" or method not in _ENGINE:
+        if kind == "tiles":
             if any(large):
                 raise NotImplementedError(message(name, "a DArray parameter this large is not supported",
                                                   [v.shape for v, big in zip(values, large) if big],
@@ -416,7 +417,7 @@ class RandomState:
             args = [asarray(params[p]) if not isinstance(params[p], DArray) else params[p] for p in checked[0]]
             if bool(_any(checked[1](*args))):
                 raise checked[2](message(name, checked[3], "a DArray parameter violating it"))
-        if method in _ENGINE and kind == "engine":
+        if kind == "engine":
             base, combine = _ENGINE[method]
             z = getattr(_Keyed(self), base)(shape, **layout)
             operands = [v if isinstance(v, DArray) or np.ndim(v) == 0 else asarray(v, comm=layout["comm"],
@@ -433,7 +434,7 @@ class RandomState:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 out = getattr(_scratch(), method)(*values, size=1 if scalar else None, **extra)
-        except (TypeError, ValueError, OverflowError) as error:
+        except (TypeError, ValueError, IndexError, OverflowError) as error:
             raise _renamed(error, name, values) from None
         return np.asarray(out).dtype
 
@@ -442,7 +443,7 @@ class RandomState:
         args = [_gathered(v) for v in args]
         try:
             return getattr(self._mt(), method)(*args, **kwargs)
-        except (TypeError, ValueError, OverflowError) as error:
+        except (TypeError, ValueError, IndexError, OverflowError) as error:
             raise _renamed(error, name, args) from None
 
     def _exact(self, name: str, method: str, values: list, size, layout: dict, extra: dict):
