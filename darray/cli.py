@@ -130,7 +130,9 @@ def _launch(nprocs: int, argv: list[str]) -> int:
     """Run ``python argv...`` on ``nprocs`` ranks through mpi4py's runner; forward signals; return the exit code.
 
     ``python -m mpi4py`` aborts the whole job when any rank raises, so a
-    failure never leaves the other ranks waiting.
+    failure never leaves the other ranks waiting; a rank that leaves early is
+    reported by the ranks that wait for it (``RanksLeft``). Ctrl-C reaches
+    every rank and ends the job with one line from one rank.
     """
     import os
     import signal
@@ -143,7 +145,10 @@ def _launch(nprocs: int, argv: list[str]) -> int:
     command = [mpiexec, "-n", str(nprocs), sys.executable, "-m", "mpi4py", *argv]
     child = subprocess.Popen(command, start_new_session=True)
 
+    interrupted = []
+
     def forward(signum, _frame):
+        interrupted.append(signum)
         try:
             os.killpg(child.pid, signum)
         except ProcessLookupError:
@@ -155,9 +160,9 @@ def _launch(nprocs: int, argv: list[str]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if code != 0:
-        print(f"darray: the job on {nprocs} rank(s) exited with status {code} "
-              "(the failing rank printed its traceback above)", file=sys.stderr)
+    if code != 0 and not interrupted:  # Ctrl-C: the interrupted rank said so in one line already
+        print(f"darray: the job on {nprocs} rank(s) exited with status {code} (the ranks' messages are above)",
+              file=sys.stderr)
     return code
 
 

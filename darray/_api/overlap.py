@@ -79,8 +79,6 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         halo = normalize_halo("map_overlap", depth, first.ndim)
         result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
     # a wrong shape is a bug in func: checked locally (the abort hook ends an MPI job), and agreed across
-    # ranks under DARRAY_DEBUG so that every rank raises (no collective in ordinary stencil loops)
-    # a wrong shape is a bug in func: checked locally (the abort hook ends an MPI job), and agreed across
     # ranks under DARRAY_DEBUG so that every rank raises one message (no collective in ordinary stencil loops)
     shapes = {rank: tuple(result.shape)}
     if _debug.enabled:
@@ -90,7 +88,9 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     failed = [r for r, shape in shapes.items() if shape != plain.block_shape(r)]
     if failed:
         r = failed[0]
-        raise ValueError(message("map_overlap", f"func returned blocks of the wrong shape on ranks {failed}",
+        where = (f"on ranks {failed}" if _debug.enabled else
+                 f"on rank {rank} (checked on this rank only; DARRAY_DEBUG=1 compares every rank's)")
+        raise ValueError(message("map_overlap", f"func returned blocks of the wrong shape {where}",
                                  f"{shapes[r]} on rank {r}", f"{plain.block_shape(r)} (after trim={trim})"))
     if out is not None:
         out.local[...] = result
