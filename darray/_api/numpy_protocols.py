@@ -11,7 +11,7 @@ import numpy as np
 import darray as _da
 
 from .._core import DArray, redistribute_to
-from .._core.protocols import HANDLED_FUNCTIONS, UFUNC_ACCUMULATE, UFUNC_REDUCE, implements
+from .._core.protocols import HANDLED_FUNCTIONS, implements
 from .._errors import message
 from .._core.reductions import normalize_axes
 from .._layout import normalize_axis
@@ -19,9 +19,6 @@ from .numpy_sets import unique_along
 
 __all__ = ["implements"]
 
-UFUNC_REDUCE.update({np.add: _da.sum, np.multiply: _da.prod, np.maximum: _da.max, np.minimum: _da.min,
-                     np.logical_and: _da.all, np.logical_or: _da.any})
-UFUNC_ACCUMULATE.update({np.add: _da.cumulative_sum, np.multiply: _da.cumulative_prod})
 
 # ---------------------------------------------------------------- the registry
 def _no_out(name, out):

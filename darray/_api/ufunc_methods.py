@@ -72,23 +72,14 @@ def _ufuncs():
 
 # ------------------------------------------------------------ operands
 def as_darray(name: str, a, sequence: bool = False) -> DArray:
-    """``a`` as a DArray: DArrays as they are, sequences of DArrays stacked, other array-likes via ``asarray``."""
-    if isinstance(a, DArray):
-        return a
+    """``a`` as a DArray: sequences of DArrays stacked, the rest by :func:`darray._api.creation.as_darray`."""
+    from .creation import as_darray as convert
+
     if sequence and isinstance(a, (list, tuple)) and any(isinstance(v, DArray) for v in a):
         from .manipulation import stack
 
-        return stack([as_darray(name, v) for v in a])
-    from .creation import asarray
-
-    try:
-        converted = numpy.asarray(a) if not hasattr(a, "__array_namespace__") else a
-        if getattr(converted, "dtype", numpy.dtype(float)).kind not in "biufc":
-            raise TypeError
-        return asarray(a)
-    except (TypeError, ValueError):
-        raise TypeError(message(name, "unsupported operand type", type(a).__name__,
-                                "a DArray, an array, a sequence of numbers or a number")) from None
+        return stack([convert(name, v) for v in a])
+    return convert(name, a)
 
 
 def _binary(f, method: str) -> str:
@@ -132,9 +123,13 @@ def _local_reduce(f, xp, block, axis: int, dtype):
         return numpy.asarray(f._np.reduce(block, axis=axis, keepdims=True, dtype=dtype))
     if dtype is not None:
         block = xp.astype(block, to_backend_dtype(xp, dtype))
+    elif name in ("add", "multiply") and block.dtype == xp.bool:  # NumPy counts booleans in int64
+        block = xp.astype(block, xp.int64)
+    if block.shape[axis] == 1:
+        return block
     if name in _XP_REDUCE:
         return getattr(xp, _XP_REDUCE[name])(block, axis=axis, keepdims=True)
-    if name in INVERSE and block.shape[axis] > 1:
+    if name in INVERSE:
         first = block[_at_axis(block.ndim, axis, slice(0, 1))]
         rest = _local_reduce(_ufuncs()[INVERSE[name]], xp, block[_at_axis(block.ndim, axis, slice(1, None))], axis,
                              None)

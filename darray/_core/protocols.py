@@ -22,16 +22,12 @@ from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
 
-__all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNC_REDUCE", "UFUNC_ACCUMULATE", "UFUNCS", "implements", "array_ufunc",
-           "ufunc_call", "array_function"]
+__all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNCS", "implements", "array_ufunc", "ufunc_call", "array_function"]
 
 #: Operations the public layer provides to DArray's operators (e.g. ``"matmul"`` for ``@``).
 OPERATORS: dict[str, Callable] = {}
 #: NumPy ufunc -> darray's ufunc object, whose methods (reduce, accumulate, outer, at, reduceat) NumPy's call.
 UFUNCS: dict[np.ufunc, object] = {}
-#: Superseded by :data:`UFUNCS` (kept for registrations that still fill them; unused).
-UFUNC_REDUCE: dict[np.ufunc, Callable] = {}
-UFUNC_ACCUMULATE: dict[np.ufunc, Callable] = {}
 HANDLED_FUNCTIONS: dict[Callable, Callable] = {}
 
 
