@@ -362,7 +362,8 @@ def test_large_draws_with_many_tiles_and_short_runs(comm, small_threshold):
     expected = [to_numpy(dr.RandomState(SEED).poisson(3.0, shape, comm=SELF).gather()),
                 to_numpy(dr.RandomState(SEED).standard_gamma(numpy.linspace(0.5, 3.0, 11), shape,
                                                              comm=SELF).gather())]
-    opts_list = [dict(split=0), dict(split=-1), dict(split=None), dict(split=-1, sizes={1: uneven_sizes(11, comm.size)})]
+    opts_list = [dict(split=0), dict(split=-1), dict(split=None),
+                 dict(split=-1, sizes={1: uneven_sizes(11, comm.size)})]
     if comm.size == 4:
         opts_list.append(dict(split=(1, 0), grid=(2, 2)))
     for opts in opts_list:

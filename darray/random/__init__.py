@@ -2,18 +2,21 @@
 
 Two APIs, as in NumPy:
 
-- :func:`default_rng` / :class:`Generator` (:mod:`darray.random._counter`):
-  counter-based streams; the global array depends only on the seed and the
-  call sequence, never on the number of ranks or the layout, and every rank
-  computes only its own block. Not NumPy's ``default_rng`` numbers.
-- NumPy's legacy API (:mod:`darray.random._legacy`): :func:`seed`,
-  :func:`rand`, :func:`randn`, :func:`randint`, :func:`normal`,
-  :func:`choice`, :func:`shuffle`, ... bound to one global
-  :class:`RandomState`, as ``numpy.random``'s functions are bound to
-  ``numpy.random.mtrand._rand``. Arrays of fewer than
+- :func:`default_rng` / :class:`Generator`: counter-based streams (detailed
+  in ``darray/random/_counter.py``'s docstring); the global array depends
+  only on the seed and the call sequence, never on the number of ranks or the
+  layout, and every rank computes only its own block. Not NumPy's
+  ``default_rng`` numbers.
+- NumPy's legacy API: :func:`seed`, :func:`rand`, :func:`randn`,
+  :func:`randint`, :func:`normal`, :func:`choice`, :func:`shuffle`, ...
+  bound to one global :class:`RandomState`, as ``numpy.random``'s functions
+  are bound to ``numpy.random.mtrand._rand``. Results of fewer than
   ``darray.config.min_distributed_size`` elements are NumPy's numbers bit for
   bit (the MT19937 state advancing exactly as NumPy's); larger ones come from
-  counter-based streams keyed by four words of the legacy stream.
+  counter-based streams keyed by four words of the legacy stream, the same on
+  any number of ranks. The guide's page "From a NumPy script to darray" says
+  exactly when darray gives NumPy's numbers; ``darray/random/_legacy.py``'s
+  docstring says why.
 
 Examples
 --------

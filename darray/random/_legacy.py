@@ -37,7 +37,7 @@ ranks or the layout:
   ``standard_normal`` (``randn``), ``standard_exponential``, ``uniform``,
   ``normal``, ``exponential``, ``lognormal`` and ``randint`` /
   ``random_integers`` with scalar bounds: the Generator's per-element
-  streams (see :mod:`darray.random._counter`), with array or DArray
+  streams (see :class:`~darray.random.Generator`), with array or DArray
   parameters applied elementwise through darray (``loc + scale * z``);
 - ``permutation``, ``shuffle`` and ``choice``: the Generator's distributed
   permutation and sampling;
@@ -119,7 +119,7 @@ _DISTRIBUTIONS: dict[str, tuple[tuple, str, str]] = {
     "lognormal": ((("mean", 0.0), ("sigma", 1.0)), "engine", ""),
     "logseries": ((("p", _REQUIRED),), "tiles", "0.5"),
     "multinomial": ((("n", _REQUIRED), ("pvals", _REQUIRED)), "vector", "10, [0.2, 0.8]"),
-    "multivariate_normal": ((("mean", _REQUIRED), ("cov", _REQUIRED)), "vector", "[0.0, 1.0], [[1.0, 0.0], [0.0, 1.0]]"),
+    "multivariate_normal": ((("mean", _REQUIRED), ("cov", _REQUIRED)), "vector", "[0.0, 1.0], [[1.0, 0.0], [0, 1]]"),
     "negative_binomial": ((("n", _REQUIRED), ("p", _REQUIRED)), "tiles", "3, 0.5"),
     "noncentral_chisquare": ((("df", _REQUIRED), ("nonc", _REQUIRED)), "tiles", "3.0, 1.0"),
     "noncentral_f": ((("dfnum", _REQUIRED), ("dfden", _REQUIRED), ("nonc", _REQUIRED)), "tiles", "3.0, 5.0, 1.0"),
@@ -277,7 +277,7 @@ class RandomState:
     functions (``split, grid, sizes, halo, boundary, comm, device``); they are
     collective. Results of fewer than ``darray.config.min_distributed_size``
     elements are NumPy's numbers; larger ones come from counter-based streams
-    (see :mod:`darray.random._legacy` for exactly when).
+    (see :mod:`darray.random` for exactly when).
 
     Examples
     --------
@@ -681,7 +681,7 @@ def _method(name: str, params: tuple, example: str):
         f"NumPy's ``numpy.random.RandomState.{numpy_name}``, drawing a DArray (a scalar for ``size=None`` and "
         "scalar parameters).\n\n"
         "Results of fewer than ``darray.config.min_distributed_size`` elements are NumPy's numbers; larger ones "
-        "come from counter-based streams keyed by the legacy stream (see :mod:`darray.random._legacy`). Layout "
+        "come from counter-based streams keyed by the legacy stream (see :mod:`darray.random`). Layout "
         "keywords as the creation functions'.\n\n"
         "Examples\n--------\n"
         ">>> import numpy\n>>> import darray as da\n"
