@@ -154,7 +154,7 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None) -> st
     Examples
     --------
     >>> import darray as da
-    >>> da.array_str(da.arange(3) / 2)
+    >>> da.array_str(da.arange(3.0) / 2)
     '[0.  0.5 1. ]'
     """
     if not isinstance(a, DArray):
