@@ -17,7 +17,7 @@ from math import e, inf, nan, pi
 from ._api import fft, linalg
 from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, from_local, full, full_like, identity,
-                            linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+                            linspace, meshgrid, ones, ones_like, tri, tril, triu, zeros, zeros_like)
 from ._core.advanced import take, take_along_axis
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
 from ._api.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
@@ -45,6 +45,8 @@ from numpy import get_printoptions, printoptions, set_printoptions  # NumPy's pr
 
 from . import stencil  # noqa: E402
 from .tracer import trace  # noqa: E402
+from . import output  # noqa: E402
+from .output import print, rank0  # noqa: E402,A004  (darray.print: rank 0 only; kept out of __all__, see below)
 from .explain import explain  # noqa: E402
 from . import random  # noqa: E402
 from . import autodiff, nn, optim  # noqa: E402
@@ -59,7 +61,10 @@ from ._api.numpy_misc import *  # noqa: E402,F403  (ndarray, issubdtype, errstat
 from ._api.numpy_misc import __all__ as _numpy_misc_names  # noqa: E402
 from ._api.numpy_index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogrid, ix_, unravel_index, ...)
 from ._api.numpy_index_tricks import __all__ as _index_trick_names  # noqa: E402
-from .io.numpy_files import load, loadtxt, save, savetxt  # noqa: E402  (NumPy's .npy and text files)
+from ._api.numpy_creation import *  # noqa: E402,F403  (logspace, geomspace, tril_indices, vander, ...)
+from ._api.numpy_creation import __all__ as _numpy_creation_names  # noqa: E402
+from .io.numpy_files import (frombuffer, fromfile, fromstring, genfromtxt, load, loadtxt, save,  # noqa: E402
+                              savetxt)  # NumPy's .npy, text and raw files
 from ._api.array_likes import accepting as _accepting  # noqa: E402
 
 globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
@@ -87,7 +92,7 @@ __all__ = sorted({
     "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "where",
     "random",
-    "explain",
+    "explain", "output", "rank0",
     "array2string", "array_repr", "array_str", "get_printoptions", "printoptions", "set_printoptions",
     "trace",
     "take", "take_along_axis",
@@ -103,9 +108,13 @@ __all__ = sorted({
     "int32", "int64", "int8", "isdtype", "linspace", "map_overlap", "max", "mean", "meshgrid", "min", "nan", "newaxis", "ones",
     "ones_like", "pi", "plan_grid", "prod", "redistribute", "result_type", "std", "sum", "tril", "triu", "uint16",
     "uint32", "uint64", "uint8", "var", "zeros", "zeros_like", "ufunc", *_elementwise_names, *_numpy_names,
-    *_dtype_names, *_numpy_misc_names, *_index_trick_names, "load", "loadtxt", "save", "savetxt",
+    *_dtype_names, *_numpy_misc_names, *_index_trick_names, "load", "loadtxt", "save", "savetxt", "tri",
+    "frombuffer", "fromfile", "fromstring", "genfromtxt",
+    *_numpy_creation_names,
 })
 
 from .tracer import _trace_script  # noqa: E402
 
 _trace_script()
+output._silence_if_asked()  # DARRAY_PRINT=rank0
+# `print` is darray.print (rank 0 only) but not in __all__: `from darray import *` must not replace the builtin.

@@ -61,7 +61,7 @@ ALL = frozenset({
     'matmul', 'matrix_transpose', 'max', 'maximum', 'mean', 'median', 'meshgrid', 'min', 'minimum', 'mod',
     'modf', 'moveaxis', 'multiply', 'nan', 'nan_to_num', 'nanargmax', 'nanargmin', 'nancumprod',
     'nancumsum', 'nanmax', 'nanmean', 'nanmedian', 'nanmin', 'nanpercentile', 'nanprod', 'nanquantile', 'nanstd',
-    'nansum', 'nanvar', 'ndim', 'negative', 'newaxis', 'nextafter', 'nn', 'nonzero', 'not_equal', 'ones',
+    'nansum', 'nanvar', 'ndim', 'negative', 'newaxis', 'nextafter', 'nn', 'nonzero', 'not_equal', 'ones', 'output', 'rank0',
     'ones_like', 'optim', 'outer', 'pad', 'percentile', 'permute_dims', 'pi', 'plan_grid', 'positive', 'pow',
     'power', 'printoptions', 'prod', 'ptp', 'quantile', 'rad2deg', 'radians', 'random', 'ravel', 'real', 'reciprocal',
     'redistribute', 'remainder', 'repeat', 'reshape', 'result_type', 'right_shift', 'rint', 'roll', 'round',

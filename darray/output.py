@@ -1,0 +1,101 @@
+"""What each rank prints: ``darray.print``, ``darray.rank0`` and ``DARRAY_PRINT=rank0``.
+
+Under ``mpiexec -n 4 python job.py`` every rank runs the whole script, so a
+plain ``print(float(np.sum(u)))`` prints four times, the lines interleaved.
+That stays the default: ``print`` is Python's, darray does not change what a
+process writes behind the user's back, and per-rank output is what one wants
+while debugging a rank that misbehaves. The conventional fixes:
+
+- :func:`print` -- ``darray.print(...)`` prints once, on rank 0 (every rank
+  still evaluates the arguments, so collectives inside them stay collective);
+- :func:`rank0` -- ``with darray.rank0(): ...`` discards standard output of the
+  other ranks inside the block;
+- ``DARRAY_PRINT=rank0`` in the environment: ranks other than 0 discard their
+  standard output for the whole run, from ``import darray`` on (the rank is
+  read from the MPI launcher's environment, so nothing is initialised early).
+  Standard error is never silenced: errors and warnings still name their rank.
+
+Examples
+--------
+>>> import darray as da
+>>> da.print("total:", float(da.sum(da.ones(4))))
+total: 4.0
+>>> with da.rank0():
+...     print("once")
+once
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+
+__all__ = ["print", "rank0", "launcher_rank", "PRINT_ENV"]
+
+#: The environment variable that silences standard output on ranks other than 0 (value ``rank0``).
+PRINT_ENV = "DARRAY_PRINT"
+
+#: Variables in which MPI launchers (Hydra/MPICH, Open MPI, PMIx, Slurm) give each process its rank.
+_RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK")
+
+
+def launcher_rank() -> int | None:
+    """This process's rank as its MPI launcher set it in the environment, or None when not launched so.
+
+    >>> launcher_rank() is None or launcher_rank() >= 0
+    True
+    """
+    for name in _RANK_VARS:
+        value = os.environ.get(name, "").strip()
+        if value.isdigit():
+            return int(value)
+    return None
+
+
+def _rank(comm) -> int:
+    if comm is None:
+        from ._comm import default_communicator
+
+        comm = default_communicator()
+    return comm.rank
+
+
+def print(*args, root: int = 0, comm=None, **kwargs) -> None:  # noqa: A001 - named after what it replaces
+    """``builtins.print(*args, **kwargs)`` on rank ``root`` of ``comm`` only (default: rank 0 of all ranks).
+
+    The arguments are evaluated on every rank before the call (as for any
+    Python function), so ``darray.print(float(da.sum(x)))`` keeps the sum
+    collective. ``file=`` and the other keywords are :func:`builtins.print`'s.
+    """
+    if _rank(comm) == root:
+        builtins.print(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def rank0(comm=None) -> Iterator[None]:
+    """Inside the block, ranks other than 0 discard what they write to standard output.
+
+    Standard error is kept. Nested uses and ``DARRAY_PRINT=rank0`` compose.
+    """
+    if _rank(comm) == 0:
+        yield
+        return
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+def _silence_if_asked() -> None:
+    """Apply ``DARRAY_PRINT=rank0`` at import: a rank > 0 writes its standard output to the null device."""
+    mode = os.environ.get(PRINT_ENV, "").strip().lower()
+    if mode in ("", "all"):
+        return
+    if mode != "rank0":
+        raise ValueError(f"darray: environment variable {PRINT_ENV} must be 'rank0' or 'all'; got {mode!r}")
+    rank = launcher_rank()
+    if rank:  # None (not under a launcher) or 0: keep standard output
+        sys.stdout.flush()
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
