@@ -97,6 +97,23 @@ def _threads_per_rank() -> str:
     return ", ".join(chosen) if chosen else "libraries' defaults (one rank on this node)"
 
 
+#: The optional libraries ``darray info`` reports, each with the distributions that provide it (the extras of
+#: ``pip install "darray[...]"``; mpi4py has its own rows).
+OPTIONAL_STACK = {"dask": ("dask",), "xarray": ("xarray",), "zarr": ("zarr",), "h5py": ("h5py",),
+                  "torch": ("torch",), "cupy": ("cupy", "cupy-cuda13x", "cupy-cuda12x", "cupy-cuda11x"),
+                  "scipy": ("scipy",), "matplotlib": ("matplotlib",), "tqdm": ("tqdm",),
+                  "threadpoolctl": ("threadpoolctl",)}
+
+
+def _installed_version(distributions: tuple[str, ...]) -> str:
+    """The version of the first installed distribution of ``distributions``, or "not installed"."""
+    for name in distributions:
+        version = _package_version(name)
+        if version != "not installed":
+            return version
+    return "not installed"
+
+
 def _info(args: argparse.Namespace) -> int:
     mpi_rows, rank = _mpi_facts()
     rows = [
@@ -109,6 +126,7 @@ def _info(args: argparse.Namespace) -> int:
         ("local backends", _available("_backend", "available_backends")),
         ("CUDA devices", _cuda_devices()),
         ("threads per rank", _threads_per_rank()),
+        *((name, _installed_version(dists)) for name, dists in OPTIONAL_STACK.items()),
     ]
     if rank == 0:  # under mpiexec, one report
         width = max(len(key) for key, _ in rows)

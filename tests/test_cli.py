@@ -1,0 +1,25 @@
+"""The ``darray`` command: what ``darray info`` reports."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from darray import cli
+
+
+def _rows(text: str) -> dict[str, str]:
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def test_info_lists_the_optional_stack(capsys):
+    assert cli.main(["info"]) == 0
+    rows = {key.strip(): value.strip() for key, value in _rows(capsys.readouterr().out).items()}
+    for name, distributions in cli.OPTIONAL_STACK.items():
+        versions = []
+        for dist in distributions:
+            try:
+                versions.append(importlib.metadata.version(dist))
+            except importlib.metadata.PackageNotFoundError:
+                pass
+        assert rows[name] == (versions[0] if versions else "not installed"), name
+    assert rows["numpy"] == importlib.metadata.version("numpy")
