@@ -136,5 +136,5 @@ def _local_windows(xp, block, out_shape, window_shape, axes):
         return np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(block, window_shape, axes))
     for a, w in zip(axes, window_shape):  # one axis at a time: each appends its window axis at the end
         m = block.shape[a] - w + 1
-        block = xp.stack([block[(slice(None),) * a + (slice(k, k + m),)] for k in range(w)], axis=-1)
+        block = xp.stack([block[(slice(None),) * a + (slice(k, k + m), ...)] for k in range(w)], axis=-1)
     return block
