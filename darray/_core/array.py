@@ -340,37 +340,44 @@ class DArray:
     # The hot ones, written out with NumPy's signatures and calling their engines; the rest are generated
     # from the table in darray._core.methods. ``where=`` / ``initial=`` are not taken (TypeError).
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        _plain("sum", kwargs)
+        if kwargs:
+            _plain("sum", kwargs)
         result = _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
         return result if out is None else _methods.into("sum", out, result)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        _plain("prod", kwargs)
+        if kwargs:
+            _plain("prod", kwargs)
         result = _reductions.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
         return result if out is None else _methods.into("prod", out, result)
 
     def min(self, axis=None, out=None, keepdims=False, **kwargs):
-        _plain("min", kwargs)
+        if kwargs:
+            _plain("min", kwargs)
         result = _reductions.min(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("min", out, result)
 
     def max(self, axis=None, out=None, keepdims=False, **kwargs):
-        _plain("max", kwargs)
+        if kwargs:
+            _plain("max", kwargs)
         result = _reductions.max(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("max", out, result)
 
     def all(self, axis=None, out=None, keepdims=False, *, where=True):
-        _plain("all", {"where": where})
+        if where is not True:
+            _plain("all", {"where": where})
         result = _reductions.all(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("all", out, result)
 
     def any(self, axis=None, out=None, keepdims=False, *, where=True):
-        _plain("any", {"where": where})
+        if where is not True:
+            _plain("any", {"where": where})
         result = _reductions.any(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("any", out, result)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        _plain("mean", kwargs)
+        if kwargs:
+            _plain("mean", kwargs)
         result = _reductions.mean(self if dtype is None or self.dtype.kind in "biu" else self.astype(dtype),
                                   axis=axis, keepdims=keepdims)
         if dtype is not None and result.dtype != dtype:
