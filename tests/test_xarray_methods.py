@@ -72,6 +72,7 @@ ROLLING = {  # id -> (rolling keywords, reduction)
     "max-y4-min_periods": (dict(y=4, min_periods=2), "max"),
     "min-y3-center-min_periods": (dict(y=3, center=True, min_periods=1), "min"),
     "std-y6": (dict(y=6, min_periods=3), "std"),
+    "var-x3-center": (dict(x=3, center=True), "var"),
     "count-y5": (dict(y=5), "count"),
     "median-y5-center": (dict(y=5, center=True, min_periods=2), "median"),
     "mean-x3": (dict(x=3), "mean"),
