@@ -23,7 +23,7 @@ from .._layout import Layout
 from ._common import make_layout, normalize_shape, resolve_comm, resolve_device
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_local", "full", "full_like",
-           "identity", "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
+           "identity", "linspace", "meshgrid", "ones", "ones_like", "tri", "tril", "triu", "zeros", "zeros_like"]
 
 
 def _check_order(func: str, order, allowed: str = "CF") -> None:
@@ -436,17 +436,35 @@ def eye(n_rows, n_cols=None, /, k=0, dtype=None, order="C", *, device=None, spli
     3.0
     """
     _check_order("eye", order)
+    return _band("eye", n_rows, n_cols, k, dtype, False, device, split, grid, sizes, halo, boundary, comm)
+
+
+def tri(N, M=None, k=0, dtype=float, *, device=None, split="auto", grid=None, sizes=None, halo=0,  # noqa: N803
+        boundary="none", comm=None) -> DArray:
+    """Ones at and below the ``k``-th diagonal, zeros above (``numpy.tri``); each rank builds its block.
+
+    >>> import darray as da
+    >>> da.tri(3, 3, 0, int).gather().tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    return _band("tri", N, M, k, dtype, True, device, split, grid, sizes, halo, boundary, comm)
+
+
+def _band(func, n_rows, n_cols, k, dtype, below: bool, device, split, grid, sizes, halo, boundary, comm) -> DArray:
+    """Ones where ``col == row + k`` (``below``: ``col <= row + k``), built from global indices block by block."""
     if dtype is not None:
-        check_dtype("eye", dtype)
+        check_dtype(func, dtype)
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool):
+        raise TypeError(message(func, "k must be an integer", k))
     n_cols = n_rows if n_cols is None else n_cols
-    shape = normalize_shape("eye", (n_rows, n_cols))
+    shape = normalize_shape(func, (n_rows, n_cols))
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
-    layout = make_layout("eye", shape, comm, split, grid, sizes, halo, boundary)
+    layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
     rows, cols = layout.block_slices(comm.rank)
-    r = xp.arange(rows.start, rows.stop, device=dev)
-    c = xp.arange(cols.start, cols.stop, device=dev)
-    local = xp.astype(xp.reshape(r, (-1, 1)) + k == xp.reshape(c, (1, -1)), _dtype(xp, dtype))
+    r = xp.reshape(xp.arange(rows.start, rows.stop, device=dev) + int(k), (-1, 1))
+    c = xp.reshape(xp.arange(cols.start, cols.stop, device=dev), (1, -1))
+    local = xp.astype(c <= r if below else r == c, _dtype(xp, dtype, func=func))
     return _place(local, layout, comm, xp)
 
 

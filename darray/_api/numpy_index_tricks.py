@@ -31,11 +31,13 @@ from .elementwise import clip, logical_or
 from .manipulation import reshape, stack
 from .statistical import any as _any
 
-__all__ = ["fromfunction", "indices", "ix_", "mgrid", "ndenumerate", "ndindex", "ogrid", "ravel_multi_index",
-           "unravel_index"]
+__all__ = ["fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex", "ogrid",
+           "ravel_multi_index", "s_", "unravel_index"]
 
 #: NumPy's ``ndindex`` iterates index tuples of a shape; it holds no array, so it is NumPy's own.
 ndindex = numpy.ndindex
+#: NumPy's index-expression builders (``s_[1:3, ::2]`` is a tuple of slices): NumPy's own, no array in them.
+s_, index_exp = numpy.s_, numpy.index_exp
 
 
 def _shape(func: str, shape) -> tuple[int, ...]:

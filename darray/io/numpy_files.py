@@ -15,9 +15,14 @@ same arguments.
 - :func:`savetxt` GATHERS the array onto rank 0, which writes the text file:
   text is for small arrays; arrays of more than :data:`TEXT_MAX_ELEMENTS`
   elements are refused (use :func:`save`).
-- :func:`loadtxt` parses the text file on EVERY rank (``O(file)`` memory per
-  rank; the file must be visible to every rank), then each rank keeps its
-  block: for small files, as :func:`savetxt`.
+- :func:`loadtxt` and :func:`genfromtxt` parse the text file on EVERY rank
+  (``O(file)`` memory per rank; the file must be visible to every rank),
+  then each rank keeps its block: for small files, as :func:`savetxt`.
+- :func:`fromfile` of raw binary data reads only each rank's region (one
+  ``numpy.fromfile`` at its byte offset); with a text separator every rank
+  parses the whole file.
+- :func:`frombuffer` / :func:`fromstring`: every rank holds the data (as for
+  :func:`darray.asarray`) and keeps its block.
 
 Examples
 --------
@@ -42,7 +47,8 @@ from darray._backend import to_numpy
 from ._common import collective
 from .npy_io import load_npy, save_npy
 
-__all__ = ["TEXT_MAX_ELEMENTS", "load", "loadtxt", "save", "savetxt"]
+__all__ = ["TEXT_MAX_ELEMENTS", "frombuffer", "fromfile", "fromstring", "genfromtxt", "load", "loadtxt", "save",
+           "savetxt"]
 
 #: Largest array :func:`savetxt` gathers onto one rank (text files are for small arrays).
 TEXT_MAX_ELEMENTS = 1 << 24
@@ -153,3 +159,75 @@ def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, s
         return tuple(darray.asarray(np.ascontiguousarray(c), split=split, comm=comm) for c in columns) \
             if data.ndim > 1 else darray.asarray(data, split=split, comm=comm)
     return darray.asarray(data, split=split, comm=comm)
+
+
+def _numbers(func: str, data: np.ndarray) -> np.ndarray:
+    if data.dtype.kind not in "biufc" or data.dtype.fields is not None:
+        raise TypeError(f"{func}: unsupported dtype; got {data.dtype!r}, expected bool, int, uint, float or complex "
+                        f"(darray arrays hold numbers)")
+    return data
+
+
+def genfromtxt(fname, dtype=float, *, split="auto", comm=None, **kwargs):
+    """Read a text file with missing values into a DArray (``numpy.genfromtxt``); numeric dtypes only.
+
+    EVERY rank parses the whole file (``O(file)`` memory per rank), then keeps
+    its block: for small files. NumPy's keywords pass through
+    (``delimiter``, ``skip_header``, ``filling_values``, ``usecols``, ...).
+    """
+    path = _path("genfromtxt", fname)
+    comm = darray.default_communicator() if comm is None else comm
+    data = collective(comm, lambda: _numbers("genfromtxt", np.genfromtxt(path, dtype=dtype, **kwargs)),
+                      func="genfromtxt")
+    return darray.asarray(data, split=split, comm=comm)
+
+
+def fromfile(file, dtype=float, count: int = -1, sep: str = "", offset: int = 0, *, split="auto", comm=None):
+    """A 1-d DArray from a binary or text file (``numpy.fromfile``).
+
+    Binary (``sep=""``): every rank reads only its own region, at its byte
+    offset (the file's length is metadata every rank reads). Text
+    (``sep`` given): every rank parses the whole file, then keeps its block.
+
+    >>> import os, tempfile, numpy, darray as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "raw.bin")
+    >>> numpy.arange(5.0).tofile(path)
+    >>> np.fromfile(path).gather().tolist()
+    [0.0, 1.0, 2.0, 3.0, 4.0]
+    """
+    path = _path("fromfile", file)
+    comm = darray.default_communicator() if comm is None else comm
+    dtype = np.dtype(dtype)
+    _numbers("fromfile", np.empty(0, dtype=dtype))
+    if sep:
+        data = collective(comm, lambda: np.fromfile(path, dtype=dtype, count=count, sep=sep, offset=offset),
+                          func="fromfile")
+        return darray.asarray(data, split=split, comm=comm)
+
+    def size() -> int:
+        available = (os.path.getsize(path) - offset) // dtype.itemsize
+        if count > available or available < 0:
+            raise ValueError(f"fromfile: file too short; got {max(available, 0)} items in {path!r} after offset "
+                             f"{offset}, expected {count}")
+        return available if count < 0 else count
+
+    n = collective(comm, size, func="fromfile")
+    layout = darray.Layout.create("fromfile", (n,), comm.size, split=split,
+                                  min_size=darray.config.min_distributed_size)
+    cells = layout.block_slices(comm.rank)[0]
+    block = collective(comm, lambda: np.fromfile(path, dtype=dtype, count=cells.stop - cells.start,
+                                                 offset=offset + cells.start * dtype.itemsize), func="fromfile")
+    if layout.split[0] is None:  # small: replicated, every rank read it all
+        return darray.asarray(block, split=None, comm=comm)
+    return darray.from_local(block, split=0, shape=(n,), comm=comm)
+
+
+def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0, **layout):
+    """A 1-d DArray from a buffer every rank holds (``numpy.frombuffer``); each rank keeps its block."""
+    return darray.asarray(_numbers("frombuffer", np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)),
+                          **layout)
+
+
+def fromstring(string, dtype=float, count: int = -1, *, sep: str, **layout):
+    """A 1-d DArray from text every rank holds (``numpy.fromstring`` with a separator); each rank keeps its block."""
+    return darray.asarray(_numbers("fromstring", np.fromstring(string, dtype=dtype, count=count, sep=sep)), **layout)

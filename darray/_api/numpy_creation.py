@@ -1,0 +1,151 @@
+"""NumPy's creation functions outside the standard: ranges, triangle and diagonal indices, Vandermonde matrices.
+
+Each is built from darray's distributed pieces, with no gather:
+:func:`logspace`/:func:`geomspace` are ``base ** linspace`` blockwise;
+triangle indices are :func:`darray.nonzero` of a :func:`darray.tri` built
+block by block; :func:`vander` raises the (distributed) column of ``x`` to
+a replicated row of powers, so the matrix is cut like ``x``.
+
+Examples
+--------
+>>> import darray as np
+>>> np.logspace(0, 2, 3).gather().tolist()
+[1.0, 10.0, 100.0]
+>>> [i.gather().tolist() for i in np.tril_indices(2)]
+[[0, 1, 1], [0, 0, 1]]
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy
+
+from .._core import DArray
+from .._errors import message
+from .creation import arange, as_darray, asarray, linspace, ones, tri
+from .elementwise import logical_not, pow as _pow
+from .manipulation import reshape
+from .searching import nonzero
+
+__all__ = ["diag_indices", "diag_indices_from", "geomspace", "logspace", "mask_indices", "tril_indices",
+           "tril_indices_from", "triu_indices", "triu_indices_from", "vander"]
+
+
+def _scalar(func: str, name: str, value):
+    if not isinstance(value, (numbers.Number, numpy.generic)) or isinstance(value, bool):
+        raise TypeError(message(func, f"{name} must be a number", value, "a scalar (array start/stop: not supported)"))
+    return value
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, **layout) -> DArray:
+    """``base ** linspace(start, stop, num)`` (``numpy.logspace``), block by block; layout keywords as linspace."""
+    _scalar("logspace", "start", start), _scalar("logspace", "stop", stop), _scalar("logspace", "base", base)
+    y = linspace(start, stop, num, endpoint, axis=axis, **layout)
+    out = _pow(numpy.asarray(base, dtype=y.dtype)[()] if not isinstance(base, complex) else base, y)
+    return out if dtype is None else out.astype(dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0, **layout) -> DArray:
+    """Numbers spaced evenly on a log scale from ``start`` to ``stop`` (``numpy.geomspace``), block by block.
+
+    NumPy's algorithm: the endpoints are exactly ``start`` and ``stop``;
+    both negative gives negative numbers; complex endpoints follow the
+    logarithmic spiral; endpoints of opposite signs give NaNs, as in NumPy.
+
+    >>> import darray as np
+    >>> np.geomspace(1, 1000, 4).gather().round(9).tolist()
+    [1.0, 10.0, 100.0, 1000.0]
+    """
+    start, stop = _scalar("geomspace", "start", start), _scalar("geomspace", "stop", stop)
+    if start == 0 or stop == 0:
+        raise ValueError(message("geomspace", "geometric sequence cannot include zero", (start, stop),
+                                 "non-zero start and stop"))
+    work = numpy.result_type(start, stop, float)
+    first, last = numpy.asarray(start, dtype=work)[()], numpy.asarray(stop, dtype=work)[()]
+    sign = 1
+    if work.kind != "c" and first < 0 and last < 0:
+        first, last, sign = -first, -last, -1
+    out = logspace(numpy.log10(first), numpy.log10(last), num, endpoint, 10.0, axis=axis, **layout)
+    if num > 0:
+        out[0] = first
+        if endpoint and num > 1:
+            out[num - 1] = last
+    if sign < 0:
+        out = -out
+    return out if dtype is None else out.astype(dtype)
+
+
+def tril_indices(n, k=0, m=None, **layout) -> tuple[DArray, DArray]:
+    """Row and column indices of the lower triangle of an ``(n, m)`` array (``numpy.tril_indices``).
+
+    ``nonzero`` of a distributed :func:`darray.tri`: distributed results, in NumPy's (row-major) order.
+    """
+    return nonzero(tri(n, m, k, dtype=bool, **layout))
+
+
+def triu_indices(n, k=0, m=None, **layout) -> tuple[DArray, DArray]:
+    """Row and column indices of the upper triangle of an ``(n, m)`` array (``numpy.triu_indices``)."""
+    return nonzero(logical_not(tri(n, m, k - 1, dtype=bool, **layout)))
+
+
+def _matrix_shape(func: str, arr) -> tuple[int, int]:
+    shape = arr.shape if isinstance(arr, (DArray, numpy.ndarray)) else numpy.shape(arr)
+    if len(shape) != 2:
+        raise ValueError(message(func, "input array must be 2-d", shape, "a 2-d array"))
+    return shape
+
+
+def tril_indices_from(arr, k=0) -> tuple[DArray, DArray]:
+    """:func:`tril_indices` for the shape of the 2-d ``arr`` (metadata only)."""
+    n, m = _matrix_shape("tril_indices_from", arr)
+    return tril_indices(n, k, m)
+
+
+def triu_indices_from(arr, k=0) -> tuple[DArray, DArray]:
+    """:func:`triu_indices` for the shape of the 2-d ``arr`` (metadata only)."""
+    n, m = _matrix_shape("triu_indices_from", arr)
+    return triu_indices(n, k, m)
+
+
+def mask_indices(n, mask_func, k=0) -> tuple[DArray, DArray]:
+    """Indices where ``mask_func(ones((n, n)), k)`` is non-zero (``numpy.mask_indices``), e.g. ``darray.triu``."""
+    return nonzero(mask_func(ones((n, n), dtype=int), k))
+
+
+def diag_indices(n, ndim=2) -> tuple[DArray, ...]:
+    """Indices of the main diagonal of an ``n``-wide ``ndim``-d array: ``ndim`` times ``arange(n)``."""
+    idx = arange(n)
+    return (idx,) * ndim
+
+
+def diag_indices_from(arr) -> tuple[DArray, ...]:
+    """:func:`diag_indices` for ``arr``, whose dimensions must all be equal (metadata only)."""
+    shape = arr.shape if isinstance(arr, (DArray, numpy.ndarray)) else numpy.shape(arr)
+    if len(shape) < 2:
+        raise ValueError(message("diag_indices_from", "input array must be at least 2-d", shape))
+    if len(set(shape)) != 1:
+        raise ValueError(message("diag_indices_from", "all dimensions of input must be of equal length", shape))
+    return diag_indices(shape[0], len(shape))
+
+
+def vander(x, N=None, increasing: bool = False) -> DArray:  # noqa: N803 - NumPy's name
+    """The Vandermonde matrix of the 1-d ``x`` (``numpy.vander``): cut along rows like ``x``.
+
+    >>> import darray as np
+    >>> np.vander([1, 2, 3], 3).gather().tolist()
+    [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    x = as_darray("vander", x)
+    if x.ndim != 1:
+        raise ValueError(message("vander", "x must be a one-dimensional array or sequence", x.shape))
+    n = x.shape[0] if N is None else N
+    if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
+        raise ValueError(message("vander", "N must be a non-negative integer", N))
+    powers = numpy.arange(n, dtype=numpy.int64 if x.dtype.kind in "iub" else x.dtype)
+    if not increasing:
+        powers = powers[::-1].copy()
+    base = x.astype(numpy.int64) if x.dtype.kind == "b" else x
+    row = asarray(powers, split=None, comm=x.comm, device=x.device)
+    return _pow(reshape(base, (-1, 1)), reshape(row, (1, -1)))
+
