@@ -118,20 +118,19 @@ def sliding_window_view(x, window_shape, axis=None, *, subok: bool = False, writ
     depth = tuple((r + 1) // 2 if layout.axis_dim[a] is not None else 0 for a, r in enumerate(reach))
     src = with_halo(x, depth, "none") if any(depth) else x
     if any(depth):
-        start, halo = layout.block_start(rank), src._layout.halo
-        lo = out.block_start(rank)
-        cells = tuple(slice(b - s + h, b - s + h + n + r) for b, s, h, n, r in
-                      zip(lo, start, halo, out.block_shape(rank), reach))
+        start, halo = layout.block_start(rank), src._layout.halo  # the windows of this rank's output block
+        lo, n_out = out.block_start(rank)[:x.ndim], out.block_shape(rank)[:x.ndim]  # read cells lo .. lo+n+r
+        cells = tuple(slice(b - s + h, b - s + h + n + r) for b, s, h, n, r in zip(lo, start, halo, n_out, reach))
         block = src._block[cells]
     else:
         block = x.local
-    return wrap_like(_local_windows(x._xp, block, out.block_shape(rank), shape, axes), out, x)
+    return wrap_like(_local_windows(x._xp, block, out.block_shape(rank), shape, axes, x.device), out, x)
 
 
-def _local_windows(xp, block, out_shape, window_shape, axes):
+def _local_windows(xp, block, out_shape, window_shape, axes, device):
     """The windows of one block (a copy), NumPy's strides where the block is NumPy's, else stacked slices."""
     if any(n == 0 for n in out_shape):
-        return xp.empty(out_shape, dtype=block.dtype)
+        return xp.empty(out_shape, dtype=block.dtype, device=device)
     if is_numpy_namespace(xp):
         return np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(block, window_shape, axes))
     for a, w in zip(axes, window_shape):  # one axis at a time: each appends its window axis at the end
