@@ -1,11 +1,16 @@
-"""Integer-array and boolean-mask indexing, ``take`` and ``take_along_axis``, with global semantics.
+"""Integer-array and boolean-mask indexing (alone or mixed with basic keys), ``take``, ``take_along_axis``.
 
-- ``x[mask]``: each rank compresses its own block (row-cut layouts; others
-  are redistributed to rows first); the 1-d result has uneven blocks, one per
-  rank, and the only collective is an allgather of the per-rank counts.
-- ``take``/``x[idx]``: requested rows are fetched from their owners
+- ``x[key]`` for any key NumPy takes (:mod:`darray._core.keys` splits it):
+  the basic part is a cached view (:mod:`darray._core.indexing`), the index
+  arrays then pick cells of whole axes of it. The picked cells are fetched
+  from their owners (:mod:`darray._core.cells`); only they move. A leading
+  mask on a row-cut view is compressed by every rank on its own block; the
+  only collective is an allgather of the per-rank counts.
+- ``x[key] = v``: ``v`` is cut like the selection and sent to the owners of
+  the cells (repeated cells keep the last value, as in NumPy); ``x[mask] = v``
+  writes every rank's own rows.
+- ``take``: requested rows are fetched from their owners
   (:mod:`darray._core.fetch`), never gathered.
-- ``x[idx] = v`` and ``x[mask] = v``: values are routed to the owners.
 """
 
 from __future__ import annotations
@@ -139,6 +144,16 @@ def getitem_advanced(x: DArray, key) -> DArray:
     the index arrays then pick cells of whole axes of that view: a leading mask
     on a row-cut view compresses every block locally, anything else is
     fetched from the cells' owners (:func:`darray._core.cells.fetch_cells`).
+
+    Examples
+    --------
+    >>> import numpy as np, darray as da
+    >>> g = np.arange(12).reshape(3, 4)
+    >>> x = da.asarray(g, split=0)
+    >>> bool(np.array_equal(x[:, [0, -1]].gather(), g[:, [0, -1]]))
+    True
+    >>> x[[0, 2], :, None].shape  # B in place of the array
+    (2, 4, 1)
     """
     from .indexing import getitem
 
@@ -212,6 +227,15 @@ def setitem_advanced(x: DArray, key, value) -> None:
     Values are cut like the selection and sent to the owners of the cells
     (:func:`darray._core.cells.scatter_cells`); repeated cells keep the last
     value, as in NumPy. A mask alone compresses in place on row-cut blocks.
+
+    Examples
+    --------
+    >>> import numpy as np, darray as da
+    >>> x = da.zeros((3, 4), split=1)
+    >>> x[[0, 2], 1:] = np.array([1.0, 2.0, 3.0])
+    >>> x[x > 2] += 10
+    >>> np.asarray(x.gather()).tolist()
+    [[0.0, 1.0, 2.0, 13.0], [0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 2.0, 13.0]]
     """
     from .indexing import normalize_key, setitem, sliced_layout, _local_key
 

@@ -39,7 +39,13 @@ def without_axes(layout: Layout, axes) -> Layout:
 
 
 def cells_layout(rest: Layout, g0: int | None, bshape: tuple) -> Layout:
-    """Layout of ``(B..., rest...)``: ``B[0]`` in balanced blocks over grid dim ``g0``, rest as ``rest``."""
+    """Layout of ``(B..., rest...)``: ``B[0]`` in balanced blocks over grid dim ``g0``, rest as ``rest``.
+
+    >>> rest = Layout((4, 6), (2, 3), (None, 1), ((4,), (2, 2, 2)), (0, 0), ("none", "none"))
+    >>> out = cells_layout(rest, 0, (5,))  # B over grid dim 0, the rest cut as before
+    >>> out.split, out.sizes
+    ((0, 2), ((3, 2), (4,), (2, 2, 2)))
+    """
     nb = len(bshape)
     split = tuple(0 if g == g0 else (None if s is None else s + nb) for g, s in enumerate(rest.split))
     first = balanced_sizes(bshape[0], rest.dims[g0]) if g0 is not None else (bshape[0],)

@@ -5,6 +5,9 @@ result is cut like the input with (possibly uneven, possibly empty) blocks and
 nothing moves. A negative step reverses block order, which swaps whole blocks
 between mirrored ranks (:func:`flip_axis`). An integer on a cut axis is
 broadcast from its owner along that grid dim.
+
+Keys with index arrays or masks (alone or mixed with these) go to
+:mod:`darray._core.advanced`, which applies their basic part here first.
 """
 
 from __future__ import annotations

@@ -114,6 +114,15 @@ def split_key(func: str, key, shape: tuple[int, ...]) -> Advanced | tuple:
 
     Returns a plain tuple when the key holds no array after all (0-d integer
     arrays, NumPy integers): the basic key to use instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> adv = split_key("__getitem__", ([0, 1], slice(None), [1, 2]), (5, 4, 3))
+    >>> adv.basic, adv.axes, adv.bshape, adv.adjacent  # separated by a slice: B goes first
+    ((slice(None, None, None), slice(None, None, None), slice(None, None, None)), (0, 2), (2,), False)
+    >>> split_key("__getitem__", (np.array(2), 1), (5, 4))
+    (2, 1)
     """
     items = [_item(func, k) for k in (key if isinstance(key, tuple) else (key,))]
     if sum(k is Ellipsis for k in items) > 1:
