@@ -274,6 +274,23 @@ def test_random_integers_is_numpys_deprecated_inclusive_randint():
         rs.random_integers(5, size=3)
 
 
+def test_every_randomstate_method_of_numpy(comm, monkeypatch):
+    names = {n for n in dir(numpy.random.RandomState) if not n.startswith("_")}
+    assert names <= set(dir(dr.RandomState)), sorted(names - set(dir(dr.RandomState)))
+    monkeypatch.setattr(da.config, "min_distributed_size", 50)
+    one = dr.RandomState(SEED)
+    one.tomaxint(13), one.tomaxint()
+    expected = to_numpy(one.tomaxint(91, comm=SELF).gather())
+    rs, ref = dr.RandomState(SEED), numpy.random.RandomState(SEED)
+    assert_equal(rs.tomaxint(13, split=0), ref.tomaxint(13))
+    assert rs.tomaxint() == ref.tomaxint()
+    big = rs.tomaxint(91, split=0)  # large: counter-based, the same on any number of ranks
+    assert big.dtype == numpy.int64 and int(da.min(big)) >= 0
+    assert_equal(big, expected)
+    ref.randint(2**32, size=4, dtype=numpy.uint32)
+    assert same_state(rs.get_state(), ref.get_state())
+
+
 def test_numpy_names_left_out_name_the_alternative():
     with pytest.raises(AttributeError, match="default_rng"):
         dr.MT19937  # noqa: B018

@@ -85,13 +85,13 @@ from .._core.reductions import any as _any
 from .._errors import message, naming
 from ._counter import Generator, _runs, _take_rows
 
-__all__ = ["RandomState", "SeedSequence", "seed", "get_state", "set_state", "rand", "randn", "randint",
-           "random_integers", "random_sample", "random", "ranf", "sample", "choice", "bytes", "shuffle",
-           "permutation", "beta", "binomial", "chisquare", "dirichlet", "exponential", "f", "gamma", "geometric",
-           "gumbel", "hypergeometric", "laplace", "logistic", "lognormal", "logseries", "multinomial",
-           "multivariate_normal", "negative_binomial", "noncentral_chisquare", "noncentral_f", "normal", "pareto",
-           "poisson", "power", "rayleigh", "standard_cauchy", "standard_exponential", "standard_gamma",
-           "standard_normal", "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf"]
+__all__ = ["RandomState", "SeedSequence", "beta", "binomial", "bytes", "chisquare", "choice", "dirichlet",
+           "exponential", "f", "gamma", "geometric", "get_state", "gumbel", "hypergeometric", "laplace", "logistic",
+           "lognormal", "logseries", "multinomial", "multivariate_normal", "negative_binomial",
+           "noncentral_chisquare", "noncentral_f", "normal", "pareto", "permutation", "poisson", "power", "rand",
+           "randint", "randn", "random", "random_integers", "random_sample", "ranf", "rayleigh", "sample", "seed",
+           "set_state", "shuffle", "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal",
+           "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull", "zipf"]
 
 _REQUIRED = inspect.Parameter.empty
 _LAYOUT = {"split": "auto", "grid": None, "sizes": None, "halo": 0, "boundary": "none", "comm": None, "device": None}
@@ -632,6 +632,22 @@ class RandomState:
         out = _permuted_by("shuffle", x, self._mt().permutation(x.shape[0]))
         x.local[...] = out.local
         x._halo_fresh = False
+
+    def tomaxint(self, size=None, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None,
+                 device=None):
+        """Integers in ``[0, sys.maxsize]`` (int64), as ``numpy.random.RandomState.tomaxint``.
+
+        Examples
+        --------
+        >>> import darray as da
+        >>> int(da.min(da.random.RandomState(0).tomaxint(5))) >= 0
+        True
+        """
+        layout = dict(split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm, device=device)
+        shape = None if size is None else normalize_shape("tomaxint", size)
+        if shape is None or _small(prod(shape)):
+            return _laid_out(self._numpy("tomaxint", "tomaxint", size), layout)
+        return _Keyed(self).integers(0, np.iinfo(np.int64).max, shape, endpoint=True, **layout)
 
     def bytes(self, length: int) -> bytes:
         """``length`` random bytes (Python ``bytes``, the same on every rank), as ``numpy.random.bytes``.
