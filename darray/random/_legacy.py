@@ -29,13 +29,13 @@ takes four 32-bit words from the legacy stream -- the state advances exactly
 as ``numpy.random.randint(2**32, size=4, dtype=numpy.uint32)`` advances it
 (the cached Gaussian of ``randn`` is left as it is) -- and keys a
 :class:`~darray.random.Generator` with ``SeedSequence(words)``. Each rank then
-computes only its own block, in O(block) time and memory, and the global
-array depends only on the seed and the call sequence, never on the number of
-ranks or the layout:
+computes only its own block (in O(block) time and memory for the first two
+groups below), and the global array depends only on the seed and the call
+sequence, never on the number of ranks or the layout:
 
 - ``random_sample`` (``rand``, ``random``, ``ranf``, ``sample``),
   ``standard_normal`` (``randn``), ``standard_exponential``, ``uniform``,
-  ``normal``, ``exponential``, ``lognormal`` and ``randint`` /
+  ``normal``, ``exponential``, ``lognormal``, ``tomaxint`` and ``randint`` /
   ``random_integers`` with scalar bounds: the Generator's per-element
   streams (see :class:`~darray.random.Generator`), with array or DArray
   parameters applied elementwise through darray (``loc + scale * z``);
@@ -54,7 +54,9 @@ ranks or the layout:
 
 Bad input raises NumPy's exception type, named after the function, on every
 rank before the state advances (checked by NumPy's own code on a scratch
-state, or, for DArray parameters, by a collective reduction).
+state -- which for NumPy-array parameters of a large draw costs a draw of
+their size on every rank -- or, for DArray parameters, by a collective
+reduction).
 
 Examples
 --------
