@@ -14,7 +14,7 @@ One invocation times every workload for
   instead, rank 0 runs the one-process part while the others sleep, then all
   ranks run the P-rank part.
 
-Workloads (sizes per ``--size``; ``full`` is the size of ``PEERS.md``):
+Workloads (sizes per ``--size``; ``full`` is W1 2^26, W2 4096^2 x100, W3 8192^2, W4 4096^3):
 
 * W1 ``a*b + c`` then ``sum``; W2 Jacobi 5-point stencil, periodic; W3 ``mean``
   and ``std`` along axis 0; W4 ``matmul``;
@@ -32,7 +32,7 @@ mismatch is marked in the table and makes the exit status 1. Peak RSS is the
 ``/proc/self/clear_refs`` before the variant builds its inputs).
 
 The report goes to ``DIR/<date>-<label>.md`` (default DIR
-``benchmarks/results``, label ``<size>-<nproc>cpu``) with a description of the
+``darray/bench`` in the user's cache, :func:`darray.output.default_out_dir`; label ``<size>-<nproc>cpu``) with a description of the
 machine, the load average, a table of times and ratios, peak RSS per rank, the
 raw numbers as JSON next to it, and a PNG of the ratios when matplotlib is
 installed.
@@ -59,6 +59,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from .output import default_out_dir
 
 __all__ = ["SIZES", "WORKLOADS", "configure", "run", "main"]
 
@@ -1159,10 +1161,12 @@ def _worker(config_path: str) -> int:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``darray bench``'s arguments to ``parser``."""
     parser.add_argument("--size", choices=[k for k in SIZES if k != "smoke"], default="small",
-                        help="problem sizes (default small; full = PEERS.md sizes, takes many minutes)")
+                        help="problem sizes (default small; full = W1 2^26, W2 4096^2 x100, W3 8192^2, W4 4096^3: "
+                             "takes many minutes)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one rep: a quick check (CI)")
-    parser.add_argument("--out", default=os.path.join("benchmarks", "results"),
-                        help="folder for the Markdown report, JSON and PNG (default benchmarks/results)")
+    parser.add_argument("--out", default=None,
+                        help="folder for the Markdown report, JSON and PNG (default: darray/bench in the user's "
+                             "cache, e.g. ~/.cache/darray/bench; the path is printed)")
     parser.add_argument("--label", default=None, help="file label (default <size>-<nproc>cpu)")
     parser.add_argument("--reps", type=int, default=None, help="timed repetitions per variant (median)")
     parser.add_argument("--ranks", type=int, default=2, help="ranks of the parallel part (default 2; 1 skips it)")
@@ -1236,7 +1240,7 @@ def run(args: argparse.Namespace) -> int:
     loadavg["end"] = _loadavg()
     date = datetime.date.today().isoformat()
     label = re.sub(r"[^A-Za-z0-9_.-]+", "-", args.label or f"{size}-{os.cpu_count()}cpu")
-    out = Path(args.out)
+    out = Path(args.out) if args.out else default_out_dir("bench")
     out.mkdir(parents=True, exist_ok=True)
     path = _target(out, date, label)
     dask_status = "not run (--no-dask)" if args.no_dask else "n/a (dask not installed)"

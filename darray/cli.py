@@ -209,7 +209,9 @@ def _configure_demo(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=int, default=1024, help="field is SIZE x SIZE (default 1024)")
     parser.add_argument("--steps", type=int, default=200, help="simulation steps (default 200)")
     parser.add_argument("--train-steps", type=int, default=100, help="surrogate training steps (default 100)")
-    parser.add_argument("--out", default="darray-demo", help="folder for the field and the PNGs")
+    parser.add_argument("--out", default=None,
+                        help="folder for the field and the PNGs (default: darray/demo in the user's cache, "
+                             "e.g. ~/.cache/darray/demo; the path is printed)")
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -220,7 +222,7 @@ def _demo(args: argparse.Namespace) -> int:
     if ranks > 1 and not _under_mpi():
         return _launch(ranks, ["-m", "darray.cli", "demo", "--ranks", str(ranks), "--size", str(args.size),
                                "--steps", str(args.steps), "--train-steps", str(args.train_steps),
-                               "--out", args.out])
+                               *(["--out", args.out] if args.out else [])])
     from darray.demo import run_demo
 
     run_demo(size=args.size, steps=args.steps, out_dir=args.out, train_steps=args.train_steps)

@@ -1,4 +1,4 @@
-"""What each rank prints: ``darray.print``, ``darray.rank0`` and ``DARRAY_PRINT=rank0``.
+"""What each rank prints (``darray.print``, ``darray.rank0``, ``DARRAY_PRINT=rank0``), progress, and where commands write.
 
 Under ``mpiexec -n 4 python job.py`` every rank runs the whole script, so a
 plain ``print(float(np.sum(u)))`` prints four times, the lines interleaved.
@@ -32,9 +32,10 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 
-__all__ = ["print", "rank0", "launcher_rank", "PRINT_ENV"]
+__all__ = ["print", "rank0", "launcher_rank", "default_out_dir", "progress", "PRINT_ENV"]
 
 #: The environment variable that silences standard output on ranks other than 0 (value ``rank0``).
 PRINT_ENV = "DARRAY_PRINT"
@@ -99,3 +100,39 @@ def _silence_if_asked() -> None:
     if rank:  # None (not under a launcher) or 0: keep standard output
         sys.stdout.flush()
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+
+
+def default_out_dir(command: str) -> Path:
+    """Where a darray command writes when not given ``--out``: ``<user cache>/darray/<command>``.
+
+    The user cache is ``$XDG_CACHE_HOME`` or ``~/.cache``; never the current
+    directory (a command must not litter the folder it was started in).
+
+    >>> default_out_dir("demo").parts[-2:]
+    ('darray', 'demo')
+    """
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "darray" / command
+
+
+def progress(iterable: Iterable, description: str, *, enabled: bool = True) -> Iterable:
+    """``iterable``, showing progress on standard error when ``enabled`` (pass it on one rank only).
+
+    A tqdm bar when tqdm is installed, else a line at every quarter.
+    """
+    if not enabled:
+        return iterable
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return _quarters(iterable, description)
+    return tqdm(iterable, desc=f"  {description}", leave=False, file=sys.stderr)
+
+
+def _quarters(iterable: Iterable, description: str) -> Iterator:
+    items = list(iterable)
+    marks = {len(items) * q // 4 for q in (1, 2, 3, 4)}
+    for i, item in enumerate(items, 1):
+        yield item
+        if i in marks:
+            builtins.print(f"  {description}: {i}/{len(items)}", file=sys.stderr, flush=True)
