@@ -354,6 +354,90 @@ def test_errstate_is_numpys_and_applies_to_numpy_blocks():
         assert_equal(1.0 / x, numpy.full(7, numpy.inf))
 
 
+def test_elementwise_helpers():
+    values = numpy.array([2.5, -2.5, -0.0, 0.0, numpy.inf, -numpy.inf, numpy.nan, 0.5, -3.0, 7.25, 1.0, -1.5, 2.0])
+    for name, opts in layouts(13).items():
+        x = np.asarray(values, **opts)
+        assert_equal(np.fix(x), numpy.fix(values), err_msg=name)
+        assert_equal(np.isposinf(x), numpy.isposinf(values), err_msg=name)
+        assert_equal(np.isneginf(x), numpy.isneginf(values), err_msg=name)
+        finite = numpy.nan_to_num(values, posinf=3.0, neginf=-3.0)
+        assert_equal(np.sinc(np.asarray(finite, **opts)), numpy.sinc(finite), rtol=1e-12, atol=1e-15, err_msg=name)
+    ints = numpy.arange(13) - 6
+    assert_equal(np.fix(ints), numpy.fix(ints))
+    assert_equal(np.isposinf(ints), numpy.isposinf(ints))
+    assert_equal(np.sinc(ints), numpy.sinc(ints), atol=1e-15)
+    close = numpy.array([2.1 + 4e-14j, 5.2 + 3e-15j])
+    for tol in (100, 1000, 1e-13):
+        assert_equal(np.real_if_close(close, tol), numpy.real_if_close(close, tol), err_msg=str(tol))
+    assert_raises_everywhere(TypeError, np.isposinf, [1j], match="isposinf: not supported for complex")
+
+
+def test_checks_and_type_helpers():
+    assert_equal(np.asarray_chkfinite([1.0, 2.0]), numpy.asarray_chkfinite([1.0, 2.0]))
+    assert_raises_everywhere(ValueError, np.asarray_chkfinite, [1.0, numpy.nan],
+                             match="asarray_chkfinite: array must not contain infs or NaNs")
+    for dtypes in (("float32", "int64"), ("float32",), ("complex64", "float64"), ("int8", "uint8")):
+        arrays = [numpy.zeros(2, d) for d in dtypes]
+        assert np.common_type(*[np.asarray(a) for a in arrays]) is numpy.common_type(*arrays), dtypes
+    assert_raises_everywhere(TypeError, np.common_type, np.zeros(2, bool), match="common_type: can't get common type")
+    assert np.min_scalar_type(np.asarray(300)) == numpy.min_scalar_type(300)
+    assert np.min_scalar_type(np.arange(3)) == numpy.min_scalar_type(numpy.arange(3))
+    for name in ("s_", "index_exp", "False_", "True_", "euler_gamma", "little_endian", "exceptions", "typename",
+                 "mintypecode", "iterable", "base_repr", "binary_repr", "format_float_positional"):
+        assert getattr(np, name) is getattr(numpy, name), name
+    x = np.arange(13)
+    assert_equal(x[np.s_[2:9:3]], numpy.arange(13)[2:9:3])
+
+
+@pytest.mark.parametrize("args", [(0, 2, 7), (1, 3, 13, False, 2.0), (0, 1, 7, True, 10.0, "float32"), (2, 0, 1)],
+                         ids=str)
+def test_logspace(args):
+    for name, opts in layouts(args[2]).items():
+        assert_equal(np.logspace(*args, **opts), numpy.logspace(*args), rtol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("args", [(1, 1000, 7), (-1, -1000, 13), (1, 256, 9, False), (1j, 1000j, 7), (3, 3, 1),
+                                  (2.0, 5.0, 13, True, "float32")], ids=str)
+def test_geomspace(args):
+    want = numpy.geomspace(*args)
+    for name, opts in layouts(args[2]).items():
+        assert_equal(np.geomspace(*args, **opts), want, rtol=1e-5 if want.dtype == numpy.float32 else 1e-12,
+                     err_msg=name)
+    assert_raises_everywhere(ValueError, np.geomspace, 0, 1, 3, match="geomspace: geometric sequence cannot include")
+
+
+@pytest.mark.parametrize("shape", [(7, 7), (7, 13), (13, 7)], ids=str)
+def test_tri_and_triangle_indices(shape, small_auto_threshold):
+    n, m = shape
+    for k in (-2, 0, 3):
+        for name, opts in layouts2(shape).items():
+            assert_equal(np.tri(n, m, k, int, **opts), numpy.tri(n, m, k, int), err_msg=f"{name} k={k}")
+        for ours, theirs in ((np.tril_indices(n, k, m), numpy.tril_indices(n, k, m)),
+                             (np.triu_indices(n, k, m), numpy.triu_indices(n, k, m)),
+                             (np.tril_indices_from(numpy.zeros(shape), k), numpy.tril_indices_from(numpy.zeros(shape), k)),
+                             (np.triu_indices_from(np.zeros(shape), k), numpy.triu_indices_from(numpy.zeros(shape), k))):
+            for a, b in zip(ours, theirs, strict=True):
+                assert_equal(a, b, err_msg=f"k={k}")
+    for a, b in zip(np.mask_indices(n, np.triu, 1), numpy.mask_indices(n, numpy.triu, 1), strict=True):
+        assert_equal(a, b)
+    for a, b in zip(np.diag_indices(n, 3), numpy.diag_indices(n, 3), strict=True):
+        assert_equal(a, b)
+    assert_raises_everywhere(ValueError, np.diag_indices_from, np.zeros(shape) if n != m else np.zeros((n, n + 1)),
+                             match="diag_indices_from: all dimensions of input must be of equal length")
+    assert_raises_everywhere(ValueError, np.tril_indices_from, np.zeros(n), match="tril_indices_from: input array")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "complex128", "bool"])
+def test_vander(dtype):
+    values = (numpy.arange(13) % 5 - 2).astype(dtype)
+    for name, opts in layouts(13).items():
+        x = np.asarray(values, **opts)
+        for n, increasing in ((None, False), (4, True), (0, False), (1, False)):
+            assert_equal(np.vander(x, n, increasing), numpy.vander(values, n, increasing), err_msg=f"{name} {n}")
+    assert_raises_everywhere(ValueError, np.vander, np.zeros((2, 2)), match="vander: x must be a one-dimensional")
+
+
 # ------------------------------------------------------------------ files
 def test_save_load_npy(shared):
     want = numpy.arange(91.0).reshape(7, 13)
@@ -392,6 +476,34 @@ def test_savetxt_loadtxt(shared):
     assert_raises_everywhere(ValueError, np.savetxt, str(shared / "c.txt"), np.zeros((2, 2, 2)),
                              match="savetxt: expected a 1-d or 2-d array")
     assert_raises_everywhere(FileNotFoundError, np.loadtxt, str(shared / "missing.txt"), match="loadtxt")
+
+
+def test_fromfile_reads_each_ranks_region(shared, small_auto_threshold):
+    want = numpy.arange(91, dtype=numpy.float32)
+    path = shared / "raw.bin"
+    if np.default_communicator().rank == 0:
+        want.tofile(path)
+        with open(shared / "raw.txt", "w") as f:
+            f.write(" ".join(str(v) for v in range(13)))
+    np.default_communicator().barrier()
+    for split in (0, None):
+        assert_equal(np.fromfile(path, np.float32, split=split), want, err_msg=str(split))
+        assert_equal(np.fromfile(str(path), np.float32, 13, "", 8, split=split), want[2:15], err_msg=str(split))
+    assert_equal(np.fromfile(shared / "raw.txt", int, sep=" "), numpy.arange(13))
+    assert_raises_everywhere(ValueError, np.fromfile, path, np.float32, 100, match="fromfile: file too short")
+    assert_raises_everywhere(TypeError, np.fromfile, path, "U2", match="fromfile: unsupported dtype")
+
+
+def test_frombuffer_fromstring_genfromtxt(shared):
+    assert_equal(np.frombuffer(bytes(range(13)), numpy.uint8), numpy.frombuffer(bytes(range(13)), numpy.uint8))
+    assert_equal(np.fromstring("1 2 3.5", sep=" "), numpy.fromstring("1 2 3.5", sep=" "))
+    path = shared / "gaps.txt"
+    if np.default_communicator().rank == 0:
+        path.write_text("1,2,3\n4,,6\n7,8,\n")
+    np.default_communicator().barrier()
+    assert_equal(np.genfromtxt(path, delimiter=","), numpy.genfromtxt(path, delimiter=","))
+    assert_equal(np.genfromtxt(path, delimiter=",", filling_values=-1, dtype=int),
+                 numpy.genfromtxt(path, delimiter=",", filling_values=-1, dtype=int))
 
 
 def test_savetxt_refuses_big_arrays_before_communicating(shared, monkeypatch):
