@@ -606,7 +606,16 @@ def reduceat(f, array, indices, axis=0, dtype=None, out=None) -> DArray:
 # ------------------------------------------------------------ __call__ with keywords, other libraries
 def call_with_keywords(f, args: tuple, out, where, dtype, casting: str):
     """``f(*args, out=, where=, dtype=)`` through the engine (blocks of libraries without NumPy's ufuncs)."""
-    name = f.__name__
+    name = f._said
+    if out is not None:  # checked before anything moves, as NumPy does
+        try:
+            shape = numpy.broadcast_shapes(*(numpy.shape(a) if not isinstance(a, DArray) else a.shape for a in args))
+        except ValueError:
+            shape = None  # the call below names the operands' shapes
+        if not isinstance(out, DArray):
+            raise TypeError(message(name, "out= must be a DArray", type(out).__name__, "a DArray"))
+        if shape is not None and out.shape != shape:
+            raise ValueError(message(name, "out= has the wrong shape", out.shape, shape))
     if dtype is not None:
         args = tuple(a.astype(dtype) if isinstance(a, DArray) else a for a in args)
     result = f(*args)

@@ -101,7 +101,7 @@ class _Doc:
 
 
 class ufunc:  # noqa: N801 - NumPy's name
-    __slots__ = ("__name__", "__qualname__", "_doc", "_row", "_np", "_floating", "_alias", "nin", "nout", "nargs",
+    __slots__ = ("__name__", "__qualname__", "_doc", "_row", "_np", "_floating", "_alias", "_said", "nin", "nout", "nargs",
                  "identity", "signature")
     __doc__ = _Doc()
     __module__ = "darray"
@@ -112,6 +112,7 @@ class ufunc:  # noqa: N801 - NumPy's name
         self._np = np_ufunc
         self._floating = row is not None and row.category in _FLOATING
         self._alias = row is not None and row.name != name  # errors of the engine name the standard name
+        self._said = f"{name} ({row.name})" if self._alias else name  # how errors name it: "arctan2 (atan2)"
         self.nin = np_ufunc.nin if np_ufunc is not None else row.nargs
         self.nout = np_ufunc.nout if np_ufunc is not None else 1
         self.nargs = self.nin + self.nout
@@ -134,7 +135,7 @@ class ufunc:  # noqa: N801 - NumPy's name
         return self._call(args, kwargs)
 
     def _call(self, args: tuple, kwargs: dict):
-        name = self.__name__
+        name = self._said
         for key in kwargs:
             if key not in _KEYWORDS:
                 raise TypeError(message(name, "unexpected keyword argument", repr(key),
@@ -179,7 +180,7 @@ class ufunc:  # noqa: N801 - NumPy's name
             return result
         if self._row is None:
             raise TypeError(message(name, "a NumPy ufunc without a standard equivalent needs NumPy blocks",
-                                    type(darrays[0]._xp).__name__ if darrays else None, "DArrays of NumPy blocks"))
+                                    darrays[0]._xp.__name__ if darrays else None, "DArrays of NumPy blocks"))
         return _methods.call_with_keywords(self, args, outs[0] if outs else None, where, dtype,
                                            kwargs.get("casting", "same_kind"))
 
@@ -202,7 +203,7 @@ class ufunc:  # noqa: N801 - NumPy's name
             text = str(error)
             prefix = f"{self._row.name}:"
             if text.startswith(prefix):
-                error.args = (f"{self.__name__} ({self._row.name}):{text[len(prefix):]}",)
+                error.args = (f"{self._said}:{text[len(prefix):]}",)
         return error
 
     # ------------------------------------------------------------ methods (darray._api.ufunc_methods)
