@@ -30,6 +30,8 @@ def layouts(ndim: int) -> dict[str, dict]:
     n = SHAPES[ndim]
     out = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None),
            "uneven0": dict(split=0, sizes=uneven(n[0], P))}
+    if ndim == 2:
+        out["halo"] = dict(split=0, halo=1, boundary="periodic")
     if ndim == 3:
         out["split2-uneven"] = dict(split=2, sizes={2: uneven(n[2], P)})
     if P == 4:
@@ -130,7 +132,7 @@ def test_get_and_set(ndim, name):
 
         y = da.asarray(g.copy(), **kw)
         h = g.copy()
-        y[key] = val
+        y[key] = val[None]  # NumPy drops a value's leading length-1 axes
         h[key] = val
         assert_equal(y, h, err_msg=f"set numpy {lname}")
         y[key] = da.asarray(-val, **value_layout(val, i))

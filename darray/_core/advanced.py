@@ -246,8 +246,8 @@ def setitem_advanced(x: DArray, key, value) -> None:
     scalar = isinstance(value, (bool, int, float, complex, numbers.Number))
     if not scalar:
         value = _value(func, x, value)
-    if adv.leading_mask and all(k == slice(None) for k in adv.basic):
-        return _set_mask(x, _mask_of(key), value, scalar)
+    if adv.leading_mask and all(k == slice(None) for k in adv.basic) and x._layout.split == (0,):
+        return _set_mask(x, _mask_of(key), value, scalar)  # rows cut over the ranks: each writes its own
     adv = resolve(func, adv, x)
     entries = normalize_key(func, adv.basic, x.shape)
     y_shape = sliced_layout(x._layout, entries)[0].shape
@@ -256,6 +256,9 @@ def setitem_advanced(x: DArray, key, value) -> None:
     p = adv.axes[0] if adv.adjacent else 0
     result = tuple(y_shape[a] for a in rest_y[:p]) + adv.bshape + tuple(y_shape[a] for a in rest_y[p:])
     if not scalar:
+        extra = value.ndim - len(result)
+        if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
+            value = _index(value, (0,) * extra)
         _check_broadcast(func, value.shape, result)
     # the selection in x: integers and arrays pick cells, slices keep (increasing) ranges, new axes vanish
     y_entries = [e for e in entries if e[0] != "int"]

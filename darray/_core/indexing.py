@@ -276,6 +276,9 @@ def setitem(x: DArray, key, value) -> None:
             value = np.asarray(value)
             if value.dtype.kind not in "biufc":
                 raise TypeError(message("__setitem__", "unsupported value", value.dtype, "numbers or booleans"))
+        extra = value.ndim - layout.ndim
+        if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
+            value = value[(0,) * extra]
         try:
             ok = np.broadcast_shapes(value.shape, layout.shape) == layout.shape
         except ValueError:
