@@ -277,7 +277,9 @@ def test_signatures_are_numpys():
         assert [p.default for p in ours[1:len(numpy_params)]] == [p.default for p in numpy_params[1:]], name
 
 
-NDARRAY_NAMES = sorted(n for n in dir(np.ndarray) if n not in OBJECT_DEFAULTS)
+#: Dunders NumPy users reach on NumPy scalars (what a 0-d DArray stands for) beyond dir(numpy.ndarray).
+SCALAR_DUNDERS = {"__round__"}
+NDARRAY_NAMES = sorted((set(dir(np.ndarray)) | SCALAR_DUNDERS) - set(OBJECT_DEFAULTS))
 
 
 def _provided(name: str) -> bool:
@@ -289,6 +291,51 @@ def test_every_ndarray_name_is_provided_or_excluded(name):
     assert _provided(name) or name in EXCLUDED, f"numpy.ndarray.{name}: neither on DArray nor in EXCLUDED"
     if name in EXCLUDED:
         assert len(EXCLUDED[name].reason) > 20, f"{name}: EXCLUDED needs a reason"
+
+
+#: Methods whose NumPy function darray does not implement yet: they raise NumPy's TypeError ("no
+#: implementation found") until someone registers it (then add a case to CASES).
+WAITING = {"choose", "compress"}
+
+
+def test_every_method_has_a_case():
+    tested = {c[0].split("(")[0].split("-")[0].split("[")[0] for c in CASES} | {"partition", "argpartition"}
+    untested = set(METHODS) - tested - WAITING
+    assert not untested, f"methods without a case against NumPy: {sorted(untested)}"
+    x = da.arange(6.0)
+    for name in sorted(WAITING):
+        assert_raises_everywhere(TypeError, getattr(x, name), [0, 1], match=name)
+
+
+def test_partition_methods():
+    """``partition`` (in place) and ``argpartition``: NumPy's at ``kth``, and the partition property around it."""
+    for dtype in ["float64", "int64"]:
+        for layout, x, g in cases(S2, dtype):
+            want = np.sort(g, axis=1)
+            for kth, axis in [(3, 1), (-1, 1), (2, 0)]:
+                y = x.copy()
+                y.partition(kth, axis=axis)
+                idx = x.argpartition(kth, axis=axis)
+                picked = da.take_along_axis(x, idx, axis=axis)
+                srt = np.sort(g, axis=axis)
+                for got, what in ((y, "partition"), (picked, "argpartition")):
+                    err = f"{what} kth={kth} axis={axis} {dtype} {layout}"
+                    k = kth % g.shape[axis]
+                    at = (slice(None), k) if axis == 1 else (k, slice(None))
+                    same(got[at], srt[at], err)
+                    pivot = got[(slice(None), slice(k, k + 1)) if axis == 1 else (slice(k, k + 1), slice(None))]
+                    before = got[(slice(None), slice(0, k)) if axis == 1 else (slice(0, k), slice(None))]
+                    after = got[(slice(None), slice(k, None)) if axis == 1 else (slice(k, None), slice(None))]
+                    ok = bool((before <= pivot).all()) and bool((after >= pivot).all())
+                    assert ok, f"{err}: not partitioned"
+                    same(da.sort(got, axis=axis), srt, f"{err}: not a permutation")
+            assert want.shape == g.shape
+
+
+def test_round_of_zero_d():
+    for layout, x, g in cases(S2, "float64"):
+        assert round(x.max()) == round(g.max()) and type(round(x.max())) is int
+        same(round(x.max(), 2), np.round(g.max(), 2), f"round(0-d, 2) {layout}")
 
 
 def test_tables_name_real_methods():

@@ -49,7 +49,7 @@ from .._backend import is_numpy_namespace, to_numpy
 from .._errors import message
 
 __all__ = ["Method", "METHODS", "DIRECT", "Excluded", "EXCLUDED", "FlatIter", "targets", "generated", "into",
-           "item", "fill", "put", "flatten", "transpose", "view", "squeeze", "take", "tolist", "tobytes"]
+           "item", "fill", "flatten", "transpose", "view", "squeeze", "take", "tolist", "tobytes"]
 
 
 _TYPE = type
@@ -152,38 +152,6 @@ def fill(self, value) -> None:
         raise ValueError(message("fill", "setting an array element with a sequence", numpy.shape(value),
                                  "a scalar"))
     self[...] = value
-
-
-def put(self, indices, values, mode: str = "raise") -> None:
-    """``self.flat[indices] = values`` (``ndarray.put``), in place; ``values`` repeat to the indices' length.
-
-    ``indices`` is replicated (a list, a NumPy array, or a DArray, which is
-    gathered: it is the caller's selection). The write goes through the
-    flattened array: a 1-d array is written in place (only the selected
-    elements move); an n-d one is raveled and reshaped back (both redistribute).
-    """
-    if mode not in ("raise", "wrap", "clip"):
-        raise ValueError(message("put", "mode must be 'raise', 'wrap' or 'clip'", mode))
-    idx = numpy.asarray(to_numpy(indices.gather()) if hasattr(indices, "gather") else indices)
-    if idx.dtype.kind not in "iu" and idx.size:
-        raise TypeError(message("put", "indices must be integers", idx.dtype, "an integer array"))
-    idx = idx.astype(numpy.int64).reshape(-1)
-    n = self.size
-    if mode == "wrap" and n:
-        idx = idx % n
-    elif mode == "clip":
-        idx = numpy.clip(idx, 0, max(n - 1, 0))
-    elif idx.size and (idx.min() < -n or idx.max() >= n):
-        bad = int(idx[(idx < -n) | (idx >= n)][0])
-        raise IndexError(message("put", f"index out of bounds for axis 0 with size {n}", bad))
-    if not idx.size:
-        return
-    vals = values.gather() if hasattr(values, "gather") else values
-    vals = numpy.resize(numpy.asarray(to_numpy(vals)).reshape(-1), idx.shape)
-    flat = self if self.ndim == 1 else numpy.ravel(self)
-    flat[numpy.where(idx < 0, idx + n, idx)] = vals
-    if flat is not self:
-        self[...] = flat.reshape(self.shape)
 
 
 def flatten(self, order: str = "C"):
@@ -373,7 +341,7 @@ METHODS: dict[str, Method] = {
     "nonzero": Method("numpy.nonzero"),
     "partition": Method("numpy.partition", inplace=True),
     "ptp": Method("numpy.ptp", note="removed from ndarray in NumPy 2; kept as ``numpy.ptp(x)``."),
-    "put": Method(put),
+    "put": Method("numpy.put", note="In place, like NumPy (``darray._api.numpy_arrange.put``)."),
     "ravel": Method("numpy.ravel"),
     "repeat": Method("numpy.repeat"),
     "round": Method("numpy.round"),
