@@ -52,7 +52,6 @@ import math
 import numpy as np
 
 import darray
-from darray._errors import message
 
 __all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray", "interp"]
 
@@ -208,8 +207,8 @@ def _neighbours(func: str, old: np.ndarray, new: np.ndarray, method: str):
     order = np.argsort(old, kind="stable")
     xs = old[order]
     if xs.shape[0] < 2 or np.any(np.diff(xs) == 0):
-        raise ValueError(message(func, "the coordinate needs at least two distinct values", old,
-                                 "a 1-d coordinate without repeats"))
+        raise ValueError(f"{func}: the coordinate needs at least two distinct values; got {old!r}, "
+                         "expected a 1-d coordinate without repeats")
     outside = ~((new >= xs[0]) & (new <= xs[-1]))  # NaN targets too
     if method == "nearest":  # interp1d: the midpoints decide, a tie goes to the lower neighbour
         idx = np.clip(np.searchsorted((xs[1:] + xs[:-1]) / 2.0, new, side="left"), 0, xs.shape[0] - 1)
@@ -243,16 +242,17 @@ def interp(xa, coords=None, /, *, method: str = "linear", **coords_kwargs):
     func = "interp"
     xarray = _xarray(func)
     if not isinstance(xa, xarray.DataArray) or not isinstance(xa.data, darray.DArray):
-        raise TypeError(message(func, "expected an xarray.DataArray backed by a DArray", type(xa).__name__))
+        raise TypeError(f"{func}: expected an xarray.DataArray backed by a DArray; got {type(xa).__name__}")
     if method not in ("linear", "nearest"):
-        raise ValueError(message(func, "unsupported method", repr(method), "'linear' or 'nearest'"))
+        raise ValueError(f"{func}: unsupported method; got {method!r}, expected 'linear' or 'nearest'")
     targets = dict(coords or {}, **coords_kwargs)
     for dim, new in targets.items():
         if dim not in xa.dims:
-            raise ValueError(message(func, "not a dimension of the array", repr(dim), f"one of {xa.dims}"))
+            raise ValueError(f"{func}: not a dimension of the array; got {dim!r}, expected one of {xa.dims}")
         if isinstance(new, (xarray.DataArray, darray.DArray)) or np.ndim(new) > 1:
-            raise TypeError(message(func, "targets must be scalars or 1-d sequences of numbers",
-                                    f"{type(new).__name__} for {dim!r}", "advanced interpolation: xarray's .interp"))
+            raise TypeError(f"{func}: targets must be scalars or 1-d sequences of numbers; got "
+                            f"{type(new).__name__} for {dim!r}, expected those (advanced interpolation: xarray's "
+                            ".interp)")
     if xa.dtype.kind not in "fc":  # SciPy's interp1d interpolates in float64
         xa = xa.astype(np.float64)
     for dim, new in targets.items():
