@@ -66,6 +66,31 @@ def test_from_dlpack_round_trips():
                 assert_equal(y, g, err_msg=f"{dtype} {name} -> {target}")
 
 
+class Exporter:
+    """Any DLPack producer: darray.from_dlpack sees only __dlpack__ / __dlpack_device__ (here, a DArray's)."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __dlpack__(self, **kwargs):
+        return self.x.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.x.__dlpack_device__()
+
+
+def test_from_dlpack_of_an_exporter():
+    for dtype in DTYPES:
+        g = values((7, 5), dtype)
+        for name, kw in layouts(g.shape).items():
+            x = da.asarray(g, **kw)
+            if whole_here(x):
+                for target in (dict(), dict(split=1)):
+                    assert_equal(da.from_dlpack(Exporter(x), **target), g, err_msg=f"{dtype} {name} {target}")
+            else:
+                assert_raises_everywhere(BufferError, da.from_dlpack, Exporter(x), match="no single buffer")
+
+
 @pytest.mark.numpy_only
 def test_export_shares_memory_unless_copy():
     for name, kw in layouts((6, 4)).items():
