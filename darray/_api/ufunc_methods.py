@@ -42,7 +42,7 @@ from .._core import DArray, redistribute_to, to_backend_dtype
 from .._core.advanced import _index_array, _values_in
 from .._core.fetch import _route, as_rows, rows_layout
 from .._core.reductions import _finish, normalize_axes
-from .._errors import AxisError, message
+from .._errors import message
 from .._layout import normalize_axis
 
 __all__ = ["NO_VALUE", "as_darray", "call_with_keywords", "reduce", "accumulate", "outer", "at", "reduceat"]
@@ -217,9 +217,16 @@ def reduce(f, array, axis=0, dtype=None, out=None, keepdims=False, initial=NO_VA
         from .searching import where as select
 
         mask = where if isinstance(where, DArray) else as_darray(name, where)
+        try:
+            fits = numpy.broadcast_shapes(mask.shape, x.shape) == x.shape
+        except ValueError:
+            fits = False
+        if mask.dtype != numpy.bool_:
+            raise TypeError(message(name, "where= must be a boolean mask", str(mask.dtype), "bool"))
+        if not fits:
+            raise ValueError(message(name, "where= must broadcast to the array", mask.shape,
+                                     f"a shape broadcastable to {x.shape}"))
         x = select(mask, x, fill)
-        if x.shape != mask.shape and mask.shape != x.shape:
-            raise ValueError(message(name, "where= must broadcast to the array", mask.shape, x.shape))
     _associative(f if reducer is f else reducer, x, axes, name)
     rdt = _result_dtype(reducer, x._xp, x.dtype, dtype)
     if empty:
@@ -628,5 +635,3 @@ def call_with_keywords(f, args: tuple, out, where, dtype, casting: str):
         return result
     return _into(name, out, result, casting)
 
-
-_ = AxisError  # re-exported for callers that catch it from here

@@ -123,13 +123,11 @@ class ufunc:  # noqa: N801 - NumPy's name
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
         row = self._row
-        if not kwargs and row is not None and args and type(args[0]) is DArray:
+        if not kwargs and row is not None and args and type(args[0]) is DArray:  # the plain function's cost
             try:
                 out = apply(row, args)
-            except TypeError as error:
-                return self._retry(args, error)
-            except ValueError as error:
-                raise self._renamed(error) from None
+            except (TypeError, ValueError) as error:
+                return self._failed(args, error)
             if out is not NotImplemented:
                 return out
         return self._call(args, kwargs)
@@ -153,7 +151,7 @@ class ufunc:  # noqa: N801 - NumPy's name
         where, dtype = kwargs.get("where", True), kwargs.get("dtype")
         if kwargs.get("order", "K") not in ("K", "A", "C", "F"):
             raise ValueError(message(name, "unknown order", repr(kwargs["order"]), "'K', 'A', 'C' or 'F'"))
-        if not any(isinstance(a, DArray) for a in args) and not outs:
+        if not any(isinstance(a, DArray) for a in args):
             args = tuple(_methods.as_darray(name, a) for a in args)
         darrays = [a for a in (*args, *outs) if isinstance(a, DArray)]
         numpy_blocks = all(is_numpy_namespace(a._xp) for a in darrays)
@@ -161,10 +159,8 @@ class ufunc:  # noqa: N801 - NumPy's name
         if self._row is not None and plain and (not numpy_blocks or kwargs.keys() <= {"casting", "order", "subok"}):
             try:
                 out = apply(self._row, args)
-            except TypeError as error:
-                return self._retry(args, error)
-            except ValueError as error:
-                raise self._renamed(error) from None
+            except (TypeError, ValueError) as error:
+                return self._failed(args, error)
             if out is NotImplemented:
                 raise TypeError(message(name, "unsupported operand types", tuple(type(a).__name__ for a in args),
                                         "DArrays, arrays or numbers"))
@@ -184,14 +180,17 @@ class ufunc:  # noqa: N801 - NumPy's name
         return _methods.call_with_keywords(self, args, outs[0] if outs else None, where, dtype,
                                            kwargs.get("casting", "same_kind"))
 
-    def _retry(self, args: tuple, error: TypeError):
-        """NumPy promotes integers to float64 for floating-point functions; other TypeErrors stand."""
+    def _failed(self, args: tuple, error: Exception):
+        """After the engine raised: positional outputs, NumPy's int -> float64 promotion, or the error renamed.
+
+        NumPy promotes integer operands of floating-point functions to float64
+        (``sqrt(-1)`` is nan); booleans and other dtype errors stand.
+        """
         if len(args) != self.nin:  # positional outputs, or a wrong count: the full call sorts it out
             return self._call(args, {})
-        if self._floating and not any(isinstance(a, bool) for a in args):
-            kinds = [to_numpy_dtype(a.dtype).kind for a in args if isinstance(a, DArray)]
-            if kinds and "b" not in kinds and "c" not in kinds and any(k in "iu" for k in kinds) \
-                    and all(k in CATEGORIES["real numeric"] for k in kinds):
+        if isinstance(error, TypeError) and self._floating and not any(isinstance(a, bool) for a in args):
+            kinds = {to_numpy_dtype(a.dtype).kind for a in args if isinstance(a, DArray)}
+            if kinds & {"i", "u"} and kinds <= {"i", "u", "f"}:
                 promoted = tuple(a.astype(numpy.float64) if isinstance(a, DArray) and a.dtype.kind in "iu" else a
                                  for a in args)
                 return apply(self._row, promoted)
