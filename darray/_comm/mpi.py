@@ -262,7 +262,7 @@ class MPICommunicator:
     def _disagree(self, what: str, groups=None) -> str:
         detail = ("" if groups is None else
                   " (" + "; ".join(f"ranks {[self.members[r] for r in g]} agree" for g in groups.values()) + ")")
-        return (f"{watch._describe(what)}: the ranks entered this collective with different operations, dtypes or "
+        return (f"{watch.describe(what)}: the ranks entered this collective with different operations, dtypes or "
                 f"shapes{detail}; every rank must make the same darray calls on the same arrays; rerun with "
                 f"DARRAY_DEBUG=1 to name what each rank called")
 

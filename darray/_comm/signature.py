@@ -79,54 +79,50 @@ def fold(send: np.ndarray, op: str, size: int, sign=None):
     ``check(reduced_buffer)`` is True when every rank passed the same
     signature (then ``reduced_buffer[:send.size]`` is the result).
     """
-    key = (op, send.dtype, send.shape, size, sign)
+    n = send.size
+    key = (op, send.dtype.char, n, size, sign)
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 4096:
             _plans.clear()
-        plan = _plans[key] = _plan(op, send.dtype, size, (op, send.dtype.str, send.size, sign))
+        plan = _plans[key] = _plan(op, send.dtype, size, (op, send.dtype.str, n, sign))
     extra, verdict = plan
     if extra is None:
         return send, None
-    buffer = np.concatenate((send.reshape(-1), extra))
-    n = send.size
-
-    def check(out):
-        e = out[n:]
-        if e.dtype.kind == "c":
-            e = e.real
-        return bool(verdict(e.tolist()))
-
-    return buffer, check
+    buffer = np.empty(n + extra.shape[0], dtype=send.dtype)
+    buffer[:n] = send.reshape(-1)
+    buffer[n:] = extra
+    if send.dtype.kind == "c":
+        return buffer, lambda out: bool(verdict(out[n:].real.tolist()))
+    return buffer, lambda out: bool(verdict(out[n:].tolist()))
 
 
 def gather_fold(send: np.ndarray, sign=None):
     """``(buffer, unpack)`` for an allgather: ``send``'s bytes plus an 8-byte signature, or ``(send, None)``.
 
     ``unpack(table)`` takes the gathered ``(P, nbytes + 8)`` bytes and returns
-    ``(stacked values, ranks grouped by signature)``; one group means agreement.
+    ``(stacked values, ranks grouped by signature)``; one group (None) means agreement.
     """
     nbytes = send.nbytes
     if nbytes > GATHER_LIMIT or not send.flags.c_contiguous:
         return send, None
-    key = ("allgather", send.dtype.str, send.size, sign)
+    key = ("allgather", send.dtype.char, nbytes, sign)
     sig = _plans.get(key)
     if sig is None:
-        sig = _plans[key] = np.frombuffer(_number(key).to_bytes(8, "little"), dtype=np.uint8)
+        sig = _plans[key] = np.frombuffer(_number((key[0], send.dtype.str, nbytes, sign)).to_bytes(8, "little"),
+                                          dtype=np.uint8)
     buffer = np.empty(nbytes + 8, dtype=np.uint8)
     buffer[:nbytes] = send.reshape(-1).view(np.uint8)
     buffer[nbytes:] = sig
     dtype, shape = send.dtype, send.shape
 
     def unpack(table):
-        sigs = table[:, nbytes:]
-        if (sigs == sigs[0]).all():
-            groups = None
-        else:
-            groups = {}
-            for rank, row in enumerate(sigs):
-                groups.setdefault(row.tobytes(), []).append(rank)
-        values = np.ascontiguousarray(table[:, :nbytes]).view(dtype).reshape(table.shape[0], *shape)
+        values = table[:, :nbytes].copy().view(dtype).reshape(table.shape[0], *shape)
+        if (table[:, nbytes:] == sig).all():
+            return values, None
+        groups: dict = {}
+        for rank, row in enumerate(table[:, nbytes:]):
+            groups.setdefault(row.tobytes(), []).append(rank)
         return values, groups
 
     return buffer, unpack

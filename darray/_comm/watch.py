@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _debug
 
-__all__ = ["Departures", "wait", "where", "SPIN", "GRACE", "BYE_TAG"]
+__all__ = ["Departures", "wait", "where", "describe", "SPIN", "GRACE", "BYE_TAG"]
 
 #: Seconds a wait spins on ``Test`` before it polls for departures and sleeps between tests.
 SPIN = 2e-3
@@ -63,6 +63,7 @@ class Departures:
         self.left: set[int] = set()
         self.announced = False
         self._buf = np.zeros(1, dtype=np.int64)
+        self._pid = os.getpid()  # a forked child (multiprocessing) is not a rank: it announces nothing
         atexit.register(self.announce)
 
     def poll(self) -> set[int]:
@@ -76,7 +77,7 @@ class Departures:
 
     def announce(self) -> None:
         """Tell every other rank that this one is leaving (once; a few eager 8-byte sends)."""
-        if self.announced or self.size == 1:
+        if self.announced or self.size == 1 or os.getpid() != self._pid:
             return
         self.announced = True
         MPI = self.MPI
@@ -130,7 +131,8 @@ def where() -> tuple[str, str]:
     return name, site
 
 
-def _describe(what: str) -> str:
+def describe(what: str) -> str:
+    """``what`` with the public function and the call site: ``darray.sum (allreduce.sum) called at job.py:12``."""
     name, site = where()
     text = f"darray.{name} ({what})" if name else what
     return text + (f" called at {site}" if site else "")
@@ -154,7 +156,7 @@ def wait(test, what: str, departures: Departures | None, expected=None, pending=
         if not type(error).__module__.startswith("mpi4py"):
             raise
         raise _debug.CollectiveMismatch(
-            f"{_describe(what)}: MPI failed in the wait ({str(error).splitlines()[0][:160]}); the ranks passed "
+            f"{describe(what)}: MPI failed in the wait ({str(error).splitlines()[0][:160]}); the ranks passed "
             f"buffers of different sizes: they called different operations or passed different dtypes or "
             f"shapes; rerun with DARRAY_DEBUG=1 to name them") from None
 
@@ -173,13 +175,13 @@ def _slow(test, what, departures, expected, pending, start) -> None:
             left = departures.poll()  # the others that left meanwhile (a script's end reaches all at once)
             gone = sorted(left if expected is None else left & expected)
             raise _debug.RanksLeft(
-                f"{_describe(what)}: rank(s) {gone} left the job (the script ended or called sys.exit there) while "
+                f"{describe(what)}: rank(s) {gone} left the job (the script ended or called sys.exit there) while "
                 f"this rank waited for them; every rank must make the same darray calls (one inside "
                 f"`if rank == ...:`?)")
         if timeout is not None and time.perf_counter() - start > timeout:
             who = f"rank(s) {sorted(pending())}" if pending is not None else "the other ranks"
             raise TimeoutError(
-                f"{_describe(what)}: no answer from {who} after {timeout} s (DARRAY_WAIT_TIMEOUT); they may have "
+                f"{describe(what)}: no answer from {who} after {timeout} s (DARRAY_WAIT_TIMEOUT); they may have "
                 f"failed, be busy, or be in another collective")
         time.sleep(delay)
-        delay = min(2 * delay, 1e-3)
+        delay = min(2 * delay, 2e-4)  # a slow wait answers within 0.2 ms of its completion
