@@ -162,7 +162,7 @@ def _partition_ok(got: np.ndarray, source: np.ndarray, kth, axis) -> str:
     return ""
 
 
-@pytest.mark.parametrize("dtype", ["float64", "int64", "float32", "uint8", "bool"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "uint8", "bool"])
 def test_partition_and_argpartition(dtype):
     for shape, axis, kths in (((13,), -1, (0, 6, -1, (2, 9))), ((7, 13), 0, (3, (0, 6))), ((7, 13), 1, (12, (1, 5))),
                               ((7, 13), None, (40,))):
@@ -202,16 +202,17 @@ def test_partition_with_nans():
 @pytest.mark.parametrize("dtype", ["float64", "int64", "complex128", "float32", "bool"])
 @pytest.mark.parametrize("name", ["convolve", "correlate"])
 def test_convolve_correlate(name, dtype):
-    for m in (1, 2, 3, 4, 20):
+    for m in (1, 2, 4, 20):
         v = values((m,), dtype, seed=m)
         for lname, x, g in cases((13,), dtype):
-            for mode in ("full", "same", "valid"):
+            for i, mode in enumerate(("full", "same", "valid")):
                 want = getattr(np, name)(g, v, mode)
-                for spelling, f in both(name):
-                    check(f(x, v, mode), want, f"{spelling}.{name} m={m} {mode} {lname}")
+                spelling, f = both(name)[(i + m) % 2]
+                check(f(x, v, mode), want, f"{spelling}.{name} m={m} {mode} {lname}")
                 check(getattr(np, name)(v, x, mode), getattr(np, name)(v, g, mode), f"{name}(v, x) m={m} {mode}")
-                vd = da.asarray(v, split=0)  # a distributed kernel (or signal, when longer)
-                check(getattr(np, name)(x, vd, mode), want, f"{name} of two DArrays m={m} {mode} {lname}")
+                if m in (4, 20):  # a distributed kernel (or signal, when longer)
+                    vd = da.asarray(v, split=0)
+                    check(getattr(np, name)(x, vd, mode), want, f"{name} of two DArrays m={m} {mode} {lname}")
     check(np.convolve(da.asarray(values((7,), dtype)), values((13,), dtype, seed=4)),
           np.convolve(values((7,), dtype), values((13,), dtype, seed=4)), f"{name} default mode, longer v")
 
@@ -228,14 +229,14 @@ def test_convolve_mixed_dtypes_and_default_modes():
 def test_rot90():
     for shape in ((7, 13), (3, 5, 4)):
         for lname, x, g in cases(shape, "int64"):
-            for k in (-1, 0, 1, 2, 3, 5):
-                for axes in ((0, 1), (1, 0), (-1, 0)):
-                    for spelling, f in both("rot90"):
-                        check(f(x, k, axes), np.rot90(g, k, axes), f"{spelling}.rot90 k={k} axes={axes} {lname}")
+            for k in (-1, 0, 1, 2, 5):
+                for axes in ((0, 1), (-1, 0)):
+                    spelling, f = both("rot90")[k % 2]
+                    check(f(x, k, axes), np.rot90(g, k, axes), f"{spelling}.rot90 k={k} axes={axes} {lname}")
     check(np.rot90(da.asarray(np.arange(6).reshape(2, 3))), np.rot90(np.arange(6).reshape(2, 3)), "rot90 defaults")
 
 
-@pytest.mark.parametrize("dtype", ["float64", "int64", "bool", "complex128"])
+@pytest.mark.parametrize("dtype", ["float64", "int64", "bool"])
 def test_put(dtype):
     for shape in ((13,), (7, 5)):
         n = int(np.prod(shape))
@@ -302,19 +303,18 @@ def test_put_along_axis_and_take_along_axis():
 def test_packbits_unpackbits(dtype):
     for shape in ((13,), (7, 13), (3, 17)):
         for lname, x, g in cases(shape, dtype, low=0, high=3):
-            for axis in (None, *range(len(shape))):
-                for bitorder in ("big", "little"):
-                    want = np.packbits(g, axis=axis, bitorder=bitorder)
-                    for spelling, f in both("packbits"):
-                        check(f(x, axis=axis, bitorder=bitorder), want,
-                              f"{spelling}.packbits axis={axis} {bitorder} {lname}")
-                    packed_np = want
-                    packed = da.asarray(packed_np, **(layouts(packed_np.shape).get(lname, {"split": 0})))
-                    for count in (None, 3, -2, 0, 40):
-                        for spelling, f in both("unpackbits"):
-                            check(f(packed, axis=axis, count=count, bitorder=bitorder),
-                                  np.unpackbits(packed_np, axis=axis, count=count, bitorder=bitorder),
-                                  f"{spelling}.unpackbits axis={axis} count={count} {bitorder} {lname}")
+            for i, axis in enumerate((None, *range(len(shape)))):
+                bitorder = ("big", "little")[i % 2]
+                want = np.packbits(g, axis=axis, bitorder=bitorder)
+                for spelling, f in both("packbits"):
+                    check(f(x, axis=axis, bitorder=bitorder), want,
+                          f"{spelling}.packbits axis={axis} {bitorder} {lname}")
+                packed = da.asarray(want, **(layouts(want.shape).get(lname, {"split": 0})))
+                for j, count in enumerate((None, 3, -2, 0, 40)):
+                    spelling, f = both("unpackbits")[j % 2]
+                    check(f(packed, axis=axis, count=count, bitorder=bitorder),
+                          np.unpackbits(want, axis=axis, count=count, bitorder=bitorder),
+                          f"{spelling}.unpackbits axis={axis} count={count} {bitorder} {lname}")
 
 
 # ---------------------------------------------------------------- einsum with three or more operands
@@ -328,13 +328,14 @@ EINSUMS = [
 ]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "complex128", "int64"])
-@pytest.mark.parametrize("optimize", [False, True, "greedy", "optimal"])
+@pytest.mark.parametrize("dtype, optimize", [("float64", False), ("float64", True), ("float64", "optimal"),
+                                             ("float64", "greedy"), ("complex128", "greedy"), ("int64", "greedy")])
 def test_einsum_many_operands(dtype, optimize):
     for subscripts, shapes in EINSUMS:
         arrays = [values(s, dtype, seed=i) for i, s in enumerate(shapes)]
         want = np.einsum(subscripts, *arrays, optimize=optimize)
-        for lname, kw in layouts(shapes[0]).items():
+        every = layouts(shapes[0]) if optimize == "greedy" else {"split0": dict(split=0)}
+        for lname, kw in every.items():
             operands = [da.asarray(arrays[0], **kw)] + [da.asarray(a, split=0) for a in arrays[1:]]
             for spelling, f in both("einsum"):
                 got = f(subscripts, *operands, optimize=optimize)
@@ -362,13 +363,13 @@ def test_where_one_argument(dtype):
 
 @pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
 def test_unique_axis(dtype):
-    for shape in ((13, 3), (7, 4, 2), (2, 13)):
+    for shape in ((13, 3), (7, 4, 2)):
         for lname, x, g in cases(shape, dtype, low=0, high=2):
             for axis in range(-1, len(shape)):
-                for flags in ((False, False, False), (True, True, True), (False, True, False), (True, False, True)):
-                    want = np.unique(g, *flags, axis=axis)
-                    for spelling, f in both("unique"):
-                        check(f(x, *flags, axis=axis), want, f"{spelling}.unique axis={axis} flags={flags} {lname}")
+                flags = ((True, True, True), (False, False, False), (True, False, True))[axis % 3]
+                spelling, f = both("unique")[axis % 2]
+                check(f(x, *flags, axis=axis), np.unique(g, *flags, axis=axis),
+                      f"{spelling}.unique axis={axis} flags={flags} {lname}")
 
 
 def test_unique_axis_edges():
@@ -383,7 +384,7 @@ def test_unique_axis_edges():
 @pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "fftn", "rfftn", "fft", "rfft", "fftshift"])
 def test_fft2_family(name):
     for shape in ((7, 13), (4, 6, 5)):
-        for lname, x, g in cases(shape, "float64"):
+        for lname, x, g in cases(shape, "float64")[:5 if len(shape) == 3 else None]:
             for kwargs in ({}, {"axes": (0, 1)} if name not in ("fft", "rfft") else {"axis": 0},
                            {"norm": "ortho"} if name != "fftshift" else {"axes": -1}):
                 want = getattr(np.fft, name)(g, **kwargs)

@@ -87,11 +87,10 @@ def _full(signal: DArray, kernel: np.ndarray) -> DArray:
     else:
         padded = to_numpy(signal.local)
     dtype = np.result_type(signal.dtype, kernel.dtype)
-    if last:
-        out = np.convolve(padded, kernel, "valid")
-    elif own:
-        out = np.convolve(padded[:h + own], kernel, "valid")
-    else:
+    count = own + (h if last else 0)  # outputs of this rank: k - m + 1 .. k lie in [ghosts | own | ghosts]
+    if count:
+        out = np.convolve(padded[:count + h], kernel, "valid")
+    else:  # an empty block (not the last, or with nothing to add)
         out = np.zeros(0, dtype=dtype)
     sizes = tuple(s + h if b == nblocks - 1 else s for b, s in enumerate(layout.sizes[0]))
     result = Layout((n + h,), layout.dims, layout.split, (sizes,), (0,), ("none",))
