@@ -71,9 +71,6 @@ class _Targets:
         "any": "darray._core.reductions.any",
         "zeros_like": "darray._api.creation.zeros_like",
         "equal": "darray._api.elementwise.equal",
-        "astype": "darray._core.elementwise.astype",
-        "reductions": "darray._core.reductions",
-        "from_dlpack": "darray._api.creation.from_dlpack",
     }
 
     def __getattr__(self, name: str):
@@ -169,7 +166,7 @@ def transpose(self, *axes):
 
 
 def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
-    """The same cells read as another dtype of the SAME itemsize, sharing the blocks (``ndarray.view``).
+    """The same cells read as another dtype, sharing the blocks (``ndarray.view``).
 
     ``x.view()`` is a new DArray over the same blocks; writes through either
     show in both. A dtype of another itemsize changes the length of the last
@@ -205,7 +202,6 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
     return DArray._new(viewed, layout, self._comm, self._xp)
 
 
-
 def _resized_last_axis(self, dtype):
     """The layout of a view as ``dtype`` of another itemsize: the last axis grows or shrinks (uncut only)."""
     layout = self._layout
@@ -234,16 +230,25 @@ def squeeze(self, axis=None):
 def take(self, indices, axis=None, out=None, mode: str = "raise"):
     """Elements at ``indices`` (``ndarray.take``): of the flattened array (``axis=None``) or along ``axis``.
 
-    ``mode="wrap"`` / ``"clip"`` fold the indices into range first, as NumPy.
+    ``mode="wrap"`` / ``"clip"`` fold the indices into range first, as NumPy;
+    n-d indices put their shape at ``axis`` (a 0-d index removes the axis).
     """
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(message("take", "mode must be 'raise', 'wrap' or 'clip'", mode))
     source = self if axis is not None or self.ndim == 1 else numpy.ravel(self)
-    if mode != "raise":
+    if mode != "raise":  # elementwise on the indices (a DArray of indices stays distributed)
         n = source.shape[0 if axis is None else axis]
-        idx = numpy.asarray(to_numpy(indices.gather()) if hasattr(indices, "gather") else indices)
+        idx = indices if hasattr(indices, "gather") else numpy.asarray(indices)
         indices = idx % n if mode == "wrap" else numpy.clip(idx, 0, n - 1)
-    return numpy.take(source, indices, axis=0 if axis is None else axis)
+    axis = 0 if axis is None else axis
+    shape = numpy.shape(indices) if not hasattr(indices, "gather") else indices.shape
+    if len(shape) == 1:
+        return numpy.take(source, indices, axis=axis)
+    # n-d indices (NumPy's): take the flattened list, then give the result the indices' shape at ``axis``
+    flat = indices.reshape(-1) if hasattr(indices, "gather") else numpy.reshape(indices, -1)
+    got = numpy.take(source, flat, axis=axis)
+    at = axis % source.ndim
+    return got.reshape(*source.shape[:at], *shape, *source.shape[at + 1:])
 
 
 def tolist(self):
