@@ -248,8 +248,8 @@ class DArray:
         if self.size == 1:
             return bool(_methods.item(self))
         if self.size == 0:
-            raise ValueError(message("__bool__", "The truth value of an empty array is ambiguous. Use `array.size > 0` "
-                                     "to check that an array is not empty", self.shape))
+            raise ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an "
+                             f"array is not empty (__bool__; got shape {self.shape}, expected a size-1 array)")
         raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or "
                          f"a.all() (__bool__; got shape {self.shape}, expected a size-1 array)")
 
