@@ -229,7 +229,35 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- explain --
+def _configure_explain(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shape", type=int, nargs="+", help="global shape, e.g. 4096 4096")
+    parser.add_argument("-n", "--np", dest="nprocs", type=int, default=2, help="number of ranks (default 2)")
+    parser.add_argument("--split", default="auto",
+                        help="cut axes: 'auto', 'none', an axis or comma-separated axes per grid dim (e.g. 0,1)")
+    parser.add_argument("--grid", default=None, help="grid dims, comma-separated (e.g. 2,2)")
+    parser.add_argument("--halo", type=int, default=1, help="ghost width on every axis (default 1)")
+    parser.add_argument("--boundary", default="none", help="none, periodic, reflect, nearest (default none)")
+    parser.add_argument("--itemsize", type=int, default=8, help="bytes per element (default 8, float64)")
+
+
+def _ints(text: str) -> tuple:
+    return tuple(None if t.strip().lower() == "none" else int(t) for t in text.split(","))
+
+
+def _explain(args: argparse.Namespace) -> int:
+    split = args.split if args.split == "auto" else (None if args.split.lower() == "none" else _ints(args.split))
+    if isinstance(split, tuple) and len(split) == 1:
+        split = split[0]
+    grid = _ints(args.grid) if args.grid else None
+    print(darray.explain(tuple(args.shape), nprocs=args.nprocs, split=split, grid=grid, halo=args.halo,
+                         boundary=args.boundary, itemsize=args.itemsize))
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
+    "explain": Command("predict a layout's halo exchange before running (darray.explain)", _configure_explain,
+                       _explain),
     "info": Command("show versions, MPI, transports, backends and devices", lambda parser: None, _info),
     "run": Command("run a script on N ranks (mpiexec through mpi4py's runner)", _configure_run, _run),
     "demo": Command("the main job: simulate, check, train and trace a field split over ranks", _configure_demo,

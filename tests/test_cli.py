@@ -23,3 +23,13 @@ def test_info_lists_the_optional_stack(capsys):
                 pass
         assert rows[name] == (versions[0] if versions else "not installed"), name
     assert rows["numpy"] == importlib.metadata.version("numpy")
+
+
+def test_explain_command_prints_what_darray_explain_predicts(capsys):
+    import darray as da
+
+    assert cli.main(["explain", "1024", "1024", "-n", "4", "--split", "0", "--boundary", "periodic"]) == 0
+    want = da.explain((1024, 1024), nprocs=4, split=0, halo=1, boundary="periodic")
+    assert capsys.readouterr().out.strip() == str(want).strip()
+    assert cli.main(["explain", "100", "60", "-n", "4", "--split", "0,1", "--grid", "2,2", "--halo", "2"]) == 0
+    assert "grid=(2, 2) split=(0, 1) halo=(2, 2)" in capsys.readouterr().out

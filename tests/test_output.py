@@ -58,7 +58,7 @@ SCRIPT = textwrap.dedent("""
     import sys
     import darray as np
     total = float(np.sum(np.arange(10.0)))
-    print("total", total)
+    print(f"total {total}", flush=True)  # one string: the ranks' lines may interleave, not their words
     print("rank note", file=sys.stderr)
 """)
 
