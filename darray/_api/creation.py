@@ -476,8 +476,7 @@ def identity(n, dtype=None, *, device=None, split="auto", grid=None, sizes=None,
     >>> int(da.sum(da.identity(3, int)))
     3
     """
-    return eye(n, dtype=dtype, device=device, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
-               comm=comm)
+    return _band("identity", n, n, 0, dtype, False, device, split, grid, sizes, halo, boundary, comm)
 
 
 def _triangle(func: str, x, k: int, lower: bool) -> DArray:

@@ -22,7 +22,7 @@ import numbers
 import numpy
 
 from .._core import DArray
-from .._errors import message
+from .._errors import message, names_errors
 from .creation import arange, as_darray, asarray, linspace, ones, tri
 from .elementwise import logical_not, pow as _pow
 from .manipulation import reshape
@@ -76,6 +76,7 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0, **layout) 
     return out if dtype is None else out.astype(dtype)
 
 
+@names_errors("tril_indices")
 def tril_indices(n, k=0, m=None, **layout) -> tuple[DArray, DArray]:
     """Row and column indices of the lower triangle of an ``(n, m)`` array (``numpy.tril_indices``).
 
@@ -84,6 +85,7 @@ def tril_indices(n, k=0, m=None, **layout) -> tuple[DArray, DArray]:
     return nonzero(tri(n, m, k, dtype=bool, **layout))
 
 
+@names_errors("triu_indices")
 def triu_indices(n, k=0, m=None, **layout) -> tuple[DArray, DArray]:
     """Row and column indices of the upper triangle of an ``(n, m)`` array (``numpy.triu_indices``)."""
     return nonzero(logical_not(tri(n, m, k - 1, dtype=bool, **layout)))
@@ -108,6 +110,7 @@ def triu_indices_from(arr, k=0) -> tuple[DArray, DArray]:
     return triu_indices(n, k, m)
 
 
+@names_errors("mask_indices")
 def mask_indices(n, mask_func, k=0) -> tuple[DArray, DArray]:
     """Indices where ``mask_func(ones((n, n)), k)`` is non-zero (``numpy.mask_indices``), e.g. ``darray.triu``."""
     return nonzero(mask_func(ones((n, n), dtype=int), k))
@@ -115,6 +118,9 @@ def mask_indices(n, mask_func, k=0) -> tuple[DArray, DArray]:
 
 def diag_indices(n, ndim=2) -> tuple[DArray, ...]:
     """Indices of the main diagonal of an ``n``-wide ``ndim``-d array: ``ndim`` times ``arange(n)``."""
+    for name, value in (("n", n), ("ndim", ndim)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+            raise TypeError(message("diag_indices", f"{name} must be an integer", value))
     idx = arange(n)
     return (idx,) * ndim
 

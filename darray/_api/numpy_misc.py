@@ -30,7 +30,7 @@ import numpy
 from numpy import exceptions  # darray raises NumPy's exception types (AxisError, ...)
 
 from .._core import DArray
-from .._errors import message
+from .._errors import message, names_errors
 from .creation import as_darray, asarray, full_like
 from .elementwise import ceil, floor, imag, isfinite, isinf, logical_and, logical_not, not_equal, real, signbit, sin
 from .elementwise import abs as _abs
@@ -60,16 +60,19 @@ seterr, geterr, errstate = numpy.seterr, numpy.geterr, numpy.errstate
 seterrcall, geterrcall = numpy.seterrcall, numpy.geterrcall
 
 
+@names_errors("asanyarray")
 def asanyarray(a, dtype=None, order=None, **kwargs) -> DArray:
     """:func:`darray.asarray` (DArray has no subclasses to keep)."""
     return asarray(a, dtype, order, **kwargs)
 
 
+@names_errors("ascontiguousarray")
 def ascontiguousarray(a, dtype=None, **kwargs) -> DArray:
     """:func:`darray.asarray`: every block of a DArray is C-contiguous already."""
     return asarray(a, dtype, **kwargs)
 
 
+@names_errors("asfortranarray")
 def asfortranarray(a, dtype=None, **kwargs) -> DArray:
     """:func:`darray.asarray`: the same values; blocks stay C-ordered (darray's blocks always are).
 
@@ -98,9 +101,13 @@ def fromiter(iter, dtype, count: int = -1, **kwargs) -> DArray:  # noqa: A002 - 
 
 
 def _dtype_of(func: str, x) -> numpy.dtype:
+    """The dtype of a DArray (metadata), or of the numeric data NumPy makes of ``x``; ``TypeError`` otherwise."""
     if isinstance(x, DArray):
         return x.dtype
-    return numpy.asarray(x).dtype
+    dtype = x.dtype if isinstance(getattr(x, "dtype", None), numpy.dtype) else numpy.asarray(x).dtype
+    if dtype.kind not in "biufc":
+        raise TypeError(message(func, "expected numeric data", dtype, "a DArray, an array or numbers"))
+    return dtype
 
 
 def iscomplexobj(x) -> bool:
@@ -110,7 +117,7 @@ def iscomplexobj(x) -> bool:
 
 def isrealobj(x) -> bool:
     """Whether ``x`` has a non-complex dtype (from the replicated dtype; no communication)."""
-    return not iscomplexobj(x)
+    return _dtype_of("isrealobj", x).kind != "c"
 
 
 def isreal(x) -> DArray:
@@ -164,7 +171,10 @@ def min_scalar_type(a) -> numpy.dtype:
     """
     if isinstance(a, DArray):
         return a.dtype if a.ndim else numpy.min_scalar_type(a._scalar(lambda v: v, "min_scalar_type"))
-    return numpy.min_scalar_type(a)
+    found = numpy.min_scalar_type(a)
+    if found.kind not in "biufc":
+        raise TypeError(message("min_scalar_type", "expected numeric data", found, "a DArray, an array or a number"))
+    return found
 
 
 def asarray_chkfinite(a, dtype=None, order=None, **kwargs) -> DArray:

@@ -224,10 +224,11 @@ def fromfile(file, dtype=float, count: int = -1, sep: str = "", offset: int = 0,
 
 def frombuffer(buffer, dtype=float, count: int = -1, offset: int = 0, **layout):
     """A 1-d DArray from a buffer every rank holds (``numpy.frombuffer``); each rank keeps its block."""
-    return darray.asarray(_numbers("frombuffer", np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)),
-                          **layout)
+    _numbers("frombuffer", np.empty(0, dtype=dtype))
+    return darray.asarray(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset), **layout)
 
 
 def fromstring(string, dtype=float, count: int = -1, *, sep: str, **layout):
     """A 1-d DArray from text every rank holds (``numpy.fromstring`` with a separator); each rank keeps its block."""
-    return darray.asarray(_numbers("fromstring", np.fromstring(string, dtype=dtype, count=count, sep=sep)), **layout)
+    _numbers("fromstring", np.empty(0, dtype=dtype))
+    return darray.asarray(np.fromstring(string, dtype=dtype, count=count, sep=sep), **layout)
