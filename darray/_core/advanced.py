@@ -390,6 +390,10 @@ def _values_in(value, layout: Layout, x: DArray, func: str):
 
     shape = layout.shape
     vshape = value.shape if hasattr(value, "shape") else np.shape(value)
+    extra = len(vshape) - len(shape)
+    if extra > 0 and all(n == 1 for n in vshape[:extra]):  # NumPy drops leading length-1 axes
+        value = _index(value if isinstance(value, DArray) else np.asarray(value), (0,) * extra)
+        vshape = tuple(vshape[extra:])
     try:
         ok = np.broadcast_shapes(tuple(vshape), shape) == shape
     except ValueError:
