@@ -12,6 +12,8 @@ the plain function runs, as in NumPy.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import darray as _da
@@ -70,7 +72,10 @@ def _quantiles(name: str, a: DArray, q, axis, method: str, keepdims: bool, scale
     else:  # NumPy's lerp, from the nearer end
         step = above - below
         result = _da.where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
-    result = _da.where(valid == 0, np.nan, result)  # an all-NaN slice: NaN (NumPy also warns)
+    empty = valid == 0
+    if bool(_da.any(empty)):  # an all-NaN slice: NaN, with NumPy's warning (the same verdict on every rank)
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
+        result = _da.where(empty, np.nan, result)
     result = _da.moveaxis(result, -1, 0)  # NumPy puts the q axis first
     if keepdims:
         result = _da.reshape(result, (result.shape[0], *(1 if d in axes else m for d, m in enumerate(shape))))
