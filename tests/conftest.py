@@ -80,6 +80,11 @@ NUMPY_ONLY = {
     "tests/test_bench.py": "darray bench compares with NumPy / mpi4py programs on NumPy buffers and trains darray.nn",
     **{f"tests/test_numpy_names.py::test_ufunc_names_match_numpy[{name}]": "a NumPy ufunc name without a standard "
        "equivalent: " + _UFUNC for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
+    **{f"darray/_api/{path}": "the example runs a ufunc method with NumPy's loops (at, reduceat, accumulate of "
+       "maximum/subtract): " + _UFUNC for path in ("ufuncs.py::darray._api.ufuncs", "ufunc_methods.py::darray._api."
+                                                   "ufunc_methods.accumulate", "ufunc_methods.py::darray._api."
+                                                   "ufunc_methods.at", "ufunc_methods.py::darray._api."
+                                                   "ufunc_methods.reduceat")},
     **{f"tests/test_bad_input.py::test_bad_call[{name}-": "a NumPy ufunc name without a standard equivalent "
        "refuses other blocks (TypeError) before looking at shapes: " + _UFUNC
        for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
@@ -114,6 +119,8 @@ STRICT_EXCLUDED = {
         ("darray/_api/overlap.py", "darray._api.overlap.map_overlap"),
         ("darray/stencil.py", "darray.stencil.laplacian"),
         ("darray/_api/numpy_names.py", "darray._api.numpy_names.round"),
+        ("darray/_api/ufunc_methods.py", "darray._api.ufunc_methods.reduce"),
+        ("darray/_api/ufunc_methods.py", "darray._api.ufunc_methods.outer"),
         *(("darray/_api/numpy_functions.py", f"darray._api.numpy_functions.{name}") for name in (
             "angle", "around", "bincount", "corrcoef", "cov", "cross", "diag", "diagonal", "digitize", "hstack",
             "interp", "nan_to_num", "ravel", "split")))},

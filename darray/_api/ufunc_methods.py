@@ -186,8 +186,8 @@ def reduce(f, array, axis=0, dtype=None, out=None, keepdims=False, initial=NO_VA
     """
     name = _binary(f, "reduce")
     if (isinstance(array, (list, tuple)) and axis == 0 and dtype is None and out is None and not keepdims
-            and initial is NO_VALUE and where is True and len(array) > 1 and all(
-                isinstance(a, DArray) for a in array)):
+            and initial is NO_VALUE and where is True and len(array) > 1
+            and all(isinstance(a, DArray) and a.shape == array[0].shape for a in array)):
         result = array[0]  # np.logical_and.reduce([m1, m2, m3]): a fold of the arrays, no stacking
         for a in array[1:]:
             result = f(result, a)
