@@ -296,6 +296,11 @@ case("ravel_multi_index", lambda: da.ravel_multi_index((vec(6, np.int64),), (2, 
 case("logspace", lambda: da.logspace("a", 2), TypeError, "start")
 case("geomspace", lambda: da.geomspace(0, 2), ValueError, "zero")
 case("vander", lambda: da.vander(f64()), ValueError, "2d")
+for name in ("bartlett", "blackman", "hamming", "hanning"):
+    case(name, lambda fn=getattr(da, name): fn(2.5), TypeError, "M-float", label=name)
+case("diagflat", lambda: da.diagflat("ab"), TypeError, "str")
+case("flatnonzero", lambda: da.flatnonzero(object()), TypeError, "object")
+case("argwhere", lambda: da.argwhere(object()), TypeError, "object")
 for name in ("tril_indices", "triu_indices"):
     case(name, lambda fn=getattr(da, name): fn(-2), ValueError, "n", label=name)
 for name in ("tril_indices_from", "triu_indices_from"):

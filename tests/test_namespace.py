@@ -85,6 +85,7 @@ ALL = frozenset({
     'frombuffer', 'fromfile', 'fromstring', 'genfromtxt', 'geomspace', 'index_exp', 'isneginf', 'isposinf', 'iterable',
     'little_endian', 'logspace', 'mask_indices', 'min_scalar_type', 'mintypecode', 'real_if_close', 's_', 'sinc',
     'tri', 'tril_indices', 'tril_indices_from', 'triu_indices', 'triu_indices_from', 'typename', 'vander',
+    'argwhere', 'bartlett', 'blackman', 'diagflat', 'flatnonzero', 'hamming', 'hanning',
     'bool_', 'byte', 'cdouble', 'complexfloating', 'csingle', 'double', 'dtype', 'floating', 'generic', 'inexact',
     'int_', 'intc', 'integer', 'intp', 'long', 'longlong', 'number', 'short', 'signedinteger', 'single', 'ubyte',
     'uint', 'uintc', 'uintp', 'ulong', 'ulonglong', 'unsignedinteger', 'ushort',

@@ -438,6 +438,25 @@ def test_vander(dtype):
     assert_raises_everywhere(ValueError, np.vander, np.zeros((2, 2)), match="vander: x must be a one-dimensional")
 
 
+@pytest.mark.parametrize("name", ["bartlett", "blackman", "hamming", "hanning"])
+def test_windows(name, small_auto_threshold):
+    for m in (0, 1, 2, 7, 13):
+        assert_equal(getattr(np, name)(m), getattr(numpy, name)(m), atol=1e-15, err_msg=f"{name}({m})")
+    assert_raises_everywhere(TypeError, getattr(np, name), 2.5, match=f"{name}: M must be an integer")
+
+
+def test_diagflat_flatnonzero_argwhere():
+    for v, k in (([[1, 2], [3, 4]], 0), ([1.5, 2.5, 3.5], -2), ([[1, 2]], 1)):
+        assert_equal(np.diagflat(v, k), numpy.diagflat(v, k), err_msg=str((v, k)))
+    values = (numpy.arange(91).reshape(7, 13) % 4 == 0)
+    for name, opts in layouts2((7, 13)).items():
+        x = np.asarray(values, **opts)
+        assert_equal(np.flatnonzero(x), numpy.flatnonzero(values), err_msg=name)
+        assert_equal(np.argwhere(x), numpy.argwhere(values), err_msg=name)
+    for v in (0, 3):
+        assert_equal(np.argwhere(np.asarray(v)), numpy.argwhere(v))
+
+
 # ------------------------------------------------------------------ files
 def test_save_load_npy(shared):
     want = numpy.arange(91.0).reshape(7, 13)

@@ -3,7 +3,8 @@
 Each is built from darray's distributed pieces, with no gather:
 :func:`logspace`/:func:`geomspace` are ``base ** linspace`` blockwise;
 triangle indices are :func:`darray.nonzero` of a :func:`darray.tri` built
-block by block; :func:`vander` raises the (distributed) column of ``x`` to
+block by block; the windows (:func:`hanning`, ...) are NumPy's formulas on a
+distributed :func:`darray.arange`; :func:`vander` raises the (distributed) column of ``x`` to
 a replicated row of powers, so the matrix is cut like ``x``.
 
 Examples
@@ -24,12 +25,14 @@ import numpy
 from .._core import DArray
 from .._errors import message, names_errors
 from .creation import arange, as_darray, asarray, linspace, ones, tri
-from .elementwise import logical_not, pow as _pow
+from .elementwise import cos, logical_not, pow as _pow
+from .searching import where
 from .manipulation import reshape
 from .searching import nonzero
 
-__all__ = ["diag_indices", "diag_indices_from", "geomspace", "logspace", "mask_indices", "tril_indices",
-           "tril_indices_from", "triu_indices", "triu_indices_from", "vander"]
+__all__ = ["bartlett", "blackman", "diag_indices", "diag_indices_from", "diagflat", "geomspace", "hamming", "hanning",
+           "logspace", "mask_indices", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
+           "vander"]
 
 
 def _scalar(func: str, name: str, value):
@@ -155,3 +158,51 @@ def vander(x, N=None, increasing: bool = False) -> DArray:  # noqa: N803 - NumPy
     row = asarray(powers, split=None, comm=x.comm, device=x.device)
     return _pow(reshape(base, (-1, 1)), reshape(row, (1, -1)))
 
+
+
+def diagflat(v, k=0) -> DArray:
+    """A 2-d array with the flattened ``v`` on its ``k``-th diagonal (``numpy.diagflat``).
+
+    >>> import darray as np
+    >>> np.diagflat([[1, 2]], 1).gather().tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    """
+    from .numpy_functions import diag
+
+    return diag(reshape(as_darray("diagflat", v), (-1,)), k)
+
+
+def _window(func: str, M, weights) -> DArray:
+    """NumPy's window of length ``M``: ``weights(n / (M - 1))`` at ``n = 1-M, 3-M, ..., M-1`` (float64)."""
+    if not isinstance(M, (numbers.Integral, numpy.integer)) or isinstance(M, bool):
+        raise TypeError(message(func, "M must be an integer", M))
+    if M < 1:
+        return asarray(numpy.zeros(0))
+    if M == 1:
+        return ones(1)
+    return weights(arange(1 - int(M), int(M), 2) / (int(M) - 1))
+
+
+def bartlett(M) -> DArray:
+    """The Bartlett (triangular) window of length ``M`` (``numpy.bartlett``), distributed.
+
+    >>> import darray as np
+    >>> np.bartlett(5).gather().tolist()
+    [0.0, 0.5, 1.0, 0.5, 0.0]
+    """
+    return _window("bartlett", M, lambda t: where(t <= 0, 1 + t, 1 - t))
+
+
+def blackman(M) -> DArray:
+    """The Blackman window of length ``M`` (``numpy.blackman``), distributed."""
+    return _window("blackman", M, lambda t: 0.42 + 0.5 * cos(numpy.pi * t) + 0.08 * cos(2.0 * numpy.pi * t))
+
+
+def hamming(M) -> DArray:
+    """The Hamming window of length ``M`` (``numpy.hamming``), distributed."""
+    return _window("hamming", M, lambda t: 0.54 + 0.46 * cos(numpy.pi * t))
+
+
+def hanning(M) -> DArray:
+    """The Hann window of length ``M`` (``numpy.hanning``), distributed."""
+    return _window("hanning", M, lambda t: 0.5 + 0.5 * cos(numpy.pi * t))

@@ -26,13 +26,14 @@ import numpy
 
 from .._core import DArray
 from .._errors import message
-from .creation import arange, as_darray, asarray, meshgrid
+from .creation import arange, as_darray, asarray, meshgrid, zeros
 from .elementwise import clip, logical_or
 from .manipulation import reshape, stack
+from .searching import nonzero
 from .statistical import any as _any
 
-__all__ = ["fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex", "ogrid",
-           "ravel_multi_index", "s_", "unravel_index"]
+__all__ = ["argwhere", "flatnonzero", "fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex",
+           "ogrid", "ravel_multi_index", "s_", "unravel_index"]
 
 #: NumPy's ``ndindex`` iterates index tuples of a shape; it holds no array, so it is NumPy's own.
 ndindex = numpy.ndindex
@@ -251,3 +252,26 @@ class ndenumerate:  # noqa: N801 - NumPy's name
 
     def __next__(self):
         return next(self._iter)
+
+
+def flatnonzero(a) -> DArray:
+    """Indices of the non-zero elements of the flattened ``a`` (``numpy.flatnonzero``), distributed.
+
+    >>> import darray as np
+    >>> np.flatnonzero([[0, 3], [4, 0]]).gather().tolist()
+    [1, 2]
+    """
+    return nonzero(reshape(as_darray("flatnonzero", a), (-1,)))[0]
+
+
+def argwhere(a) -> DArray:
+    """The ``(N, a.ndim)`` indices of the non-zero elements (``numpy.argwhere``), distributed along N.
+
+    >>> import darray as np
+    >>> np.argwhere([[0, 3], [4, 0]]).gather().tolist()
+    [[0, 1], [1, 0]]
+    """
+    x = as_darray("argwhere", a)
+    if x.ndim == 0:  # NumPy: a 0-d array is a 1-d one of one element, seen with no axes
+        return zeros((int(bool(x)), 0), dtype=numpy.int64, comm=x.comm)
+    return stack(nonzero(x), axis=1)
