@@ -40,9 +40,11 @@ from __future__ import annotations
 import faulthandler
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -381,19 +383,30 @@ def shared(tmp_path, comm) -> Path:
 
 # ------------------------------------------------------------- the launcher --
 @pytest.fixture(scope="session")
-def mpiexec_pytest():
+def mpiexec_pytest(pytestconfig):
     """Run pytest under ``mpiexec -n nprocs``; return ``(returncode, output)``.
 
     MPMD launch: rank 0 prints the full report, the other ranks run quietly.
-    Skips (fails under ``CI``) when mpi4py or mpiexec is missing.
+    Rank 0's per-file progress lines (``tests/test_x.py .... [ 12%]``) are
+    shown on the terminal as they come, prefixed with the rank count, so a
+    long distributed stage never looks stuck. Skips (fails under ``CI``) when
+    mpi4py or mpiexec is missing.
     """
     _require(_has_module("mpi4py"), "mpi4py is not installed (pip install -e '.[test]')")
     mpiexec = _find_mpiexec()
     _require(mpiexec is not None, "no mpiexec next to the Python interpreter or on PATH")
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    terminal = pytestconfig.pluginmanager.getplugin("terminalreporter")
+
+    def show(line: str) -> None:
+        if terminal is None or capture is None:
+            return
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(line)
 
     def run(nprocs: int, args: list[str], cwd: Path) -> tuple[int, str]:
-        pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        quiet = ["--tb=no", "--no-summary", "--no-header", "--disable-warnings"]
+        pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+        quiet = ["-q", "--tb=no", "--no-summary", "--no-header", "--disable-warnings"]
         cmd = [mpiexec, "-n", "1", *pytest_cmd, *args]
         if nprocs > 1:
             cmd += [":", "-n", str(nprocs - 1), *pytest_cmd, *quiet, *args]
@@ -402,10 +415,25 @@ def mpiexec_pytest():
             cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, errors="replace", start_new_session=True,
         )
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            _kill_group(proc)
+
+        timer = threading.Timer(mpi_timeout(), expire)
+        timer.start()
+        lines = []
         try:
-            out, _ = proc.communicate(timeout=mpi_timeout())
-        except subprocess.TimeoutExpired:
-            out = _kill_group(proc)
+            for line in proc.stdout:
+                lines.append(line)
+                if _PROGRESS.match(line):
+                    show(f"  [mpiexec -n {nprocs}] {line.rstrip()}")
+            proc.wait()
+        finally:
+            timer.cancel()
+        out = "".join(lines)
+        if timed_out.is_set():
             pytest.fail(
                 f"mpiexec -n {nprocs}: no result after {mpi_timeout():.0f} s (set {TIMEOUT_ENV} to change); "
                 f"output tail:\n{out[-8000:]}",
@@ -416,18 +444,22 @@ def mpiexec_pytest():
     return run
 
 
-def _kill_group(proc: subprocess.Popen) -> str:
+#: A per-file progress line of rank 0's pytest: ``tests/test_x.py ..F.. [ 12%]``.
+_PROGRESS = re.compile(r"^\S+\.py \S.*\[\s*\d+%\]\s*$")
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """End the process group of ``proc``: SIGTERM, then SIGKILL after 10 s."""
     for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, None)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
             pass
         try:
-            out, _ = proc.communicate(timeout=grace)
-            return out or ""
+            proc.wait(timeout=grace)
+            return
         except subprocess.TimeoutExpired:
             continue
-    return ""
 
 
 def _find_mpiexec() -> str | None:
