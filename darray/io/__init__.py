@@ -3,7 +3,9 @@
 Every function here is collective (every rank of the array's communicator
 calls it with the same path) and moves only each rank's own block:
 
-- :func:`save` / :func:`load`: zarr v3 store, chunks aligned to the blocks;
+- :func:`save` / :func:`load`: the format chosen from the path (``.npy``, ``.h5``/``.hdf5``, else a
+  zarr store) or, when loading, from what is there (:mod:`darray.io.formats`);
+- zarr v3 stores, chunks aligned to the blocks (:mod:`darray.io.zarr_io`);
 - :func:`save_npy` / :func:`load_npy`: a standard ``.npy`` file (``os.pwrite`` / MPI-IO);
 - :func:`save_hdf5` / :func:`load_hdf5`: an HDF5 dataset (parallel h5py when built with MPI,
   otherwise rank-ordered writes).
@@ -14,7 +16,10 @@ the next save to the same target, or by :func:`clean_staging`) and store a
 SHA-256 digest per block; loads read any layout, validate shape and dtype,
 verify the digests, and raise the same error on every rank for a missing,
 truncated or damaged file
-(:class:`FileNotFoundError`, :class:`CorruptFileError`, :class:`ChecksumError`).
+(:class:`FileNotFoundError`, :class:`CorruptFileError`, :class:`ChecksumError`,
+:class:`MissingChunkError` for a deleted zarr chunk). A ``.npy`` file without
+its checksum sidecar loads with a :class:`MissingChecksumWarning` (an error
+under ``verify=True``).
 
 Data safety: nothing is ever unpickled (object, string and record dtypes and
 object codecs are refused before any data is decoded); save targets are
@@ -34,11 +39,11 @@ over the ranks, when they total at most ``VERIFY_MAX_BYTES`` (64 MiB) with
 ``verify="auto"``, always with ``verify=True``; ``verify=False`` skips all.
 """
 
-from ._common import VERIFY_MAX_BYTES, ChecksumError, CorruptFileError
+from ._common import VERIFY_MAX_BYTES, ChecksumError, CorruptFileError, MissingChecksumWarning, MissingChunkError
+from .formats import load, save
 from .hdf5_io import load_hdf5, save_hdf5
 from .npy_io import load_npy, save_npy
 from .staging import clean_staging
-from .zarr_io import load, save
 
-__all__ = ["ChecksumError", "CorruptFileError", "VERIFY_MAX_BYTES", "clean_staging", "load", "load_hdf5",
-           "load_npy", "save", "save_hdf5", "save_npy"]
+__all__ = ["ChecksumError", "CorruptFileError", "MissingChecksumWarning", "MissingChunkError", "VERIFY_MAX_BYTES",
+           "clean_staging", "load", "load_hdf5", "load_npy", "save", "save_hdf5", "save_npy"]

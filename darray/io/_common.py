@@ -28,10 +28,10 @@ import numpy as np
 
 import darray
 
-__all__ = ["CorruptFileError", "ChecksumError", "collective", "agree", "comm_of", "read_layout", "wrap",
-           "writer_blocks", "is_writer", "digest", "checksum_table", "verify_blocks", "host_block", "token",
-           "check_darray", "check_dtype", "check_table", "block_bounds", "VERIFY_MAX_BYTES", "mpi_comm", "check_shape",
-           "check_fits", "physical_memory", "MAX_NDIM"]
+__all__ = ["CorruptFileError", "ChecksumError", "MissingChunkError", "MissingChecksumWarning", "collective",
+           "agree", "comm_of", "read_layout", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
+           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "check_table", "block_bounds",
+           "VERIFY_MAX_BYTES", "mpi_comm", "check_shape", "check_fits", "physical_memory", "MAX_NDIM"]
 
 #: verify="auto" re-reads stored blocks that no rank holds whole only up to this many bytes in total.
 VERIFY_MAX_BYTES = 64 << 20
@@ -47,9 +47,18 @@ class ChecksumError(CorruptFileError):
     """The data read back does not match the checksum stored when it was saved."""
 
 
+class MissingChecksumWarning(UserWarning):
+    """A file loads without the checksums darray stores beside it (saved without them, or they were deleted)."""
+
+
+class MissingChunkError(CorruptFileError):
+    """A chunk file of a zarr store is gone: what zarr reads in its place (the fill value) fails the checksum."""
+
+
 # Exception types that travel between ranks (index = code - 1); anything else arrives as RuntimeError.
-_KINDS = (FileNotFoundError, ChecksumError, CorruptFileError, FileExistsError, PermissionError, IsADirectoryError,
-          NotADirectoryError, OSError, TypeError, ValueError, KeyError, ImportError, MemoryError, RuntimeError)
+_KINDS = (FileNotFoundError, MissingChunkError, ChecksumError, CorruptFileError, FileExistsError, PermissionError,
+          IsADirectoryError, NotADirectoryError, OSError, TypeError, ValueError, KeyError, ImportError, MemoryError,
+          RuntimeError)
 
 
 def _code(exc: BaseException | None) -> int:
@@ -282,12 +291,16 @@ def _inside(start, stop, lo, hi) -> bool:
     return all(l <= a and b <= h for a, b, l, h in zip(start, stop, lo, hi))
 
 
-def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read_region, verify) -> None:
+def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read_region, verify,
+                  diagnose=None) -> None:
     """Check the stored digests against the data (collective; raises ChecksumError on every rank).
 
     ``blocks`` is the stored (start, stop, sha256) list; ``block`` is this
     rank's owned cells of ``layout``; ``read_region(slices)`` reads any region
     of the stored array (used for stored blocks no rank holds whole).
+    ``diagnose(bad)``, given the (start, stop) bounds of the mismatching
+    blocks, may return a more precise error than the checksum mismatch (a
+    zarr store's missing chunk files: :class:`MissingChunkError`), or None.
     """
     if verify is False or verify is None or not blocks:
         return  # nothing to check (the same decision on every rank): no communication
@@ -315,8 +328,8 @@ def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read
                 part = np.asarray(read_region(tuple(slice(a, b) for a, b in zip(start, stop))))
                 if digest(part) != want:
                     bad.append((start, stop))
-        exc = None
-        if bad:
+        exc = diagnose(bad) if bad and diagnose is not None else None
+        if bad and exc is None:
             where = ", ".join(f"{tuple(s)}..{tuple(e)}" for s, e in bad[:4])
             exc = ChecksumError(f"{func}: checksum mismatch; got different data in the block(s) {where}, "
                                 f"expected the SHA-256 stored when the array was saved (the file is damaged)")

@@ -90,7 +90,7 @@ def _parallel(h5py, comm) -> bool:
     return bool(h5py.get_config().mpi) and mpi_comm(comm) is not None and comm.size > 1
 
 
-def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True) -> None:
+def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True, _func: str = "save_hdf5") -> None:
     """Write ``x`` to the dataset ``dataset`` of a new HDF5 file at ``path`` (collective, atomic).
 
     Examples
@@ -102,7 +102,7 @@ def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True) -> None:
     >>> float(da.sum(load_hdf5(p, "u")))
     6.0
     """
-    func = "save_hdf5"
+    func = _func
     check_darray(func, x)
     check_dataset_name(func, dataset)
     comm, layout = x.comm, x.layout
@@ -146,7 +146,7 @@ def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True) -> None:
 
 
 def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=None, halo=0, boundary="none",
-              comm=None, verify="auto"):
+              comm=None, verify="auto", _func: str = "load_hdf5"):
     """Read the dataset ``dataset`` of the HDF5 file ``path`` into a DArray in any layout (collective).
 
     Each rank opens the file read-only and reads its own hyperslab. Digests in
@@ -154,7 +154,7 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
     :mod:`darray.io`). A missing or damaged file, or a missing dataset, raises
     the same error on every rank.
     """
-    func = "load_hdf5"
+    func = _func
     check_dataset_name(func, dataset)
     comm = comm_of(comm)
     h5py = collective(comm, _h5py, func=func)

@@ -24,15 +24,17 @@ import io
 import json
 import math
 import os
+import re
+import warnings
 
 import numpy as np
 
 import darray
 
 from ._atomic import atomic_targets
-from ._common import (ChecksumError, CorruptFileError, block_bounds, check_darray, check_dtype, check_fits,
-                      check_shape, check_table, checksum_table, collective, comm_of, host_block, is_writer, mpi_comm,
-                      read_layout, verify_blocks, wrap, writer_blocks)
+from ._common import (ChecksumError, CorruptFileError, MissingChecksumWarning, block_bounds, check_darray,
+                      check_dtype, check_fits, check_shape, check_table, checksum_table, collective, comm_of,
+                      host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap, writer_blocks)
 
 __all__ = ["save_npy", "load_npy"]
 
@@ -83,7 +85,7 @@ def _pread_into(fd: int, out: memoryview, offset: int) -> None:
         out, offset = out[n:], offset + n
 
 
-def save_npy(path, x, *, checksum: bool = True) -> None:
+def save_npy(path, x, *, checksum: bool = True, _func: str = "save_npy") -> None:
     """Write ``x`` to ``path`` as a standard ``.npy`` file, in parallel (collective).
 
     Every rank writes its own block at its byte offset; the file appears
@@ -99,7 +101,7 @@ def save_npy(path, x, *, checksum: bool = True) -> None:
     >>> numpy.load(p)[-1]
     np.float64(9.0)
     """
-    func = "save_npy"
+    func = _func
     check_darray(func, x)
     comm, layout = x.comm, x.layout
     shape, dtype = x.shape, np.dtype(x.dtype)
@@ -176,7 +178,12 @@ def _mpi_write(mcomm, path: str, disp: int, layout, rank: int, block: np.ndarray
 
 
 def read_npy_header(func: str, path: str):
-    """(shape, fortran_order, dtype, data offset) of a ``.npy`` file; checks its length. Never unpickles."""
+    """(shape, fortran_order, dtype, data offset) of a ``.npy`` file; checks its length. Never unpickles.
+
+    Anything wrong with the header (no magic string, an unknown version, a
+    header that is not the dict NumPy writes, however it fails to parse) is a
+    :class:`CorruptFileError` naming the file and the problem.
+    """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{func}: no such file; got {path!r}, expected an existing .npy file")
     with open(path, "rb") as f:
@@ -188,9 +195,9 @@ def read_npy_header(func: str, path: str):
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise ValueError(f"unsupported format version {version}")
-        except ValueError as e:
-            raise CorruptFileError(f"{func}: not a readable .npy file; got {path!r} ({e}), expected a NumPy "
-                                   f".npy file of format version 1.0 or 2.0") from e
+        except Exception as e:  # noqa: BLE001 - a damaged header fails in the parser with anything (TokenError, ...)
+            raise CorruptFileError(f"{func}: not a readable .npy file; got {path!r} ({_header_problem(e)}), "
+                                   f"expected a NumPy .npy file of format version 1.0 or 2.0") from e
         offset = f.tell()
         size = os.fstat(f.fileno()).st_size
     dtype = check_dtype(func, dtype)
@@ -200,6 +207,14 @@ def read_npy_header(func: str, path: str):
         raise CorruptFileError(f"{func}: truncated file; got {size} bytes in {path!r}, expected {expected} for "
                                f"shape {tuple(shape)} dtype {dtype.str}")
     return tuple(shape), bool(fortran), dtype, offset
+
+
+def _header_problem(exc: Exception) -> str:
+    """What is wrong with a header, in a few words (the parser's own message, its first line, shortened)."""
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", " ".join(str(exc).split()))  # no addresses: one text on every rank
+    if type(exc) is not ValueError:  # NumPy's own ValueErrors say what is wrong; anything else is a parser failure
+        text = f"the header is not the dict NumPy writes: {type(exc).__name__}" + (f": {text}" if text else "")
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _previous_table(side: str):
@@ -240,7 +255,7 @@ def _read_sidecar(func: str, path: str, shape, dtype):
 
 
 def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None,
-             verify="auto"):
+             verify="auto", _func: str = "load_npy", _unchecked: str = "warn"):
     """Read a ``.npy`` file into a DArray; each rank reads only its own region (collective).
 
     Any ``.npy`` of bool/int/uint/float/complex dtype (C or Fortran order)
@@ -249,8 +264,23 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
     every rank. ``verify``: ``"auto"`` checks the sidecar's digests that are
     cheap to check (see :mod:`darray.io`), ``True`` all of them, ``False``
     none. Blocks are NumPy arrays (use ``x.to_device`` for another backend).
+
+    A file without its ``.sha256`` sidecar (written by ``numpy.save``, by
+    ``save_npy(..., checksum=False)``, or the sidecar was deleted) loads
+    with a :class:`~darray.io.MissingChecksumWarning` under
+    ``verify="auto"``, raises ``ValueError`` under ``verify=True`` and loads
+    silently under ``verify=False``.
+
+    Examples
+    --------
+    >>> import os, tempfile, darray as da
+    >>> from darray.io import save_npy, load_npy
+    >>> p = os.path.join(tempfile.mkdtemp(), "x.npy")     # the same path on every rank
+    >>> save_npy(p, da.arange(6.0))
+    >>> float(da.sum(load_npy(p, verify=True)))
+    15.0
     """
-    func = "load_npy"
+    func = _func
     comm = comm_of(comm)
     path = os.path.abspath(os.fspath(path))
 
@@ -263,6 +293,11 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
         return shape, fortran, dtype, offset, blocks
 
     shape, fortran, dtype, offset, blocks = collective(comm, open_meta, func=func)
+    if blocks is None and verify is not False and _unchecked == "warn":
+        warnings.warn(f"{func}: loading without checksums; got no {path + SIDECAR!r}, expected the sidecar "
+                      f"save_npy writes (the data cannot be verified: it was saved without checksums or the sidecar "
+                      f"was deleted; verify=False loads it silently, verify=True refuses it)",
+                      MissingChecksumWarning, stacklevel=2)
     layout = read_layout(func, shape, comm, split, grid, sizes, halo, boundary)
     start, stop = block_bounds(layout, comm.rank)
     region = tuple(slice(a, b) for a, b in zip(start, stop))

@@ -46,9 +46,9 @@ from itertools import product
 import numpy as np
 
 from ._atomic import atomic_targets, recovered
-from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape,
-                      check_table, checksum_table, collective, comm_of, host_block, is_writer, read_layout,
-                      verify_blocks, wrap)
+from ._common import (CorruptFileError, MissingChunkError, block_bounds, check_darray, check_dtype, check_fits,
+                      check_shape, check_table, checksum_table, collective, comm_of, host_block, is_writer,
+                      read_layout, verify_blocks, wrap)
 
 __all__ = ["save", "load", "chunk_plan", "confined_store"]
 
@@ -438,6 +438,38 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     block = collective(comm, read_region, tuple(slice(a, b) for a, b in zip(start, stop)), func=func)
     block = np.asarray(block, dtype=dtype.newbyteorder("="), order="C")
     if blocks:
-        verify_blocks(func, comm, layout, block, blocks, read_region, verify)
+        verify_blocks(func, comm, layout, block, blocks, read_region, verify,
+                      diagnose=lambda bad: missing_chunks(func, path, array, bad))
     return wrap(block, layout, comm)
+
+
+def missing_chunks(func: str, path: str, array, bad) -> MissingChunkError | None:
+    """A :class:`MissingChunkError` naming the chunk files of the blocks ``bad`` that are gone, or None.
+
+    zarr reads a missing chunk as the fill value (it does not write chunks
+    that hold only the fill value), so a missing chunk is an error only where
+    the stored checksum says the data was something else: this is called
+    with the (start, stop) bounds of the blocks whose checksum failed, and
+    looks only at the chunks they touch.
+    """
+    try:
+        meta = array.metadata
+        grid = tuple(int(c) for c in getattr(getattr(meta, "chunk_grid", None), "chunk_shape", array.chunks))
+        missing = []
+        for start, stop in bad:
+            ranges = [range(a // c, -(-b // c)) for a, b, c in zip(start, stop, grid)]
+            for coords in product(*ranges):
+                key = meta.encode_chunk_key(coords)
+                if not os.path.isfile(os.path.join(path, *key.split("/"))):
+                    cells = tuple((i * c, min((i + 1) * c, n)) for i, c, n in zip(coords, grid, array.shape))
+                    missing.append(f"{key!r} (cells {cells})")
+    except Exception:  # noqa: BLE001 - an unusual store: the checksum mismatch stands as it is
+        return None
+    if not missing:
+        return None
+    missing = sorted(set(missing))
+    shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4 else "")
+    return MissingChunkError(f"{func}: missing chunk file(s) in {path!r}; got none for the chunk(s) {shown}, "
+                             f"expected every chunk the save wrote (zarr reads a missing chunk as the fill value, "
+                             f"which does not match the stored checksum: the chunk was deleted or lost)")
 
