@@ -37,6 +37,7 @@ import numpy as np
 from numpy._core import arrayprint as _arrayprint  # NumPy's repr/str implementations (overridable array2string)
 
 from .._backend import to_numpy
+from .._errors import naming
 from .array import DArray
 
 __all__ = ["array2string", "array_repr", "array_str", "shown"]
@@ -98,6 +99,18 @@ def _corners(x: DArray, edge: int) -> np.ndarray:
     return corner
 
 
+def _options_checked(func: str, format_one) -> None:
+    """Format one element with the caller's options: bad options raise NumPy's error type, naming ``func``,
+    on every rank, before anything moves."""
+    try:
+        format_one()
+    except (TypeError, ValueError) as error:
+        renamed = naming(error, func)
+        if renamed is error:
+            raise
+        raise renamed from error
+
+
 def array2string(a, max_line_width=None, precision=None, suppress_small=None, separator=" ", prefix="", *,
                  formatter=None, threshold=None, edgeitems=None, sign=None, floatmode=None, suffix="", legacy=None):
     """:func:`numpy.array2string` of a DArray (or of anything NumPy takes), fetching only what is shown.
@@ -112,6 +125,8 @@ def array2string(a, max_line_width=None, precision=None, suppress_small=None, se
                   suffix=suffix, legacy=legacy)
     if not isinstance(a, DArray):
         return np.array2string(a, max_line_width, precision, suppress_small, separator, prefix, **kwargs)
+    _options_checked("array2string", lambda: np.array2string(np.zeros(1, a.dtype), max_line_width, precision,
+                                                             suppress_small, separator, prefix, **kwargs))
     values, summarized = shown(a, threshold, edgeitems)
     if summarized:
         kwargs["threshold"] = 0
@@ -141,6 +156,8 @@ def array_repr(arr, max_line_width=None, precision=None, suppress_small=None) ->
     """
     if not isinstance(arr, DArray):
         return np.array_repr(arr, max_line_width, precision, suppress_small)
+    _options_checked("array_repr", lambda: np.array_repr(np.zeros(1, arr.dtype), max_line_width, precision,
+                                                         suppress_small))
     values, summarized = shown(arr)
     if not summarized:
         return np.array_repr(values, max_line_width, precision, suppress_small)
@@ -159,6 +176,8 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None) -> st
     """
     if not isinstance(a, DArray):
         return np.array_str(a, max_line_width, precision, suppress_small)
+    _options_checked("array_str", lambda: np.array_str(np.zeros(1, a.dtype), max_line_width, precision,
+                                                       suppress_small))
     values, summarized = shown(a)
     if not summarized:
         return np.array_str(values, max_line_width, precision, suppress_small)
