@@ -167,6 +167,7 @@ class MPICommunicator:
         self.members = (list(range(self.size)) if root is None else
                         list(self.comm.Get_group().Translate_ranks(list(range(self.size)), root.comm.Get_group())))
         self.departures = watch.Departures(MPI, self.comm) if root is None else root.departures
+        self._expected = None if root is None else set(self.members)  # whose departure ends a collective's wait
 
     # ------------------------------------------------------------ topology
     def sub(self, dims: Sequence[int], keep: Sequence[bool]) -> MPICommunicator:
@@ -216,7 +217,7 @@ class MPICommunicator:
 
     def _wait(self, request, what: str) -> None:
         """Complete one non-blocking collective; a slow wait watches for ranks that left (see :mod:`.watch`)."""
-        watch.wait(request.Test, what, self.departures, set(self.members) if self.root is not self else None)
+        watch.wait(request.Test, what, self.departures, self._expected)
 
     def _check(self, kind: str, *meta) -> None:
         """``DARRAY_DEBUG=1``: every rank of the job agrees on this call before it starts (one allgather)."""
@@ -256,7 +257,7 @@ class MPICommunicator:
         if check is not None:
             if not check(out):
                 raise _debug.CollectiveMismatch(self._disagree(f"allreduce.{label}"))
-            out = out[:send.size].reshape(send.shape)
+            out = out[:send.size] if send.ndim == 1 else out[:send.size].reshape(send.shape)
         return self._back(array, out if unpack is None else unpack(out))
 
     def _disagree(self, what: str, groups=None) -> str:

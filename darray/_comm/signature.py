@@ -48,36 +48,44 @@ def _number(key) -> int:
     return zlib.crc32(repr(key).encode())
 
 
-def _plan(op: str, dtype: np.dtype, size: int, key):
-    """(extras in ``dtype`` or None, verdict on the reduced extras) for one call signature."""
+def _plan(op: str, dtype: np.dtype, n: int, size: int, key):
+    """``(buffer, head, verdict)`` for one call signature: a reusable send buffer of ``n`` values plus the
+    extras (already in place), its first ``n`` values, and the verdict on the reduced extras; all None when
+    the call carries none."""
     part = np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
     if part.kind not in _MANTISSA or part.itemsize < 4 or op not in ("sum", "min", "max", "prod"):
-        return None, None
+        return None, None, None
     s = _number(key)
     if op == "prod":
         if part.kind != "f":
-            return None, None
+            return None, None, None
         room = np.finfo(part).maxexp // size  # 2**(k*P) must stay finite
         if room < 2:
-            return None, None
+            return None, None, None
         k = 1 + s % min(room, 16)
         expected = 2.0 ** (k * size)
-        return np.asarray([2.0 ** k], dtype=dtype), lambda e: e[0] == expected
-    bits = min(10, (_MANTISSA[part.kind](part) - size.bit_length()) // 2)
-    if bits < 3:
-        return None, None
-    s = 1 + s % ((1 << bits) - 1)
-    if op == "sum":
-        return np.asarray([s, s * s], dtype=dtype), lambda e: size * e[1] == e[0] * e[0]
-    m = (1 << bits) + 1
-    return np.asarray([s, m - s], dtype=dtype), lambda e: e[0] + e[1] == m
+        extra, verdict = [2.0 ** k], lambda a: a == expected
+    else:
+        bits = min(10, (_MANTISSA[part.kind](part) - size.bit_length()) // 2)
+        if bits < 3:
+            return None, None, None
+        s = 1 + s % ((1 << bits) - 1)
+        m = (1 << bits) + 1
+        if op == "sum":
+            extra, verdict = [s, s * s], lambda a, b: size * b == a * a
+        else:
+            extra, verdict = [s, m - s], lambda a, b: a + b == m
+    buffer = np.empty(n + len(extra), dtype=dtype)
+    buffer[n:] = extra
+    return buffer, buffer[:n], verdict
 
 
 def fold(send: np.ndarray, op: str, size: int, sign=None):
     """``(buffer, check)``: ``send`` (C-contiguous) with the signature appended, or ``(send, None)``.
 
     ``check(reduced_buffer)`` is True when every rank passed the same
-    signature (then ``reduced_buffer[:send.size]`` is the result).
+    signature (then ``reduced_buffer[:send.size]`` is the result). The
+    buffer is reused by the next call with the same signature: use it before.
     """
     n = send.size
     key = (op, send.dtype.char, n, size, sign)
@@ -85,16 +93,14 @@ def fold(send: np.ndarray, op: str, size: int, sign=None):
     if plan is None:
         if len(_plans) > 4096:
             _plans.clear()
-        plan = _plans[key] = _plan(op, send.dtype, size, (op, send.dtype.str, n, sign))
-    extra, verdict = plan
-    if extra is None:
+        plan = _plans[key] = _plan(op, send.dtype, n, size, (op, send.dtype.str, n, sign))
+    buffer, head, verdict = plan
+    if buffer is None:
         return send, None
-    buffer = np.empty(n + extra.shape[0], dtype=send.dtype)
-    buffer[:n] = send.reshape(-1)
-    buffer[n:] = extra
-    if send.dtype.kind == "c":
-        return buffer, lambda out: bool(verdict(out[n:].real.tolist()))
-    return buffer, lambda out: bool(verdict(out[n:].tolist()))
+    head[...] = send if send.ndim < 2 else send.reshape(-1)
+    if op == "prod":
+        return buffer, lambda out: verdict(out.item(n).real)
+    return buffer, lambda out: verdict(out.item(n).real, out.item(n + 1).real)
 
 
 def gather_fold(send: np.ndarray, sign=None):
@@ -107,21 +113,23 @@ def gather_fold(send: np.ndarray, sign=None):
     if nbytes > GATHER_LIMIT or not send.flags.c_contiguous:
         return send, None
     key = ("allgather", send.dtype.char, nbytes, sign)
-    sig = _plans.get(key)
-    if sig is None:
-        sig = _plans[key] = np.frombuffer(_number((key[0], send.dtype.str, nbytes, sign)).to_bytes(8, "little"),
-                                          dtype=np.uint8)
-    buffer = np.empty(nbytes + 8, dtype=np.uint8)
+    plan = _plans.get(key)
+    if plan is None:
+        sig = _number((key[0], send.dtype.str, nbytes, sign)).to_bytes(8, "little")
+        buffer = np.empty(nbytes + 8, dtype=np.uint8)
+        buffer[nbytes:] = np.frombuffer(sig, dtype=np.uint8)
+        plan = _plans[key] = (buffer, sig)
+    buffer, sig = plan
     buffer[:nbytes] = send.reshape(-1).view(np.uint8)
-    buffer[nbytes:] = sig
     dtype, shape = send.dtype, send.shape
 
     def unpack(table):
         values = table[:, :nbytes].copy().view(dtype).reshape(table.shape[0], *shape)
-        if (table[:, nbytes:] == sig).all():
+        sigs = table[:, nbytes:]
+        if sigs.tobytes() == sig * table.shape[0]:
             return values, None
         groups: dict = {}
-        for rank, row in enumerate(table[:, nbytes:]):
+        for rank, row in enumerate(sigs):
             groups.setdefault(row.tobytes(), []).append(rank)
         return values, groups
 
