@@ -165,6 +165,22 @@ def test_reduce(name):
                              err_msg=f"{name}.reduce axis={axis} keepdims={keepdims} {lay}")
 
 
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "complex128", "bool"])
+def test_reduce_and_accumulate_dtypes(dtype):
+    g = (operand("add", seed=7) * 3).astype(dtype)
+    for name in ("add", "multiply", "maximum", "subtract"):
+        f, ref = getattr(da, name), getattr(np, name)
+        if (dtype == "complex128" and name == "maximum") or (dtype == "bool" and name == "subtract"):
+            continue
+        for lay, kw in layouts().items():
+            x = da.asarray(g, **kw)
+            for axis in (0, 1):
+                assert_equal(f.reduce(x, axis=axis), ref.reduce(g, axis=axis), err_msg=f"{name} {dtype} {axis} {lay}")
+            if name in ("add", "multiply") and dtype != "bool":
+                assert_equal(f.accumulate(x, axis=0), ref.accumulate(g, axis=0), err_msg=f"{name} {dtype} {lay}",
+                             atol=1e-5 if dtype == "float32" else 0.0)  # running sums cross zero: rounding order
+
+
 @pytest.mark.parametrize("name", ["add", "multiply", "maximum", "subtract", "minimum", "bitwise_or"])
 def test_reduce_initial_where_dtype_out(name):
     f, ref = getattr(da, name), getattr(np, name)

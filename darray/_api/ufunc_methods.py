@@ -38,7 +38,7 @@ from functools import lru_cache
 import numpy
 
 from .._backend import is_numpy_namespace
-from .._core import DArray, redistribute_to, to_backend_dtype
+from .._core import DArray, redistribute_to, to_backend_dtype, to_numpy_dtype
 from .._core.advanced import _index_array, _values_in
 from .._core.fetch import _route, as_rows, rows_layout
 from .._core.reductions import _finish, normalize_axes
@@ -128,11 +128,12 @@ def _local_reduce(f, xp, block, axis: int, dtype):
     if block.shape[axis] == 1:
         return block
     if name in _XP_REDUCE:
-        return getattr(xp, _XP_REDUCE[name])(block, axis=axis, keepdims=True)
+        kwargs = {"dtype": block.dtype} if dtype is not None and name in ("add", "multiply") else {}
+        return getattr(xp, _XP_REDUCE[name])(block, axis=axis, keepdims=True, **kwargs)
     if name in INVERSE:
         first = block[_at_axis(block.ndim, axis, slice(0, 1))]
         rest = _local_reduce(_ufuncs()[INVERSE[name]], xp, block[_at_axis(block.ndim, axis, slice(1, None))], axis,
-                             None)
+                             to_numpy_dtype(block.dtype))  # in the block's dtype: the standard's sum promotes
         return getattr(xp, f._row.name)(first, rest)
     if name not in ASSOCIATIVE or f._row is None:
         raise TypeError(message(f"{name}.reduce", "needs NumPy local blocks for this ufunc", xp.__name__,
