@@ -164,8 +164,27 @@ def empty_like(x, /, dtype=None, order="K", subok=True, shape=None, *, device=No
 
 def full_like(x, /, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None, split=None,
               grid=None, sizes=None, halo=None, boundary=None) -> DArray:
-    """``fill_value`` everywhere, with the shape and (unless given) the layout, dtype and device of ``x``."""
-    return _like("full_like", x, fill_value, dtype, order, shape, device, split, grid, sizes, halo, boundary)
+    """``fill_value`` everywhere, with the shape and (unless given) the layout, dtype and device of ``x``.
+
+    ``fill_value`` is a scalar (TypeError otherwise) that the dtype holds
+    (NumPy's error type, naming ``full_like``, when it cannot be converted).
+
+    >>> import darray as da
+    >>> da.full_like(da.zeros(3, dtype=int), 7).tolist()
+    [7, 7, 7]
+    """
+    if isinstance(fill_value, DArray):
+        fill_value = fill_value._scalar(lambda v: v, "full_like")
+    if not isinstance(fill_value, (bool, numbers.Number, np.generic)):
+        raise TypeError(message("full_like", "fill_value must be a scalar",
+                                f"{fill_value!r:.60} ({type(fill_value).__name__})", "bool, int, float or complex"))
+    try:
+        return _like("full_like", x, fill_value, dtype, order, shape, device, split, grid, sizes, halo, boundary)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if str(exc).startswith("full_like"):
+            raise
+        raise type(exc)(message("full_like", "fill_value does not fit the dtype",
+                                f"{fill_value!r} ({type(exc).__name__}: {exc})", "a value the dtype holds")) from exc
 
 
 # ---------------------------------------------------------------- from data
@@ -282,8 +301,11 @@ def from_local(block, /, *, split=0, grid=None, shape=None, halo=0, boundary="no
     info[2:2 + min(ndim, 32)] = tuple(block.shape)[:32]
     table = to_numpy(comm.allgather(info))
     if len(set(table[:, 0])) != 1 or len(set(table[:, 1])) != 1:
-        raise ValueError(message("from_local", "blocks differ in ndim or dtype across ranks",
-                                 [tuple(r[:2]) for r in table], "the same (ndim, dtype) on every rank"))
+        names = {t.num: t.name for t in map(np.dtype, (*np.sctypeDict.values(), dtype))}  # dtype numbers -> names
+        got = ", ".join(f"rank {r}: {names.get(int(row[1]), int(row[1]))} ({int(row[0])}-d)"
+                        for r, row in enumerate(table))
+        raise ValueError(message("from_local", "blocks differ in ndim or dtype across ranks", got,
+                                 "the same ndim and dtype on every rank"))
     if ndim > 32:
         raise ValueError(message("from_local", "too many dimensions", ndim, "at most 32"))
     shapes = [tuple(int(v) for v in row[2:2 + ndim]) for row in table]

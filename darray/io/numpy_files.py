@@ -82,7 +82,7 @@ def save(file, arr, allow_pickle: bool = True) -> None:
     :func:`darray.asarray` would).
     """
     path = _path("save", file, ".npy")
-    save_npy(path, _darray("save", arr))
+    save_npy(path, _darray("save", arr), _func="save")
 
 
 def load(file, mmap_mode=None, allow_pickle: bool = False, *, split="auto", grid=None, sizes=None, halo=0,
@@ -105,7 +105,10 @@ def load(file, mmap_mode=None, allow_pickle: bool = False, *, split="auto", grid
     path = _path("load", file)
     if path.endswith(".npz"):
         raise ValueError(f"load: .npz archives are not supported; got {path!r}, expected a .npy file")
-    return load_npy(path, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm)
+    # numpy.load reads any .npy: checksums are verified when save wrote them, and their absence (a file NumPy
+    # wrote) is no reason to warn; errors name load, the function called
+    return load_npy(path, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary, comm=comm,
+                    _func="load", _unchecked="ignore")
 
 
 def savetxt(fname, X, fmt="%.18e", delimiter=" ", newline="\n", header="", footer="", comments="# ",

@@ -28,6 +28,34 @@ def _ntuple(value, n):
     return (int(value),) * n if isinstance(value, numbers.Integral) else tuple(int(v) for v in value)
 
 
+def _ints(layer: str, arg: str, value, n: int | None = None, minimum: int = 1):
+    """Check a constructor argument: an int (or, with ``n``, a tuple of ``n`` ints) each at least ``minimum``.
+
+    TypeError / ValueError naming the layer and the argument, before anything
+    is built (the same on every rank: arguments are replicated).
+
+    >>> _ints("Conv2d", "kernel_size", -3, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: Conv2d: kernel_size must be positive; got -3, expected an int >= 1 or a tuple of 2 of them
+    """
+    what = "positive" if minimum == 1 else f"at least {minimum}" if minimum else "non-negative"
+    expected = f"an int >= {minimum}" + (f" or a tuple of {n} of them" if n is not None else "")
+    many = n is not None and not isinstance(value, numbers.Integral)
+    try:
+        items = tuple(value) if many else (value,)
+    except TypeError:
+        items = (value,)
+    if any(not isinstance(v, numbers.Integral) or isinstance(v, bool) for v in items):
+        raise TypeError(message(layer, f"{arg} must be {'an int or a tuple of ints' if n else 'an int'}", value,
+                                expected))
+    if many and len(items) != n:
+        raise ValueError(message(layer, f"{arg} has the wrong length", value, expected))
+    if any(v < minimum for v in items):
+        raise ValueError(message(layer, f"{arg} must be {what}", value, expected))
+    return value
+
+
 def _per_dims(base, doc, **members):
     """torch's 1-, 2- and 3-d classes of ``base`` (``_ConvNd`` -> ``Conv1d, Conv2d, Conv3d``).
 
@@ -45,11 +73,24 @@ def _per_dims(base, doc, **members):
     return classes
 
 
+def _check_conv(name: str, n: int, in_channels, out_channels, kernel_size, stride, dilation, groups) -> None:
+    """The arguments every convolution layer shares: channels, kernel, stride, dilation, groups (see :func:`_ints`)."""
+    _ints(name, "in_channels", in_channels)
+    _ints(name, "out_channels", out_channels)
+    _ints(name, "kernel_size", kernel_size, n)
+    _ints(name, "stride", stride, n)
+    _ints(name, "dilation", dilation, n)
+    _ints(name, "groups", groups)
+
+
 class _ConvNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        name = type(self).__name__
+        name, n = type(self).__name__, self._nsp
+        _check_conv(name, n, in_channels, out_channels, kernel_size, stride, dilation, groups)
+        if not isinstance(padding, str):
+            _ints(name, "padding", padding, n, minimum=0)
         if in_channels % groups or out_channels % groups:
             raise ValueError(message(name, "channels must be divisible by groups", (in_channels, out_channels),
                                      f"multiples of groups={groups}"))
@@ -92,7 +133,10 @@ class _ConvTransposeNd(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
-        name = type(self).__name__
+        name, n = type(self).__name__, self._nsp
+        _check_conv(name, n, in_channels, out_channels, kernel_size, stride, dilation, groups)
+        _ints(name, "padding", padding, n, minimum=0)
+        _ints(name, "output_padding", output_padding, n, minimum=0)
         if groups < 1 or in_channels % groups or out_channels % groups:
             raise ValueError(message(name, "channels must be divisible by groups", (in_channels, out_channels),
                                      f"multiples of groups={groups}"))
@@ -135,6 +179,8 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, axis=-1):
         super().__init__()
+        _ints("Linear", "in_features", in_features, minimum=0)
+        _ints("Linear", "out_features", out_features, minimum=0)
         self.in_features, self.out_features, self.axis = in_features, out_features, axis
         dtype = dtype or "float64"
         self.weight = Parameter(_zeros((out_features, in_features), dtype))
@@ -212,11 +258,21 @@ class Softplus(Module):
         return F.softplus(x, self.beta, self.threshold)
 
 
+def _check_pool(name: str, n: int, kernel_size, stride, padding, dilation) -> None:
+    """The pooling layers' window arguments (see :func:`_ints`); ``stride=None`` means the kernel size."""
+    _ints(name, "kernel_size", kernel_size, n)
+    if stride is not None:
+        _ints(name, "stride", stride, n)
+    _ints(name, "padding", padding, n, minimum=0)
+    _ints(name, "dilation", dilation, n)
+
+
 class _MaxPoolNd(Module):
     """torch's MaxPool*d: any stride, padding, dilation and ceil_mode; the gradient goes to the first maximum."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
+        _check_pool(type(self).__name__, self._nsp, kernel_size, stride, padding, dilation)
         self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
@@ -235,6 +291,7 @@ class _AvgPoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
+        _check_pool(type(self).__name__, self._nsp, kernel_size, stride, padding, 1)
         self.kernel_size, self.stride, self.padding, self.ceil_mode = kernel_size, stride, padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
@@ -277,6 +334,7 @@ class _BatchNormNd(Module):
         import darray
 
         super().__init__()
+        _ints(type(self).__name__, "num_features", num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dtype = dtype or "float64"
@@ -319,6 +377,8 @@ class GroupNorm(Module):
         import darray
 
         super().__init__()
+        _ints("GroupNorm", "num_groups", num_groups)
+        _ints("GroupNorm", "num_channels", num_channels)
         if num_channels % num_groups:
             raise ValueError(message("GroupNorm", "num_channels must be divisible by num_groups", num_channels,
                                      f"a multiple of {num_groups}"))
