@@ -180,7 +180,7 @@ def _window(func: str, M, weights) -> DArray:
         return asarray(numpy.zeros(0))
     if M == 1:
         return ones(1)
-    return weights(arange(1 - int(M), int(M), 2) / (int(M) - 1))
+    return weights(arange(1 - int(M), int(M), 2, numpy.float64) / (int(M) - 1))
 
 
 def bartlett(M) -> DArray:
