@@ -158,7 +158,7 @@ _NUMPY_BAD = {  # NumPy name -> (bad call, NumPy's exception type)
     "size": (lambda: da.size(f64(), axis=2), IndexError),
     "transpose": (lambda: da.transpose(f64(), axes=(0, 0)), ValueError),
     "trapezoid": (lambda: da.trapezoid(f64(), da.asarray(np.arange(3.0)), axis=0), ValueError),
-    "unique": (lambda: da.unique(f64(), axis=0), TypeError),
+    "unique": (lambda: da.unique(f64(), axis=5), ValueError),  # numpy.exceptions.AxisError
 }
 _NUMPY_BAD.update({  # darray._api.numpy_functions
     "angle": (lambda: da.angle(object()), TypeError),
@@ -217,6 +217,8 @@ for name in ("zeros_like", "ones_like", "empty_like"):
     case(name, lambda fn=fn: fn(f64(), split=5), AxisError, "split")
 case("full_like", lambda: da.full_like("ab", 1.0), TypeError, "not-array")
 case("full_like", lambda: da.full_like(f64(), 1.0, halo=-2), ValueError, "halo")
+case("full_like", lambda: da.full_like(f64(), "abc"), TypeError, "str-fill")
+case("full_like", lambda: da.full_like(vec(6, np.int8), 1000), OverflowError, "fill-overflow")
 case("asarray", lambda: da.asarray(["a", "b"]), TypeError, "strings")
 case("asarray", lambda: da.asarray([[1, 2], [3]]), ValueError, "ragged")
 case("asarray", lambda: da.asarray(np.arange(6), split=1), AxisError, "split")
@@ -528,6 +530,21 @@ case("load", lambda: da.io.load("/nonexistent-dir-darray/x.zarr"), FileNotFoundE
 case("save_npy", lambda: da.io.save_npy("/tmp/x.npy", [1, 2]), TypeError, "list", label="io.save_npy")
 case("load_npy", lambda: da.io.load_npy("/nonexistent-dir-darray/x.npy"), FileNotFoundError, "missing",
      label="io.load_npy")
+case("save", lambda: da.io.save("/tmp/x.npz", f64()), ValueError, "npz", label="io.save")
+case("load", lambda: da.io.load("/nonexistent-dir-darray/x.npy"), FileNotFoundError, "missing-npy", label="io.load")
+case("load", lambda: da.io.load("/nonexistent-dir-darray/x.zarr", dataset="u"), ValueError, "dataset",
+     label="io.load")
+
+# nn layer constructors: arguments checked before anything is built, naming the layer and the argument
+case("Conv2d", lambda: da.nn.Conv2d(1, 1, -3), ValueError, "kernel_size", label="nn.Conv2d")
+case("Conv2d", lambda: da.nn.Conv2d(0, 1, 3), ValueError, "channels", label="nn.Conv2d")
+case("Conv1d", lambda: da.nn.Conv1d(1, 1, 3, stride=0), ValueError, "stride", label="nn.Conv1d")
+case("Conv3d", lambda: da.nn.Conv3d(1, 1, 3, padding=-1), ValueError, "padding", label="nn.Conv3d")
+case("ConvTranspose2d", lambda: da.nn.ConvTranspose2d(1, 1, 2.5), TypeError, "kernel_size",
+     label="nn.ConvTranspose2d")
+case("MaxPool2d", lambda: da.nn.MaxPool2d(0), ValueError, "kernel_size", label="nn.MaxPool2d")
+case("AvgPool1d", lambda: da.nn.AvgPool1d(2, stride=-1), ValueError, "stride", label="nn.AvgPool1d")
+case("GroupNorm", lambda: da.nn.GroupNorm(0, 4), ValueError, "num_groups", label="nn.GroupNorm")
 
 # dask hand-off (darray.from_dask / darray.to_dask, also darray.interop.*); without dask: ImportError naming the function
 try:
