@@ -25,13 +25,60 @@ def can_cast(from_, to, /) -> bool:
     return bool(np.can_cast(_dtype_of(from_), to_numpy_dtype(to), casting="safe"))
 
 
+class finfo_object:
+    """Machine limits of a floating-point dtype: the Array API's fields, NumPy's others.
+
+    ``bits`` is an ``int``; ``eps``, ``max``, ``min`` and ``smallest_normal`` are
+    Python ``float``s (the standard's types; ``numpy.finfo`` gives NumPy scalars);
+    ``dtype`` is the real floating-point dtype (``float32`` for ``complex64``).
+    NumPy's other fields (``tiny``, ``resolution``, ``precision``, ...) come
+    from ``numpy.finfo`` unchanged.
+    """
+
+    __slots__ = ("_numpy", "bits", "eps", "max", "min", "smallest_normal", "dtype")
+
+    def __init__(self, limits: np.finfo) -> None:
+        self._numpy = limits
+        self.bits = int(limits.bits)
+        self.eps = float(limits.eps)
+        self.max = float(limits.max)
+        self.min = float(limits.min)
+        self.smallest_normal = float(limits.smallest_normal)
+        self.dtype = limits.dtype
+
+    def __getattr__(self, name: str):
+        return getattr(object.__getattribute__(self, "_numpy"), name)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, finfo_object) and other.dtype == self.dtype
+
+    def __hash__(self) -> int:
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(bits={self.bits}, eps={self.eps!r}, max={self.max!r}, min={self.min!r}, "
+                f"smallest_normal={self.smallest_normal!r}, dtype={self.dtype})")
+
+    __str__ = __repr__
+
+
 @names_errors("finfo")
-def finfo(type, /):
-    """Machine limits of a floating-point dtype (``numpy.finfo``)."""
+def finfo(type, /) -> finfo_object:
+    """Machine limits of a floating-point dtype or array (Array API fields as Python numbers).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> f = da.finfo(da.complex64)
+    >>> f.bits, f.eps, f.dtype
+    (32, 1.1920928955078125e-07, dtype('float32'))
+    >>> float(da.finfo(da.float64).tiny) == da.finfo(da.float64).smallest_normal  # NumPy's fields too
+    True
+    """
     dtype = _dtype_of(type)
     if dtype.kind not in "fc":
         raise ValueError(message("finfo", "not a floating-point dtype", dtype, "float32/64 or complex64/128"))
-    return np.finfo(dtype)
+    return finfo_object(np.finfo(dtype))
 
 
 @names_errors("iinfo")
