@@ -26,11 +26,12 @@ from .._layout import Layout, normalize_axis
 from .array import DArray
 from .cells import cells_layout, fetch_cells, first_cut, index_share, scatter_cells, without_axes
 from .fetch import as_rows, fetch_rows, rows_layout
+from .indexing import getitem, local_key, normalize_key, setitem, sliced_layout
 from .keys import Advanced, out_of_bounds, resolve, split_key
 from .manipulation import permute_dims
 from .redistribute import redistribute_to
 
-__all__ = ["take", "take_along_axis", "getitem_advanced", "setitem_advanced", "boolean_key"]
+__all__ = ["take", "take_along_axis", "getitem_advanced", "setitem_advanced"]
 
 
 def _index_array(func: str, indices, n: int) -> np.ndarray:
@@ -116,12 +117,6 @@ def take_along_axis(x: DArray, indices, /, *, axis: int = -1) -> DArray:
     return DArray._wrap(xp.reshape(values, local_idx.shape), out_layout, comm, xp)
 
 
-def boolean_key(key) -> bool:
-    k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
-    return (isinstance(k, DArray) and k.dtype.kind == "b") or (
-        isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim > 0)
-
-
 def _mask_and_rows(func: str, x: DArray, mask):
     if isinstance(mask, np.ndarray):
         mask = DArray._wrap(from_numpy(x._xp, mask, device=x.device), Layout(mask.shape, x._layout.dims, (None,) * len(x._layout.dims),
@@ -155,8 +150,6 @@ def getitem_advanced(x: DArray, key) -> DArray:
     >>> x[[0, 2], :, None].shape  # B in place of the array
     (2, 4, 1)
     """
-    from .indexing import getitem
-
     func = "__getitem__"
     adv = split_key(func, key, x.shape)
     if not isinstance(adv, Advanced):
@@ -237,8 +230,6 @@ def setitem_advanced(x: DArray, key, value) -> None:
     >>> np.asarray(x.gather()).tolist()
     [[0.0, 1.0, 2.0, 13.0], [0.0, 0.0, 0.0, 0.0], [0.0, 1.0, 2.0, 13.0]]
     """
-    from .indexing import normalize_key, setitem, sliced_layout, _local_key
-
     func = "__setitem__"
     adv = split_key(func, key, x.shape)
     if not isinstance(adv, Advanced):
@@ -298,7 +289,7 @@ def setitem_advanced(x: DArray, key, value) -> None:
     else:
         block = layout.block_shape(rank)
         values = xp.reshape(_values_in(value, layout, x, func), (math.prod(block[:nb]), *rest_shape))[:n, ...]
-    local = _local_key(x._layout, rank, selections)
+    local = local_key(x._layout, rank, selections)
     others = [a for a in range(x.ndim) if a not in picked]
     scatter_cells(x, tuple(picked), cells, values, dict(zip(others, (local[a] for a in others))))
     return None
@@ -358,8 +349,6 @@ def _canonical(value, result: tuple, nb: int, p: int, new: list[bool], flips):
 
 def _index(value, key):
     """``value[key]`` (basic key) for a DArray or a NumPy value."""
-    from .indexing import getitem
-
     return getitem(value, key) if isinstance(value, DArray) else value[key]
 
 

@@ -24,7 +24,7 @@ from .._layout import Layout
 from .array import DArray
 from .keys import out_of_bounds
 
-__all__ = ["normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout"]
+__all__ = ["normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout", "local_key"]
 
 
 def is_basic_key(key) -> bool:
@@ -115,7 +115,7 @@ def sliced_layout(layout: Layout, key: tuple) -> tuple[Layout, tuple, tuple]:
     return out, tuple(flips), tuple(selections)
 
 
-def _local_key(layout: Layout, rank: int, selections) -> tuple:
+def local_key(layout: Layout, rank: int, selections) -> tuple:
     """Slices into this rank's owned cells selecting its part of the result."""
     starts = layout.block_start(rank)
     shape = layout.block_shape(rank)
@@ -153,7 +153,7 @@ def _plan(func: str, x: DArray, key) -> tuple:
             return found
     layout, flips, selections = sliced_layout(x._layout, normalize_key(func, key, x.shape))
     cut_ints = [a for a, sel in enumerate(selections) if sel[0] == "int" and x._layout.axis_dim[a] is not None]
-    plan = (layout, flips, selections, _local_key(x._layout, rank, selections), cut_ints,
+    plan = (layout, flips, selections, local_key(x._layout, rank, selections), cut_ints,
             layout.block_shape(rank))  # integer-indexed axes dropped, new axes inserted
     if memo is not None and derived.get("index plans", 0) < _PLANS_PER_LAYOUT:
         derived["index plans"] = derived.get("index plans", 0) + 1
@@ -181,12 +181,12 @@ def _memo_key(key):
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
     if not is_basic_key(key):
-        from .advanced import getitem_advanced
+        from .advanced import getitem_advanced  # advanced keys build on this module: imported when met
 
         return getitem_advanced(x, key)
-    layout, flips, selections, local_key, cut_ints, shape = _plan("__getitem__", x, key)
+    layout, flips, selections, block_key, cut_ints, shape = _plan("__getitem__", x, key)
     xp = x._xp
-    part = x.local[local_key]
+    part = x.local[block_key]
     if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
         part = _broadcast_owner(x, part, selections, cut_ints)
     part = xp.reshape(part, shape) if tuple(part.shape) != shape else part
