@@ -432,7 +432,8 @@ class DArray:
         return self.copy()
 
     def __deepcopy__(self, memo) -> DArray:
-        return self.copy()
+        result = memo[id(self)] = self.copy()
+        return result
 
     # ------------------------------------------------------------ NumPy's attributes
     @property
