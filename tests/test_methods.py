@@ -270,6 +270,8 @@ def test_copies_are_independent():
             c = make(x)
             c[...] = 0
             same(x, g, f"a copy wrote into its source {layout}")
+        first, second = copy.deepcopy([x, x])
+        assert first is second and first is not x, "deepcopy keeps one copy per array"
 
 
 def test_signatures_are_numpys():
