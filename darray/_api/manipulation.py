@@ -45,11 +45,26 @@ def _axes(func, axis, ndim) -> tuple[int, ...]:
     return out
 
 
-def expand_dims(x, /, *, axis: int = 0) -> DArray:
-    """Insert a length-1 axis at ``axis`` (no communication)."""
+def expand_dims(x, /, axis: int | tuple[int, ...] = 0) -> DArray:
+    """Insert a length-1 axis at ``axis`` (no communication).
+
+    The Array API 2024.12 signature ``expand_dims(x, /, axis)`` (``axis`` may be
+    passed by position or by name; an int in ``[-N-1, N]``); as NumPy, a tuple
+    inserts several axes, each position counted in the result.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> x = da.zeros((3, 4))
+    >>> da.expand_dims(x, 1).shape, da.expand_dims(x, axis=-1).shape, da.expand_dims(x, (0, 3)).shape
+    ((3, 1, 4), (3, 4, 1), (1, 3, 4, 1))
+    """
     _check("expand_dims", x)
-    axis = normalize_axis("expand_dims", axis, x.ndim + 1)
-    return getitem(x, (slice(None),) * axis + (None,))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    new = {normalize_axis("expand_dims", a, x.ndim + len(items)) for a in items}
+    if len(new) != len(items):
+        raise ValueError(message("expand_dims", "repeated axis", axis, "distinct axes"))
+    return getitem(x, tuple(None if a in new else slice(None) for a in range(x.ndim + len(items))))
 
 
 def squeeze(x, /, axis) -> DArray:
