@@ -459,7 +459,17 @@ def tensordot(x1, x2, /, *, axes=2) -> DArray:
 
 
 def vecdot(x1, x2, /, *, axis: int = -1) -> DArray:
-    """``sum(conj(x1) * x2, axis)`` over the broadcast shape (an allreduce when ``axis`` is cut)."""
+    """``sum(conj(x1) * x2, axis)`` over the broadcast shape (an allreduce when ``axis`` is cut).
+
+    The result has the promoted dtype of ``x1`` and ``x2`` (int8 stays int8, as NumPy's).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> x = da.asarray([1 + 2j, 3 - 1j])
+    >>> complex(da.vecdot(x, da.asarray([1j, 2])))  # conj(x1) . x2
+    (8+3j)
+    """
     a, b = _pair("vecdot", x1, x2)
     check_category("vecdot", a.dtype, "numeric")
     check_category("vecdot", b.dtype, "numeric")
@@ -476,7 +486,8 @@ def vecdot(x1, x2, /, *, axis: int = -1) -> DArray:
                                  "equal sizes along the reduced axis"))
     if a.dtype.kind == "c":
         a = conj(a)
-    return _sum(multiply(a, b), axis=ax)
+    product = multiply(a, b)
+    return _sum(product, axis=ax, dtype=product.dtype)  # the promoted dtype, not sum's wider default
 
 
 def _register_operators():
