@@ -192,6 +192,8 @@ ARRAY_LIKES = {
     "expand_dims(list, 0)": (lambda: np.expand_dims([1, 2], 0), lambda: numpy.expand_dims([1, 2], 0)),
     "tile(list, (2,))": (lambda: np.tile([1, 2], (2,)), lambda: numpy.tile([1, 2], (2,))),
     "unique_values(list)": (lambda: np.unique_values([3, 1, 3]), lambda: numpy.unique([3, 1, 3])),
+    "squeeze(list)": (lambda: np.squeeze([[[1], [2]]]), lambda: numpy.squeeze([[[1], [2]]])),
+    "squeeze(x, 0)": (lambda: np.squeeze(np.zeros((1, 7, 1)), 0), lambda: numpy.squeeze(numpy.zeros((1, 7, 1)), 0)),
     "broadcast_to(list, shape)": (lambda: np.broadcast_to([1, 2], (3, 2)), lambda: numpy.broadcast_to([1, 2], (3, 2))),
 }
 

@@ -18,7 +18,9 @@ become DArrays:
 - Python scalars stay scalars where the function takes them (the operands of
   ``where``): the standard's promotion rules treat them as weakly typed;
 - a NumPy option darray does not have is dropped when it has NumPy's default
-  value (``out=None``, ``kind=None``), else refused with ``TypeError``.
+  value (``out=None``, ``kind=None``), else refused with ``TypeError``;
+- a parameter darray requires and NumPy does not gets NumPy's default
+  (``squeeze(x)``: every length-1 axis).
 
 A call whose array arguments already are DArrays and that passes nothing by
 NumPy's position costs one loop over the table row's positions.
@@ -60,6 +62,8 @@ class Row(NamedTuple):
     tail: dict = {}
     #: array parameters where a Python/NumPy scalar stays a scalar (operands with weak scalar promotion)
     operands: tuple[str, ...] = ()
+    #: NumPy's defaults for parameters darray requires: keyword -> function of the converted arguments
+    defaults: dict = {}
 
 
 _X = ("x",)
@@ -81,6 +85,7 @@ ROWS: dict[str, Row] = {
                                   "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod", "astype",
                                   "moveaxis", "permute_dims", "tile", "broadcast_to")},
     **{name: Row(_X, {"axis": None}) for name in ("expand_dims", "flip", "roll", "repeat")},
+    "squeeze": Row(_X, defaults={"axis": lambda x, *_: tuple(i for i, n in enumerate(x.shape) if n == 1)}),
     "reshape": Row(_X, {"order": "C"}),
     "diff": Row(_X, {"n": 1, "axis": -1, "prepend": None, "append": None}),
     "where": Row(("condition", "x1", "x2"), operands=("x1", "x2")),
@@ -160,6 +165,11 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
             args = args[:n_positional]
         if kwargs and not keywords.issuperset(kwargs):
             kwargs = drop_numpy_defaults(kwargs)
+        if row.defaults:
+            args = convert(args)
+            filled = {k: f(*args) for k, f in row.defaults.items()
+                      if k not in kwargs and (k not in positional or positional.index(k) >= len(args))}
+            return func(*args, **kwargs, **filled)
         for i in plain:
             if i < len(args) and not isinstance(args[i], DArray):
                 break
