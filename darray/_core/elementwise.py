@@ -141,6 +141,8 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
     if block.dtype not in _ACCEPTED[row.name]:
         _accept(row, block)
     f = _func(x._xp, row.name)
+    if scalar == 0.5 and row.name == "pow" and not reflected:
+        return DArray._wrap(half_power(x._xp, f, block, scalar), x._layout, x._comm, x._xp)
     if temporary and type(f) is np.ufunc and block.dtype.kind in "fc" and row.name in _SAME_DTYPE and block.ndim \
             and (type(scalar) is not complex or block.dtype.kind == "c"):  # a Python scalar keeps the array's dtype
         reuse = _reusable(x)
@@ -195,6 +197,8 @@ def _general(row: Elementwise, args: tuple) -> DArray:
     f = _func(target._xp, row.name)
     parts = [_aligned_parts(row.name, x, layout, target) for x in args]
     if all(not isinstance(p, list) for p in parts):
+        if row.name == "pow" and not isinstance(parts[0], _SCALARS) and _is_half(parts[1]):
+            return wrap_like(half_power(target._xp, f, *parts), layout, target)
         return wrap_like(f(*parts), layout, target)
     return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target), layout, target)
 
@@ -400,6 +404,33 @@ def wrap_like(out, layout: Layout, like: DArray) -> DArray:
     return DArray._wrap(out, layout, like._comm, xp)
 
 
+def _is_half(exponent) -> bool:
+    """Whether ``exponent`` is the one value 0.5 (a scalar or a one-element floating-point array)."""
+    if isinstance(exponent, _SCALARS):
+        return type(exponent) is not complex and exponent == 0.5
+    if getattr(exponent, "size", None) != 1 or _kind(exponent) != "f":
+        return False
+    return float(exponent[(0,) * exponent.ndim]) == 0.5
+
+
+def half_power(xp, f, base, exponent):
+    """``base ** exponent`` for an exponent of one value 0.5, with the standard's special cases.
+
+    NumPy (and array_api_strict through it) computes a one-value exponent 0.5 as
+    ``sqrt`` (numpy/numpy#21213): ``-inf`` gives NaN and ``-0.0`` gives ``-0.0``
+    where ``pow`` (C's, NumPy's own with an array of exponents, the Array API's
+    special cases) gives ``+inf`` and ``+0.0``. Those two cells are set right;
+    other dtypes than real floating-point ones pass through.
+    """
+    result = f(base, exponent)
+    if _kind(result) != "f" or _kind(base) != "f":  # an integer base holds neither -inf nor -0.0
+        return result
+    inf = xp.asarray(float("inf"), dtype=result.dtype)
+    result = xp.where(base == -inf, inf, result)
+    result += 0.0  # turns -0.0 into +0.0 and changes nothing else
+    return result
+
+
 def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
     """``x op= other``: the result is written into x's block; x's dtype and shape do not change."""
     if not isinstance(other, (DArray, *_SCALARS)) and not hasattr(other, "shape"):
@@ -412,7 +443,9 @@ def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
     local = x.local
     _check(row, [_kind(local)] + ([] if isinstance(rhs, _SCALARS) else [_kind(rhs)]))
     f = _func(x._xp, row.name)
-    if isinstance(f, np.ufunc):
+    if row.name == "pow" and _is_half(rhs) and _kind(local) == "f":
+        local[...] = half_power(x._xp, f, local, rhs)
+    elif isinstance(f, np.ufunc):
         f(local, rhs, out=local, casting="same_kind")
     else:
         result = f(local, rhs)
