@@ -191,6 +191,7 @@ ARRAY_LIKES = {
     "repeat(list, 2)": (lambda: np.repeat([1, 2], 2), lambda: numpy.repeat([1, 2], 2)),
     "expand_dims(list, 0)": (lambda: np.expand_dims([1, 2], 0), lambda: numpy.expand_dims([1, 2], 0)),
     "tile(list, (2,))": (lambda: np.tile([1, 2], (2,)), lambda: numpy.tile([1, 2], (2,))),
+    "tile(list, 3)": (lambda: np.tile([[1, 2]], 3), lambda: numpy.tile([[1, 2]], 3)),
     "unique_values(list)": (lambda: np.unique_values([3, 1, 3]), lambda: numpy.unique([3, 1, 3])),
     "squeeze(list)": (lambda: np.squeeze([[[1], [2]]]), lambda: numpy.squeeze([[[1], [2]]])),
     "squeeze(x, 0)": (lambda: np.squeeze(np.zeros((1, 7, 1)), 0), lambda: numpy.squeeze(numpy.zeros((1, 7, 1)), 0)),

@@ -20,7 +20,8 @@ become DArrays:
 - a NumPy option darray does not have is dropped when it has NumPy's default
   value (``out=None``, ``kind=None``), else refused with ``TypeError``;
 - a parameter darray requires and NumPy does not gets NumPy's default
-  (``squeeze(x)``: every length-1 axis).
+  (``squeeze(x)``: every length-1 axis), and NumPy's other spellings of a
+  parameter are turned into darray's (``tile(x, 2)``: ``(2,)``).
 
 A call whose array arguments already are DArrays and that passes nothing by
 NumPy's position costs one loop over the table row's positions.
@@ -64,6 +65,8 @@ class Row(NamedTuple):
     operands: tuple[str, ...] = ()
     #: NumPy's defaults for parameters darray requires: keyword -> function of the converted arguments
     defaults: dict = {}
+    #: NumPy's spellings darray's parameter does not take: positional name -> function giving darray's
+    coerce: dict = {}
 
 
 _X = ("x",)
@@ -81,9 +84,10 @@ ROWS: dict[str, Row] = {
     **{name: Row(_X, {"axis": None, "out": None}) for name in ("argmax", "argmin")},
     "count_nonzero": Row(_X, {"axis": None}),
     **{name: Row(_X, _SORT) for name in ("sort", "argsort")},
+    "tile": Row(_X, coerce={"repetitions": lambda reps: (reps,) if isinstance(reps, numbers.Integral) else reps}),
     **{name: Row(_X) for name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
                                   "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod", "astype",
-                                  "moveaxis", "permute_dims", "tile", "broadcast_to")},
+                                  "moveaxis", "permute_dims", "broadcast_to")},
     **{name: Row(_X, {"axis": None}) for name in ("expand_dims", "flip", "roll", "repeat")},
     "squeeze": Row(_X, defaults={"axis": lambda x, *_: tuple(i for i, n in enumerate(x.shape) if n == 1)}),
     "reshape": Row(_X, {"order": "C"}),
@@ -123,6 +127,7 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
     each = tuple(positional.index(a[1:-1]) for a in row.arrays if a.startswith("["))
     scalars_pass = {positional.index(a) for a in row.operands}
     n_positional = len(positional)
+    coerced = {positional.index(k): f for k, f in row.coerce.items()}
 
     def convert(args: tuple) -> tuple:
         like = _first_darray(args)
@@ -165,6 +170,8 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
             args = args[:n_positional]
         if kwargs and not keywords.issuperset(kwargs):
             kwargs = drop_numpy_defaults(kwargs)
+        if coerced:
+            args = tuple(coerced[i](a) if i in coerced else a for i, a in enumerate(args))
         if row.defaults:
             args = convert(args)
             filled = {k: f(*args) for k, f in row.defaults.items()
