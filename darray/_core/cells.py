@@ -13,6 +13,8 @@ cells move; nothing is gathered.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .. import _tracing
@@ -29,7 +31,8 @@ def first_cut(layout: Layout, axes) -> int | None:
     return min(cut) if cut else None
 
 
-def without_axes(layout: Layout, axes) -> Layout:
+@lru_cache(maxsize=256)
+def without_axes(layout: Layout, axes: tuple) -> Layout:
     """``layout`` with ``axes`` removed (grid dims that cut them become replicated), no halo."""
     keep = [a for a in range(layout.ndim) if a not in axes]
     position = {a: i for i, a in enumerate(keep)}
@@ -38,6 +41,7 @@ def without_axes(layout: Layout, axes) -> Layout:
                   (0,) * len(keep), ("none",) * len(keep))
 
 
+@lru_cache(maxsize=256)
 def cells_layout(rest: Layout, g0: int | None, bshape: tuple) -> Layout:
     """Layout of ``(B..., rest...)``: ``B[0]`` in balanced blocks over grid dim ``g0``, rest as ``rest``.
 
@@ -62,8 +66,7 @@ def index_share(index, cells: Layout, nb: int, x: DArray) -> np.ndarray:
     from .redistribute import redistribute_to
 
     rank = x._comm.rank
-    bl = Layout(cells.shape[:nb], cells.dims, tuple(s if s is not None and s < nb else None for s in cells.split),
-                cells.sizes[:nb], (0,) * nb, ("none",) * nb)
+    bl = _b_layout(cells, nb)
     want = bl.broadcast_layout(index.shape)
     if isinstance(index, DArray):
         moved = redistribute_to(index, want) if index._layout.blocks_key != want.blocks_key else index
@@ -71,6 +74,13 @@ def index_share(index, cells: Layout, nb: int, x: DArray) -> np.ndarray:
     else:
         local = index[want.block_slices(rank)]
     return np.broadcast_to(local, bl.block_shape(rank)).reshape(-1).astype(np.int64)
+
+
+@lru_cache(maxsize=256)
+def _b_layout(cells: Layout, nb: int) -> Layout:
+    """The ``B`` part of a cells layout (its first ``nb`` axes)."""
+    return Layout(cells.shape[:nb], cells.dims, tuple(s if s is not None and s < nb else None for s in cells.split),
+                  cells.sizes[:nb], (0,) * nb, ("none",) * nb)
 
 
 def _owners(layout: Layout, axes, coords: list[np.ndarray], rank: int) -> tuple[np.ndarray, np.ndarray]:
