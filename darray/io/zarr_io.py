@@ -22,7 +22,10 @@ several chunks, encoded on zarr's threads).
 
 Saving: every rank digests its block, rank 0 creates the array metadata once
 (with the checksum table in the attributes), barrier, every rank writes its
-chunks, then the store is renamed into place (:mod:`darray.io._atomic`).
+chunks (all of them, also those holding only the fill value, which zarr
+skips by default: a chunk file missing from such a store was lost, and a
+load reports it as :class:`~darray.io.MissingChunkError`), then the store
+is renamed into place (:mod:`darray.io._atomic`).
 Loading: each rank reads ``array[its region]``; zarr touches only the chunks
 that intersect it, whatever layout wrote the store.
 
@@ -53,6 +56,9 @@ from ._common import (CorruptFileError, MissingChunkError, block_bounds, check_d
 __all__ = ["save", "load", "chunk_plan", "confined_store"]
 
 ATTRIBUTE = "darray"
+#: Key of the "darray" attribute saying that every chunk was written, also those holding only the fill value
+#: (zarr skips those by default): a missing chunk file is then data lost, reported as :class:`MissingChunkError`.
+EVERY_CHUNK = "every_chunk"
 #: Codecs that rebuild Python objects from the stored bytes (numcodecs ids, with or without "numcodecs.").
 OBJECT_CODECS = frozenset({"pickle", "json2", "msgpack2", "vlen-array", "categorize"})
 
@@ -323,7 +329,7 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     with atomic_targets(func, comm, [path]) as (tmp,):
         def create():
             if rank == 0:
-                attrs = {ATTRIBUTE: {"checksums": table}} if table is not None else {}
+                attrs = {ATTRIBUTE: {"checksums": table, EVERY_CHUNK: True}} if table is not None else {}
                 zarr.create_array(store=confined_store(tmp, read_only=False, func=func), shape=layout.shape,
                                   chunks=chunks, dtype=dtype, fill_value=0, attributes=attrs,
                                   compressors=compressors, zarr_format=3)
@@ -333,7 +339,8 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
         start, stop = block_bounds(layout, rank)
 
         def open_rw():
-            return zarr.open_array(store=confined_store(tmp, read_only=False, func=func), mode="r+")
+            array = zarr.open_array(store=confined_store(tmp, read_only=False, func=func), mode="r+")
+            return array.with_config({"write_empty_chunks": True})  # every chunk a file: a missing one is lost
 
         array = collective(comm, open_rw, func=func)
         if aligned:
@@ -411,15 +418,16 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
                                        f"{shape}, expected {len(shape)} positive lengths")
             check_fits(func, f"one stored {what}", grid, dtype)
         blocks = None
-        table = (attrs.get(ATTRIBUTE) or {}).get("checksums") if isinstance(attrs.get(ATTRIBUTE), dict) else None
+        ours = attrs.get(ATTRIBUTE) if isinstance(attrs.get(ATTRIBUTE), dict) else {}
+        table, every_chunk = ours.get("checksums"), ours.get(EVERY_CHUNK) is True
         if verify is not False and table is not None:
             blocks = check_table(func, table, shape, dtype)
         if verify is True and blocks is None:
             raise ValueError(f"{func}: verify=True needs checksums; got a store without the {ATTRIBUTE!r} "
                              f"attribute, expected one written by darray.io.save")
-        return array, shape, dtype, blocks
+        return array, shape, dtype, blocks, every_chunk
 
-    array, shape, dtype, blocks = collective(comm, open_meta, func=func)
+    array, shape, dtype, blocks, every_chunk = collective(comm, open_meta, func=func)
     layout = read_layout(func, shape, comm, split, grid, sizes, halo, boundary)
     start, stop = block_bounds(layout, comm.rank)
 
@@ -439,18 +447,19 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     block = np.asarray(block, dtype=dtype.newbyteorder("="), order="C")
     if blocks:
         verify_blocks(func, comm, layout, block, blocks, read_region, verify,
-                      diagnose=lambda bad: missing_chunks(func, path, array, bad))
+                      diagnose=(lambda bad: missing_chunks(func, path, array, bad)) if every_chunk else None)
     return wrap(block, layout, comm)
 
 
 def missing_chunks(func: str, path: str, array, bad) -> MissingChunkError | None:
     """A :class:`MissingChunkError` naming the chunk files of the blocks ``bad`` that are gone, or None.
 
-    zarr reads a missing chunk as the fill value (it does not write chunks
-    that hold only the fill value), so a missing chunk is an error only where
-    the stored checksum says the data was something else: this is called
-    with the (start, stop) bounds of the blocks whose checksum failed, and
-    looks only at the chunks they touch.
+    zarr reads a missing chunk as the fill value (by default it does not
+    write chunks that hold only the fill value); :func:`save` writes every
+    chunk and says so in the store's attributes, so in its stores a chunk
+    file that is gone was lost. Called (for those stores only) with the
+    (start, stop) bounds of the blocks whose checksum failed; looks only at
+    the chunks they touch.
     """
     try:
         meta = array.metadata

@@ -179,8 +179,8 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, axis=-1):
         super().__init__()
-        _ints("Linear", "in_features", in_features, minimum=0)
-        _ints("Linear", "out_features", out_features, minimum=0)
+        _ints("Linear", "in_features", in_features)
+        _ints("Linear", "out_features", out_features)
         self.in_features, self.out_features, self.axis = in_features, out_features, axis
         dtype = dtype or "float64"
         self.weight = Parameter(_zeros((out_features, in_features), dtype))

@@ -1,0 +1,322 @@
+"""Errors that point the right way (#17 items 11-12): darray.io.save/load choose the format from the path or the
+file, a deleted zarr chunk is reported as missing, a .npy without checksums warns, a garbage .npy header is a
+CorruptFileError; from_local, nn layer constructors and full_like name the real problem.
+
+Every rank uses the same directory (rank 0's ``tmp_path``, broadcast); files are prepared on rank 0; errors are
+expected on EVERY rank with one message (``assert_raises_everywhere``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray.io import (ChecksumError, CorruptFileError, MissingChecksumWarning, MissingChunkError, load, load_npy,
+                       save, save_hdf5, save_npy)
+from darray.io import zarr_io
+from darray.testing import agree, assert_equal, assert_raises_everywhere
+
+pytest.importorskip("zarr")
+pytest.importorskip("h5py")
+
+pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
+
+
+def on_rank0(comm, fn, *args):
+    """Run ``fn`` on rank 0 only (preparing files), then a barrier."""
+    if comm.rank == 0:
+        fn(*args)
+    comm.barrier()
+
+
+def everywhere(comm, ok: bool, what: str) -> None:
+    failed = agree(comm, ok)
+    assert not failed, f"{what} (failed on ranks {failed})"
+
+
+def layouts(size: int, n: int) -> list[dict]:
+    """Replicated, balanced rows, uneven rows with an empty block, columns, and a 2-d grid at 4 ranks."""
+    out = [dict(split=None), dict(split=0), dict(split=1)]
+    if size > 1:
+        out.append(dict(split=0, sizes=[0] + [len(c) for c in np.array_split(np.arange(n), size - 1)]))
+    if size == 4:
+        out.append(dict(split=(0, 1), grid=(2, 2)))
+    return out
+
+
+def sample(shape=(13, 7), dtype="float64") -> np.ndarray:
+    return (np.arange(np.prod(shape)).reshape(shape) * 1.5 + 1).astype(dtype)
+
+
+def quiet(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` and the MissingChecksumWarnings it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = fn(*args, **kwargs)
+    return out, [w for w in caught if issubclass(w.category, MissingChecksumWarning)]
+
+
+# ------------------------------------------------------------------ the format from the path or the file
+@pytest.mark.parametrize("dtype", ["float64", "int32", "complex64"])
+def test_save_chooses_the_format_from_the_extension(dtype, comm, shared):
+    ref = sample(dtype=dtype)
+    for i, spec in enumerate(layouts(comm.size, ref.shape[0])):
+        x = da.asarray(ref, **spec)
+        save(shared / f"a{i}.npy", x)
+        save(shared / f"a{i}.h5", x)
+        save(shared / f"a{i}.hdf5", x, dataset="run/u")
+        save(shared / f"a{i}.zarr", x)
+        save(shared / f"a{i}", x)  # no extension: a zarr store
+        ok = True
+        if comm.rank == 0:
+            import h5py
+            import zarr
+
+            ok &= (shared / f"a{i}.npy").is_file() and np.array_equal(np.load(shared / f"a{i}.npy"), ref)
+            with h5py.File(shared / f"a{i}.h5", "r") as f:
+                ok &= np.array_equal(f["data"][...], ref)
+            with h5py.File(shared / f"a{i}.hdf5", "r") as f:
+                ok &= np.array_equal(f["run/u"][...], ref)
+            for name in (f"a{i}.zarr", f"a{i}"):
+                ok &= (shared / name).is_dir() and np.array_equal(zarr.open_array(shared / name, mode="r")[...], ref)
+        everywhere(comm, ok, f"save wrote the format the extension names ({spec})")
+        for name in (f"a{i}.npy", f"a{i}.h5", f"a{i}.zarr", f"a{i}"):
+            assert_equal(load(shared / name, **spec), ref)
+        assert_equal(load(shared / f"a{i}.hdf5", dataset="run/u", split=0), ref)
+
+
+def test_load_looks_at_the_file(comm, shared):
+    """What is there decides, not the name: a .npy under another name, a zarr store named .npy, an HDF5 file."""
+    ref = sample()
+    save_npy(shared / "f.npy", da.asarray(ref, split=0))
+    save_hdf5(shared / "f.h5", da.asarray(ref, split=0))
+    zarr_io.save(shared / "legacy.npy", da.asarray(ref, split=0))  # what darray.io.save("legacy.npy") used to write
+
+    def rename():
+        os.replace(shared / "f.npy", shared / "field.dat")
+        os.replace(shared / "f.npy.sha256", shared / "field.dat.sha256")
+        os.replace(shared / "f.h5", shared / "field.bin")
+
+    on_rank0(comm, rename)
+    for spec in layouts(comm.size, ref.shape[0]):
+        for name in ("field.dat", "field.bin", "legacy.npy"):
+            y, warned = quiet(load, shared / name, verify=True, **spec)
+            assert_equal(y, ref)
+            everywhere(comm, not warned, f"{name}: no warning, the checksums are there")
+
+
+def test_load_of_a_numpy_file(comm, shared):
+    """io.load("field.npy") of a file numpy.save wrote: it loads (with a warning that nothing can be verified)."""
+    ref = sample((7, 5), "int64")
+    on_rank0(comm, np.save, shared / "field.npy", ref)
+    for spec in layouts(comm.size, ref.shape[0]):
+        y, warned = quiet(load, shared / "field.npy", **spec)
+        assert_equal(y, ref)
+        everywhere(comm, len(warned) == 1 and "without checksums" in str(warned[0].message), f"warned: {warned}")
+        y, warned = quiet(load, shared / "field.npy", verify=False, **spec)
+        assert_equal(y, ref)
+        everywhere(comm, not warned, f"verify=False: no warning, got {warned}")
+        y, warned = quiet(da.load, str(shared / "field.npy"), **spec)  # NumPy's np.load: never warns
+        assert_equal(y, ref)
+        everywhere(comm, not warned, f"darray.load: no warning, got {warned}")
+
+
+@pytest.mark.parametrize("case", ["npz save", "npz load", "text file", "dataset for zarr", "dataset for npy",
+                                  "compressors for npy", "missing npy", "missing h5"])
+def test_refusals_name_the_right_function(case, comm, shared):
+    x = da.arange(13.0, split=0)
+    on_rank0(comm, lambda: (shared / "t.txt").write_text("1 2 3\n4 5 6\n"))
+    kind, call, args, kwargs, fragments = {
+        "npz save": (ValueError, save, (shared / "x.npz", x), {}, [".npz archives", "save_npy"]),
+        "npz load": (ValueError, load, (shared / "x.npz",), {}, [".npz archives"]),
+        "text file": (ValueError, load, (shared / "t.txt",), {}, ["not a file format", "loadtxt", "t.txt"]),
+        "dataset for zarr": (ValueError, save, (shared / "x.zarr", x), {"dataset": "u"}, ["dataset", "HDF5"]),
+        "dataset for npy": (ValueError, save, (shared / "x.npy", x), {"dataset": "u"}, ["dataset", "HDF5"]),
+        "compressors for npy": (ValueError, save, (shared / "x.npy", x), {"compressors": None}, ["zarr"]),
+        "missing npy": (FileNotFoundError, load, (shared / "none.npy",), {}, ["no such file", "none.npy"]),
+        "missing h5": (FileNotFoundError, load, (shared / "none.h5",), {}, ["no such file", "HDF5"]),
+    }[case]
+    text = assert_raises_everywhere(kind, call, *args, **kwargs)
+    func = "save" if call is save else "load"
+    assert text.startswith(f"{func}: ") and all(f in text for f in fragments), text
+    everywhere(comm, not any(p.name.startswith("x.") for p in Path(shared).iterdir()), "nothing was written")
+
+
+# ------------------------------------------------------------------ damage named for what it is
+def _chunks(store: Path) -> list[Path]:
+    return sorted(p for p in store.rglob("*") if p.is_file() and p.name != "zarr.json")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int16"])
+def test_deleted_zarr_chunk_is_a_missing_chunk(dtype, comm, shared):
+    ref = sample((40, 5), dtype)
+    path = shared / "x.zarr"
+    save(path, da.asarray(ref, split=0))
+    victim = _chunks(path)[-1]  # every rank sees the store
+    comm.barrier()
+    on_rank0(comm, victim.unlink)
+    for spec in layouts(comm.size, ref.shape[0]):
+        text = assert_raises_everywhere(MissingChunkError, load, path, **spec)
+        assert text.startswith("load: missing chunk") and "checksum mismatch" not in text, text
+        assert repr(victim.relative_to(path).as_posix()) in text, (victim, text)
+    assert load(path, split=0, verify=False).shape == ref.shape  # explicitly unchecked: the fill value
+
+
+def test_bit_flip_stays_a_checksum_error_and_skipped_chunks_are_not_missing(comm, shared, monkeypatch):
+    """save writes every chunk; a store without that promise (zarr's default skips chunks of only the fill value,
+    as darray's stores did before) loads with absent chunks, and a damaged chunk stays a checksum mismatch."""
+    ref = sample((40, 5))
+    ref[:20] = 0
+    path = shared / "z.zarr"
+    monkeypatch.setattr(zarr_io, "MAX_CHUNK_BYTES", 80)  # chunks of 2 rows: 10 of the 20 hold only zeros
+    save(path, da.asarray(ref, split=None), compressors=None)
+    everywhere(comm, len(_chunks(path)) == 20, f"save wrote every chunk: {_chunks(path)}")
+
+    def forget_the_promise():
+        meta = json.loads((path / "zarr.json").read_text())
+        del meta["attributes"]["darray"][zarr_io.EVERY_CHUNK]
+        (path / "zarr.json").write_text(json.dumps(meta))
+        for chunk in _chunks(path):
+            if not np.frombuffer(chunk.read_bytes(), dtype="<f8").any():
+                chunk.unlink()
+
+    on_rank0(comm, forget_the_promise)
+    everywhere(comm, len(_chunks(path)) == 10, f"the zero chunks are gone: {_chunks(path)}")
+    for spec in layouts(comm.size, ref.shape[0]):
+        assert_equal(load(path, verify=True, **spec), ref)
+
+    def flip():
+        chunk = _chunks(path)[-1]
+        data = bytearray(chunk.read_bytes())
+        data[3] ^= 0x10
+        chunk.write_bytes(bytes(data))
+
+    on_rank0(comm, flip)
+    for spec in layouts(comm.size, ref.shape[0]):
+        text = assert_raises_everywhere(ChecksumError, load, path, **spec)
+        assert "checksum mismatch" in text and "missing chunk" not in text, text
+
+
+def test_npy_without_its_sidecar_warns(comm, shared):
+    ref = sample()
+    path = shared / "s.npy"
+    save_npy(path, da.asarray(ref, split=0))
+    on_rank0(comm, os.remove, str(path) + ".sha256")
+    for spec in layouts(comm.size, ref.shape[0]):
+        y, warned = quiet(load_npy, path, **spec)
+        assert_equal(y, ref)
+        everywhere(comm, len(warned) == 1, f"one MissingChecksumWarning on every rank, got {warned}")
+        text = str(warned[0].message)
+        everywhere(comm, text.startswith("load_npy: loading without checksums") and "s.npy.sha256" in text, text)
+        y, warned = quiet(load_npy, path, verify=False, **spec)
+        everywhere(comm, not warned, f"verify=False is silent, got {warned}")
+    text = assert_raises_everywhere(ValueError, load_npy, path, verify=True)
+    assert "verify=True needs checksums" in text, text
+    text = assert_raises_everywhere(ValueError, load, path, verify=True)
+    assert text.startswith("load: verify=True needs checksums"), text
+
+
+def _npy(path: Path, header: bytes) -> None:
+    pad = (64 - (10 + len(header) + 1) % 64) % 64
+    body = header + b" " * pad + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body + b"\0" * 64)
+
+
+GARBAGE_HEADERS = {
+    "unterminated dict": (b"{'descr': '<f8', 'fortran_order': False, 'shape': (", "TokenError"),
+    "not a literal": (b"garbage", "malformed node"),
+    "wrong keys": (b"{'descr': '<f8'}", "correct keys"),
+    "not a dict": (b"[1, 2, 3]", "not a dict"),
+    "binary": (b"\xff\xfe\x00\x01", ""),
+}
+
+
+@pytest.mark.parametrize("case", GARBAGE_HEADERS)
+@pytest.mark.parametrize("via", ["load_npy", "load"])
+def test_garbage_npy_header_is_a_corrupt_file_error(case, via, comm, shared):
+    header, fragment = GARBAGE_HEADERS[case]
+    path = shared / "g.npy"
+    on_rank0(comm, _npy, path, header)
+    text = assert_raises_everywhere(CorruptFileError, load_npy if via == "load_npy" else load, path, split=0)
+    assert text.startswith(f"{via}: not a readable .npy file") and str(path) in text and fragment in text, text
+    assert " at 0x" not in text, text  # no object addresses: the same text on every rank
+
+
+# ------------------------------------------------------------------ messages that name the real problem
+@pytest.mark.parametrize("other", ["float64", "int32", "complex128"])
+def test_from_local_names_the_dtype_of_each_rank(other, comm):
+    if comm.size == 1:
+        pytest.skip("blocks of different dtypes need 2 ranks")
+    block = np.zeros(3, dtype="int64" if comm.rank == 0 else other)
+    text = assert_raises_everywhere(ValueError, da.from_local, block, split=0)
+    want = ", ".join(f"rank {r}: {'int64' if r == 0 else other} (1-d)" for r in range(comm.size))
+    assert text == f"from_local: blocks differ in ndim or dtype across ranks; got {want}, expected the same ndim " \
+                   f"and dtype on every rank", text
+
+
+def test_from_local_names_the_ndim_of_each_rank(comm):
+    if comm.size == 1:
+        pytest.skip("blocks of different ndim need 2 ranks")
+    block = np.zeros((2, 2) if comm.rank == comm.size - 1 else (4,))
+    text = assert_raises_everywhere(ValueError, da.from_local, block, split=0)
+    assert f"rank {comm.size - 1}: float64 (2-d)" in text and "rank 0: float64 (1-d)" in text, text
+
+
+NN_BAD = [
+    ("Conv2d", (1, 1, -3), {}, ValueError, "Conv2d: kernel_size must be positive; got -3"),
+    ("Conv1d", (0, 4, 3), {}, ValueError, "Conv1d: in_channels must be positive; got 0"),
+    ("Conv3d", (2, -1, 3), {}, ValueError, "Conv3d: out_channels must be positive; got -1"),
+    ("Conv2d", (1, 1, 3), {"stride": 0}, ValueError, "Conv2d: stride must be positive; got 0"),
+    ("Conv2d", (1, 1, 3), {"stride": (1, -2)}, ValueError, "Conv2d: stride must be positive; got (1, -2)"),
+    ("Conv2d", (1, 1, 3), {"padding": -1}, ValueError, "Conv2d: padding must be non-negative; got -1"),
+    ("Conv2d", (1, 1, 3), {"dilation": 0}, ValueError, "Conv2d: dilation must be positive; got 0"),
+    ("Conv2d", (2, 2, 3), {"groups": 0}, ValueError, "Conv2d: groups must be positive; got 0"),
+    ("Conv1d", (1, 1, (3, 3)), {}, ValueError, "Conv1d: kernel_size has the wrong length; got (3, 3)"),
+    ("Conv2d", (1, 1, 2.5), {}, TypeError, "Conv2d: kernel_size must be an int or a tuple of ints; got 2.5"),
+    ("Conv2d", (1.0, 1, 3), {}, TypeError, "Conv2d: in_channels must be an int; got 1.0"),
+    ("ConvTranspose2d", (1, 1, -2), {}, ValueError, "ConvTranspose2d: kernel_size must be positive; got -2"),
+    ("ConvTranspose1d", (1, 1, 2), {"stride": 2, "output_padding": -1}, ValueError,
+     "ConvTranspose1d: output_padding must be non-negative"),
+    ("MaxPool2d", (0,), {}, ValueError, "MaxPool2d: kernel_size must be positive; got 0"),
+    ("MaxPool1d", (2,), {"padding": -1}, ValueError, "MaxPool1d: padding must be non-negative; got -1"),
+    ("AvgPool2d", (2,), {"stride": -1}, ValueError, "AvgPool2d: stride must be positive; got -1"),
+    ("AvgPool3d", ((2, 2),), {}, ValueError, "AvgPool3d: kernel_size has the wrong length"),
+    ("Linear", (-1, 3), {}, ValueError, "Linear: in_features must be positive; got -1"),
+    ("BatchNorm2d", (0,), {}, ValueError, "BatchNorm2d: num_features must be positive; got 0"),
+    ("GroupNorm", (0, 4), {}, ValueError, "GroupNorm: num_groups must be positive; got 0"),
+]
+
+
+@pytest.mark.parametrize("layer, args, kwargs, kind, start", NN_BAD,
+                         ids=[f"{row[0]}-{i}" for i, row in enumerate(NN_BAD)])
+def test_nn_constructors_name_the_layer_and_argument(layer, args, kwargs, kind, start, comm):
+    text = assert_raises_everywhere(kind, getattr(da.nn, layer), *args, **kwargs)
+    assert text.startswith(start), text
+
+
+def test_nn_constructors_still_take_what_torch_takes():
+    nn = da.nn
+    assert nn.Conv2d(1, 2, (3, 1), stride=(2, 1), padding=(1, 0), dilation=1).kernel_size == (3, 1)
+    assert nn.Conv1d(2, 4, np.int64(3), groups=2, padding="valid").padding == "valid"
+    assert nn.MaxPool2d(2).kernel_size == 2 and nn.AvgPool1d(3, stride=None).stride is None
+    assert nn.Linear(2, 3).in_features == 2 and nn.GroupNorm(2, 4).num_groups == 2
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int8", "int64", "bool"])
+def test_full_like_names_itself_and_the_fill_value(dtype, comm):
+    m = da.zeros((7, 3), dtype=dtype, split=0)
+    for bad in ("abc", None, [1, 2], {"a": 1}):
+        text = assert_raises_everywhere(TypeError, da.full_like, m, bad)
+        assert text.startswith(f"full_like: fill_value must be a scalar; got {bad!r}"), text
+    if dtype == "int8":
+        text = assert_raises_everywhere(OverflowError, da.full_like, m, 1000)
+        assert text.startswith("full_like: fill_value does not fit the dtype; got 1000"), text
+    value = np.ones((), dtype=dtype)[()]
+    assert_equal(da.full_like(m, value), np.full_like(np.zeros((7, 3), dtype=dtype), value))
+    assert_equal(da.full_like(m, da.asarray(value)), np.full_like(np.zeros((7, 3), dtype=dtype), value))
