@@ -18,6 +18,7 @@ import pytest
 
 import darray as da
 from darray import DArray
+from darray._backend import to_numpy
 from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
@@ -172,15 +173,15 @@ def test_partition_and_argpartition(dtype):
                 ax = -1 if axis is None else axis
                 for spelling, f in both("partition"):
                     got = f(x, kth, axis=axis)
-                    problem = _partition_ok(got.gather(), flat, kth, ax)
+                    problem = _partition_ok(to_numpy(got.gather()), flat, kth, ax)
                     assert not agree(x.comm, not problem), f"{spelling}.partition {lname} kth={kth}: {problem}"
                     if axis is not None:
                         assert got.layout.blocks_key == x.layout.blocks_key or x.layout.has_halo, lname
                 for spelling, f in both("argpartition"):
                     idx = f(x, kth, axis=axis)
-                    assert idx.dtype == np.int64
-                    taken = np.take_along_axis(flat, idx.gather(), axis=ax)
-                    ok_perm = np.array_equal(np.sort(idx.gather(), axis=ax),
+                    assert str(idx.dtype).endswith("int64"), idx.dtype
+                    taken = np.take_along_axis(flat, to_numpy(idx.gather()), axis=ax)
+                    ok_perm = np.array_equal(np.sort(to_numpy(idx.gather()), axis=ax),
                                              np.broadcast_to(np.arange(flat.shape[ax]).reshape(
                                                  [-1 if d == ax % flat.ndim else 1 for d in range(flat.ndim)]),
                                                  flat.shape))
@@ -193,7 +194,7 @@ def test_partition_with_nans():
     for lname, kw in layouts(g.shape).items():
         x = da.asarray(g, **kw)
         for kth in (0, 3, 5, 6):
-            got = np.partition(x, kth).gather()
+            got = to_numpy(np.partition(x, kth).gather())
             assert not agree(x.comm, not _partition_ok(got, g, kth, -1) if kth < 5 else
                              np.isnan(got[kth])), f"partition with NaNs {lname} kth={kth}"
 
@@ -364,7 +365,7 @@ def test_where_one_argument(dtype):
 @pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
 def test_unique_axis(dtype):
     for shape in ((13, 3), (7, 4, 2)):
-        for lname, x, g in cases(shape, dtype, low=0, high=2):
+        for lname, x, g in cases(shape, dtype, low=0, high=2)[::2 if len(shape) == 3 else 1]:
             for axis in range(-1, len(shape)):
                 flags = ((True, True, True), (False, False, False), (True, False, True))[axis % 3]
                 spelling, f = both("unique")[axis % 2]
@@ -458,4 +459,4 @@ def test_bad_input_raises_numpy_types_everywhere(row):
     assert func.__name__ in text.split(":")[0], f"{what}: the message names another function: {text}"
     if numpy_too:  # NumPy raises the same type for the same mistake (the other rows are darray's limits)
         with pytest.raises(exc):
-            func(*[a.gather() if isinstance(a, DArray) else a for a in args], **kwargs)
+            func(*[to_numpy(a.gather()) if isinstance(a, DArray) else a for a in args], **kwargs)
