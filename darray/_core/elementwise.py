@@ -64,14 +64,22 @@ def _check(row: Elementwise, kinds) -> None:
                                     f"a {row.category} dtype"))
 
 
-# Block dtypes (NumPy's or a backend's dtype objects) already accepted per function: the fast paths test
-# membership here (one hash) instead of deriving the dtype's kind on every call.
-_ACCEPTED: dict[str, set] = {row.name: set() for row in ELEMENTWISE}
+# Block dtypes already accepted per local namespace and function: the fast paths test membership here (one
+# hash) instead of deriving the dtype's kind on every call. Per namespace, because dtypes of different
+# libraries may hash alike and then compare (array_api_strict warns when compared with NumPy's).
+_ACCEPTED: dict = {}
 
 
-def _accept(row: Elementwise, *blocks) -> None:
+def _accepted(xp, name: str) -> set:
+    table = _ACCEPTED.get(xp)
+    if table is None:
+        table = _ACCEPTED[xp] = {row.name: set() for row in ELEMENTWISE}
+    return table[name]
+
+
+def _accept(row: Elementwise, xp, *blocks) -> None:
     """Check the blocks' dtypes against ``row``'s category (raising TypeError) and remember the good ones."""
-    accepted = _ACCEPTED[row.name]
+    accepted = _accepted(xp, row.name)
     for block in blocks:
         _check(row, _kind(block))
         accepted.add(block.dtype)
@@ -100,8 +108,8 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
         if row.nargs == 1:
             if not layout.has_halo:
                 block = first._block
-                if block.dtype not in _ACCEPTED[row.name]:
-                    _accept(row, block)
+                if block.dtype not in _accepted(first._xp, row.name):
+                    _accept(row, first._xp, block)
                 out = _func(first._xp, row.name)(block)
                 if type(out) is not np.ndarray and isinstance(out, np.generic):
                     out = np.asarray(out)  # NumPy returns scalars for 0-d inputs
@@ -111,9 +119,9 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
             if type(b) is DArray and (layout is b._layout or layout == b._layout) and not layout.has_halo \
                     and first._xp is b._xp:
                 ba, bb = first._block, b._block
-                accepted = _ACCEPTED[row.name]
+                accepted = _accepted(first._xp, row.name)
                 if ba.dtype not in accepted or bb.dtype not in accepted:
-                    _accept(row, ba, bb)
+                    _accept(row, first._xp, ba, bb)
                 f = _func(first._xp, row.name)
                 if temps and type(f) is np.ufunc and ba.dtype == bb.dtype and ba.dtype.kind in "fc" and ba.ndim \
                         and row.name in _SAME_DTYPE:
@@ -138,8 +146,8 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
 def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary: int) -> DArray:
     """``x op scalar`` (or ``scalar op x``) on the block; a temporary ``x`` may take the result in place."""
     block = x._block
-    if block.dtype not in _ACCEPTED[row.name]:
-        _accept(row, block)
+    if block.dtype not in _accepted(x._xp, row.name):
+        _accept(row, x._xp, block)
     f = _func(x._xp, row.name)
     if scalar == 0.5 and row.name == "pow" and not reflected:
         return DArray._wrap(half_power(x._xp, f, block, scalar), x._layout, x._comm, x._xp)
