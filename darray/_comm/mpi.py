@@ -426,9 +426,8 @@ def install_abort_hook(comm: MPICommunicator) -> None:
     """Make an uncaught exception on any rank end the whole job, not hang the others.
 
     Ctrl-C (``KeyboardInterrupt``, which reaches every rank at once) prints one
-    line from one rank, ``darray: interrupted on rank R; job aborted``: rank 0
-    aborts at once, another rank only if the job is still alive half a second
-    later (it was interrupted alone). ``DARRAY_DEBUG=1`` shows the tracebacks.
+    line, ``darray: interrupted on rank 0; job aborted``, and every rank exits
+    with status 130. ``DARRAY_DEBUG=1`` shows the tracebacks.
     Opt out with ``DARRAY_ABORT_ON_ERROR=0``.
     """
     if os.environ.get("DARRAY_ABORT_ON_ERROR", "1") == "0" or comm.size == 1:
@@ -447,18 +446,18 @@ def install_abort_hook(comm: MPICommunicator) -> None:
 
 
 def _interrupted(comm: MPICommunicator) -> None:
-    """One short line for Ctrl-C, then abort the job with status 130 (128 + SIGINT)."""
-    import signal
-    import time
+    """Ctrl-C: rank 0 prints one line; every rank announces its exit and leaves with status 130 (128 + SIGINT).
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the abort
-    if comm.rank != 0:
-        time.sleep(0.5)  # rank 0, interrupted too, ends the job meanwhile: one message, not one per rank
-    sys.stderr.write(f"darray: interrupted on rank {comm.rank}; job aborted\n")
+    No ``MPI_Abort``: ``mpiexec`` kills the other ranks then and may print a banner for each; every rank got
+    the signal anyway. A rank interrupted alone leaves silently and the ranks waiting for it raise
+    :class:`~darray._debug.RanksLeft`.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit
+    if comm.rank == 0:
+        sys.stderr.write("darray: interrupted on rank 0; job aborted\n")
+    sys.stdout.flush()
     sys.stderr.flush()
-    try:  # MPI_Abort's own report would add a line per rank
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 2)
-    except OSError:
-        pass
-    comm.comm.Abort(130)
+    comm.departures.announce()
+    os._exit(130)
