@@ -15,7 +15,11 @@ function of that name, which NumPy hands to darray:
 - NumPy functions darray implements through ``__array_function__``
   (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...);
 - the NumPy-only functions of :mod:`darray._api.numpy_functions` (``hstack``,
-  ``dot``, ``average``, ``cov``, ``interp``, ``bincount``, ...), themselves;
+  ``dot``, ``average``, ``cov``, ``interp``, ``bincount``, ...), themselves,
+  and those of :mod:`~darray._api.numpy_sets` (``intersect1d``, ``union1d``,
+  ``setdiff1d``, ``setxor1d``), :mod:`~darray._api.numpy_partition`,
+  :mod:`~darray._api.numpy_convolve`, :mod:`~darray._api.numpy_arrange`
+  (``rot90``, ``put``, ``put_along_axis``) and :mod:`~darray._api.numpy_bits`;
 - :func:`round` with NumPy's ``decimals`` and :func:`trace`, which is both
   darray's communication tracer and, given an array, ``numpy.trace``.
 
