@@ -327,3 +327,24 @@ def test_random_mixed_keys(shape, data):
         x[key] = v
         h[key] = v
         assert_equal(x, h, err_msg=f"set {kw} {key!r}")
+
+
+def test_take_moves_only_picked_cells():
+    """``take`` is ``x[..., idx]``: NumPy or DArray indices, any layout; an uncut axis sends nothing."""
+    g = values(SHAPES[3], seed=10)
+    idx = np.array([2, -1, 0, 2])
+    for lname, kw in layouts(3).items():
+        x = da.asarray(g, **kw)
+        for axis in range(3):
+            want = np.take(g, idx % g.shape[axis], axis=axis)
+            assert_equal(da.take(x, idx, axis=axis), want, err_msg=f"take {lname} axis {axis}")
+            d = da.asarray(idx, split=0, sizes=uneven(4, P))
+            assert_equal(da.take(x, d, axis=axis), want, err_msg=f"take DArray indices {lname} axis {axis}")
+        assert_raises_everywhere(IndexError, da.take, x, da.asarray(np.array([0, 5]), split=0), axis=0,
+                                 match="take: index 5 is out of bounds for axis 0 with size 5")
+    x = da.asarray(g, split=0)
+    with da.trace() as t:
+        got = da.take(x, idx, axis=2)
+    assert_equal(got, np.take(g, idx, axis=2))
+    sent = int(np.asarray(x.comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])
+    assert sent == 0, f"take along an uncut axis sent {sent} bytes"

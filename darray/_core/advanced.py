@@ -35,16 +35,11 @@ __all__ = ["take", "take_along_axis", "getitem_advanced", "setitem_advanced"]
 
 
 def _index_array(func: str, indices, n: int) -> np.ndarray:
-    """Indices as a NumPy int64 array, bounds-checked (negative wrap) identically on every rank."""
-    if isinstance(indices, DArray):
-        if indices.dtype.kind not in "iu":
-            raise IndexError(message(func, "indices must be integers", indices.dtype))
-        idx = to_numpy(indices.gather()).astype(np.int64)
-    else:
-        idx = np.asarray(indices)
-        if idx.dtype.kind not in "iu" and idx.size:
-            raise IndexError(message(func, "indices must be integers", idx.dtype))
-        idx = idx.astype(np.int64)
+    """NumPy indices as an int64 array, bounds-checked (negative wrap) identically on every rank."""
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu" and idx.size:
+        raise IndexError(message(func, "indices must be integers", idx.dtype))
+    idx = idx.astype(np.int64)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = idx[(idx < -n) | (idx >= n)][0]
         raise IndexError(message(func, f"index out of bounds for an axis of size {n}", int(bad),
@@ -53,33 +48,27 @@ def _index_array(func: str, indices, n: int) -> np.ndarray:
 
 
 def take(x: DArray, indices, /, *, axis: int | None = None) -> DArray:
-    """Elements (or slabs) of ``x`` at ``indices`` along ``axis``; only requested slabs move.
+    """Elements (or slabs) of ``x`` at ``indices`` along ``axis``; only the requested cells move.
 
-    ``indices`` is 1-d (replicated, or a DArray: it is gathered, being an index
-    vector). The result is cut along ``axis`` in balanced blocks.
+    ``indices`` is 1-d: NumPy (replicated) or a DArray (it stays distributed;
+    every rank fetches its share of the result from the owners). The result
+    is ``x[:, ..., indices]``: cut along ``axis`` in balanced blocks if ``x``
+    is cut there, replicated there otherwise; the other axes keep their cut.
     """
     if axis is None:
         if x.ndim != 1:
             raise ValueError(message("take", "axis is required for arrays with more than one dimension", x.shape))
         axis = 0
     axis = normalize_axis("take", axis, x.ndim)
-    idx = _index_array("take", indices, x.shape[axis])
+    if isinstance(indices, DArray):
+        if indices.dtype.kind not in "iu":
+            raise IndexError(message("take", "indices must be integers", indices.dtype))
+        idx = indices
+    else:
+        idx = _index_array("take", indices, x.shape[axis])
     if idx.ndim != 1:
         raise ValueError(message("take", "indices must be 1-d", idx.shape))
-    order = (axis, *[a for a in range(x.ndim) if a != axis])
-    moved = permute_dims(x, order) if axis else x
-    rows = as_rows(moved)
-    comm = x._comm
-    result_layout = rows_layout((idx.shape[0], *moved.shape[1:]), comm.size)
-    mine = result_layout.block_slices(comm.rank)[0]
-    local = fetch_rows(rows, idx[mine])
-    out = DArray._wrap(local, result_layout, comm, x._xp)
-    if axis:
-        back = [0] * x.ndim
-        for i, a in enumerate(order):
-            back[a] = i
-        out = permute_dims(out, tuple(back))
-    return out
+    return _pick("take", x, split_key("take", (slice(None),) * axis + (idx,), x.shape))
 
 
 def take_along_axis(x: DArray, indices, /, *, axis: int = -1) -> DArray:
@@ -158,6 +147,11 @@ def getitem_advanced(x: DArray, key) -> DArray:
         y = getitem(x, adv.basic)
         if _row_cut(y):
             return _compress(y, _mask_of(key))
+    return _pick(func, x, adv)
+
+
+def _pick(func: str, x: DArray, adv: Advanced) -> DArray:
+    """``x[key]`` through the cells engine: ``x[basic]``, then the picked cells fetched from their owners."""
     adv = resolve(func, adv, x)
     y = getitem(x, adv.basic)
     axes, nb = adv.axes, len(adv.bshape)

@@ -69,6 +69,8 @@ def _item(func: str, k):
         return ("bool0", bool(k))
     if isinstance(k, (numbers.Integral, np.integer)):
         return int(k)
+    if isinstance(k, DArray) and k._layout.is_replicated and k.ndim:  # every rank holds it: checked here
+        k = to_numpy(k.local)
     if isinstance(k, DArray):
         kind = k.dtype.kind
         if kind == "b":
