@@ -448,6 +448,18 @@ case("fftfreq", lambda: FFT.fftfreq(0), ValueError, "n", label="fft.fftfreq")
 case("fftfreq", lambda: FFT.fftfreq(4.5), TypeError, "n-float", label="fft.fftfreq")
 case("rfftfreq", lambda: FFT.rfftfreq(-3), ValueError, "n", label="fft.rfftfreq")
 case("rfftfreq", lambda: FFT.rfftfreq(8, dtype="int64"), (TypeError, ValueError), "dtype", label="fft.rfftfreq")
+for name in ("fft2", "ifft2", "rfft2", "irfft2"):  # NumPy's 2-d transforms of a 1-d array: no axis -2
+    case(name, lambda fn=getattr(FFT, name): fn(vec()), AxisError, "1-d", label=f"fft.{name}")
+# more NumPy functions (darray._api.numpy_sets, numpy_partition, numpy_arrange, numpy_bits)
+for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+    case(name, lambda fn=getattr(da, name): fn(vec().astype(da.complex128), vec()), TypeError, "complex")
+case("partition", lambda: da.partition(vec(), 6), ValueError, "kth")
+case("argpartition", lambda: da.argpartition(vec(), 1.5), TypeError, "kth-float")
+case("rot90", lambda: da.rot90(f64(), 1, (0, 0)), ValueError, "axes")
+case("put", lambda: da.put(vec(), [6], [1.0]), IndexError, "bounds")
+case("put_along_axis", lambda: da.put_along_axis(f64(), np.array([[9]]), 0.0, 1), IndexError, "bounds")
+case("packbits", lambda: da.packbits(vec()), TypeError, "float")
+case("unpackbits", lambda: da.unpackbits(vec(6, np.int64)), TypeError, "int64")
 
 # random
 case("default_rng", lambda: da.random.default_rng("seed"), TypeError, "seed", label="random.default_rng")
