@@ -2,9 +2,9 @@
 
 These are ``darray.save``, ``darray.load``, ``darray.savetxt`` and
 ``darray.loadtxt``, so that ``import darray as np`` keeps a NumPy script's
-files. (``darray.io.save`` / ``darray.io.load`` are the zarr store functions;
-these are not.) Every function is collective: every rank calls it with the
-same arguments.
+files. (``darray.io.save`` / ``darray.io.load`` choose among zarr stores,
+``.npy`` and HDF5 files and verify checksums; these follow NumPy.) Every
+function is collective: every rank calls it with the same arguments.
 
 - :func:`save` writes a real ``.npy`` file NumPy reads, in parallel: every
   rank writes its own block at its byte offset (:func:`darray.io.save_npy`;
