@@ -29,7 +29,8 @@ def test_a_rank_that_leaves_is_named_in_seconds(mode, nprocs):
     proc, elapsed = _run("leave_early.py", nprocs, args=(mode,), timeout=60)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out[-2000:]
-    assert elapsed < 15, f"job took {elapsed:.1f} s to end"  # seconds, not a hang (2 cores, 4 ranks: slack)
+    # seconds, not a hang: detection takes ~0.2 s; the rest is starting 4 Python ranks on a shared 2-core machine
+    assert elapsed < 30, f"job took {elapsed:.1f} s to end"
     assert "RanksLeft" in out, out[-3000:]
     named = re.findall(r"rank\(s\) \[([\d, ]+)\] left the job", out)
     left = set(range(1, nprocs)) if mode == "rank0-only" else {1}
@@ -45,7 +46,7 @@ def test_darray_run_names_the_rank_that_left():
     proc = subprocess.run([sys.executable, "-m", "darray.cli", "run", "-n", "3", str(SCRIPTS / "leave_early.py"),
                            "exit0"], capture_output=True, text=True, timeout=60, env=environ)
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and time.monotonic() - start < 15, out[-2000:]
+    assert proc.returncode != 0 and time.monotonic() - start < 30, out[-2000:]
     assert "rank(s) [1] left the job" in out, out[-3000:]
 
 
