@@ -127,7 +127,8 @@ class _Request:
         if self.requests:
             comm, requests, testall = self.comm, self.requests, self.MPI.Request.Testall
             jobs = comm.members
-            watch.wait(lambda: testall(requests), "exchange", comm.departures, {jobs[p] for p in self.peers},
+            peers = self.peers
+            watch.wait(lambda: testall(requests), "exchange", comm.departures, lambda: {jobs[p] for p in peers},
                        self._pending)
             self.requests = []
             if type(self.keep) is _PersistentExchange:

@@ -144,7 +144,8 @@ def wait(test, what: str, departures: Departures | None, expected=None, pending=
     ``test`` completes the requests when they are done (``Request.Test`` /
     ``Testall``); ``what`` names the operation (``"allreduce.sum"``);
     ``expected`` holds the job ranks whose departure ends the wait (None:
-    any); ``pending()`` the job ranks still missing, for the timeout message.
+    any; or a function returning them, called only if the wait is slow);
+    ``pending()`` the job ranks still missing, for the timeout message.
     """
     try:
         start = time.perf_counter()
@@ -163,6 +164,8 @@ def wait(test, what: str, departures: Departures | None, expected=None, pending=
 
 def _slow(test, what, departures, expected, pending, start) -> None:
     timeout = _debug.wait_timeout
+    if callable(expected):  # point-to-point waits name their peers only when slow
+        expected = expected()
     delay = 1e-5
     while not test():
         left = departures.poll() if departures is not None else set()
