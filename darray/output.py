@@ -57,11 +57,15 @@ def launcher_rank() -> int | None:
     return None
 
 
-def _rank(comm) -> int:
-    if comm is None:
-        from ._comm import default_communicator
+def _rank(func: str, comm) -> int:
+    from ._comm import Communicator, default_communicator
+    from ._errors import message
 
-        comm = default_communicator()
+    if comm is None:
+        return default_communicator().rank
+    if not isinstance(comm, Communicator):
+        raise TypeError(message(func, "comm is not a darray communicator", type(comm).__name__,
+                                "None or a darray.Communicator"))
     return comm.rank
 
 
@@ -72,7 +76,7 @@ def print(*args, root: int = 0, comm=None, **kwargs) -> None:  # noqa: A001 - na
     Python function), so ``darray.print(float(da.sum(x)))`` keeps the sum
     collective. ``file=`` and the other keywords are :func:`builtins.print`'s.
     """
-    if _rank(comm) == root:
+    if _rank("print", comm) == root:
         builtins.print(*args, **kwargs)
 
 
@@ -82,7 +86,7 @@ def rank0(comm=None) -> Iterator[None]:
 
     Standard error is kept. Nested uses and ``DARRAY_PRINT=rank0`` compose.
     """
-    if _rank(comm) == 0:
+    if _rank("rank0", comm) == 0:
         yield
         return
     with contextlib.redirect_stdout(io.StringIO()):

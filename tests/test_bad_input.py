@@ -507,6 +507,8 @@ case("gaussian_filter", lambda: ST.gaussian_filter(f64(), sigma="a"), TypeError,
      label="stencil.gaussian_filter")
 case("pad", lambda: ST.pad(f64(), -1), ValueError, "width", label="stencil.pad")
 case("pad", lambda: ST.pad(f64(), 1, mode="sideways"), ValueError, "mode", label="stencil.pad")
+case("rank0", lambda: da.rank0(comm="world").__enter__(), TypeError, "comm")
+case("print", lambda: da.print("x", comm="world"), TypeError, "comm")
 case("map_overlap", lambda: da.map_overlap("not callable", f64()), TypeError, "func")
 case("map_overlap", lambda: da.map_overlap(lambda b: b, f64(), depth=-1), ValueError, "depth")
 case("map_overlap", lambda: da.map_overlap(lambda b: b, f64(), boundary="sideways"), ValueError, "boundary")
