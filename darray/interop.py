@@ -140,9 +140,9 @@ def to_dask(x, /, *, via_zarr=None):
         raise TypeError(f"{func}: expected a DArray; got {type(x).__name__}")
     dask_array = _dask_array(func)
     if via_zarr is not None:
-        from .io import save
+        from .io.zarr_io import save as save_zarr  # a zarr store whatever the path's extension
 
-        save(via_zarr, x)
+        save_zarr(via_zarr, x)
         return dask_array.from_zarr(str(via_zarr))
     if x.comm.size > 1 and not x.layout.is_replicated:
         raise ValueError(f"{func}: the array is distributed over {x.comm.size} ranks and a dask array is one "
