@@ -364,8 +364,8 @@ def test_where_one_argument(dtype):
 
 @pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
 def test_unique_axis(dtype):
-    for shape in ((13, 3), (7, 4, 2)):
-        for lname, x, g in cases(shape, dtype, low=0, high=2)[::2 if len(shape) == 3 else 1]:
+    for shape in ((13, 3), (7, 4, 2)):  # 2 c sample sorts per call: a few layouts of the 3-d array
+        for lname, x, g in cases(shape, dtype, low=0, high=2)[:None if len(shape) == 2 else 2]:
             for axis in range(-1, len(shape)):
                 flags = ((True, True, True), (False, False, False), (True, False, True))[axis % 3]
                 spelling, f = both("unique")[axis % 2]
