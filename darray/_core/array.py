@@ -130,14 +130,10 @@ class DArray:
         return self._block
 
     def __getitem__(self, key) -> DArray:
-        from .indexing import getitem
-
-        return getitem(self, key)
+        return _getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
-        from .indexing import setitem
-
-        setitem(self, key, value)
+        _setitem(self, key, value)
 
     def __matmul__(self, other):
         if not hasattr(other, "shape"):
@@ -600,3 +596,4 @@ for _name, _attribute in _methods.generated().items():
     setattr(DArray, _name, _attribute)
 from .elementwise import temporaries as _temporaries  # noqa: E402
 from .halo import exchange_halos as _exchange_halos  # noqa: E402
+from .indexing import getitem as _getitem, setitem as _setitem  # noqa: E402

@@ -166,20 +166,37 @@ def _memo_key(key):
     out = []
     for k in key if type(key) is tuple else (key,):
         if type(k) is slice:
-            if not all(type(v) is int or v is None for v in (k.start, k.stop, k.step)):
+            start, stop, step = k.start, k.stop, k.step
+            if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+                    and (step is None or type(step) is int)):
                 return None
-            out.append((k.start, k.stop, k.step))
-        elif type(k) is int:
-            out.append(k)
-        elif k is None or k is Ellipsis:
+            out.append((start, stop, step))
+        elif type(k) is int or k is None or k is Ellipsis:
             out.append(k)
         else:
             return None
     return tuple(out)
 
 
+def _remembered(x: DArray, key):
+    """The remembered plan of a basic ``key`` that needs no message and no flip (views), or None."""
+    memo = _memo_key(key)
+    if memo is None:
+        return None
+    plan = x._layout._derived.get(("index", memo, x._comm.rank))
+    if plan is None or plan[1] or plan[4]:
+        return None
+    return plan
+
+
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
+    plan = _remembered(x, key)
+    if plan is not None:  # the stencil-loop case: a view of the block, decided once per layout and key
+        part = x.local[plan[3]]
+        if part.shape != plan[5]:
+            part = x._xp.reshape(part, plan[5])
+        return DArray._wrap(part, plan[0], x._comm, x._xp)
     if not is_basic_key(key):
         from .advanced import getitem_advanced  # advanced keys build on this module: imported when met
 
@@ -259,6 +276,13 @@ def setitem(x: DArray, key, value) -> None:
     A DArray value is redistributed to the selection's blocks (only cells
     that change owner move); a NumPy value or scalar is sliced locally.
     """
+    if type(value) is DArray and type(x._block) is np.ndarray:  # the stencil-loop case: aligned blocks, one copy
+        plan = _remembered(x, key)
+        if plan is not None and value._comm is x._comm and type(value._block) is np.ndarray and \
+                (value._layout is plan[0] or value._layout.blocks_key == plan[0].blocks_key):
+            x.local[plan[3]] = value.local
+            x._halo_fresh = False
+            return
     from .elementwise import local_operand
 
     if not is_basic_key(key):
