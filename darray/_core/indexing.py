@@ -280,9 +280,11 @@ def setitem(x: DArray, key, value) -> None:
         plan = _remembered(x, key)
         if plan is not None and value._comm is x._comm and type(value._block) is np.ndarray and \
                 (value._layout is plan[0] or value._layout.blocks_key == plan[0].blocks_key):
-            x.local[plan[3]] = value.local
-            x._halo_fresh = False
-            return
+            target, source = x.local[plan[3]], value.local
+            if target.shape == source.shape:  # (new axes in the key make them differ: the general path)
+                target[...] = source
+                x._halo_fresh = False
+                return
     from .elementwise import local_operand
 
     if not is_basic_key(key):
