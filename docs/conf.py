@@ -83,3 +83,7 @@ html_theme = "furo"
 html_title = f"darray {release}"
 html_static_path: list[str] = []
 html_show_sourcelink = False
+
+# NumPy's own objects in darray's namespace (dtype, errstate, printoptions, SeedSequence, ...) are documented
+# with NumPy's docstrings, whose :ref: and :doc: targets live in NumPy's manual, not here.
+suppress_warnings = ["ref.ref", "ref.doc"]
