@@ -253,7 +253,27 @@ def pytest_configure(config):
     faulthandler.dump_traceback_later(max(1.0, timeout - max(10.0, 0.05 * timeout)), exit=True, file=fault_file)
 
 
+#: File -> [seconds, tests] of this run (setup + call + teardown), for the summary's slowest files.
+_file_times: dict[str, list] = {}
+#: How many of the slowest files the summary names (``darray time ...`` lines; the launcher relays a child's).
+SLOWEST_FILES = 12
+
+
+def pytest_runtest_logreport(report):
+    entry = _file_times.setdefault(report.nodeid.split("::", 1)[0], [0.0, 0])
+    entry[0] += report.duration
+    entry[1] += report.when == "call"
+
+
+def _slowest_files() -> list[str]:
+    ranked = sorted(_file_times.items(), key=lambda item: -item[1][0])[:SLOWEST_FILES]
+    return [f"darray time {seconds:7.1f} s  {path} ({tests} tests)" for path, (seconds, tests) in ranked]
+
+
 def pytest_terminal_summary(terminalreporter, config):
+    if not config.getoption("no_summary"):  # the quiet ranks of a distributed run
+        for line in _slowest_files():
+            terminalreporter.write_line(line)
     dropped = config.stash.get(_backend_dropped_key, {})
     if dropped:
         terminalreporter.write_line(f"darray local backend {TEST_BACKEND}: {sum(dropped.values())} tests deselected "
@@ -396,7 +416,8 @@ def mpiexec_pytest(pytestconfig):
     MPMD launch: rank 0 prints the full report, the other ranks run quietly.
     Rank 0's per-file progress lines (``tests/test_x.py .... [ 12%]``) are
     shown on the terminal as they come, prefixed with the rank count, so a
-    long distributed stage never looks stuck. Skips (fails under ``CI``) when
+    long distributed stage never looks stuck; so are its slowest files
+    (``darray time ...``) at the end. Skips (fails under ``CI``) when
     mpi4py or mpiexec is missing.
     """
     _require(_has_module("mpi4py"), "mpi4py is not installed (pip install -e '.[test]')")
@@ -434,7 +455,7 @@ def mpiexec_pytest(pytestconfig):
         try:
             for line in proc.stdout:
                 lines.append(line)
-                if _PROGRESS.match(line):
+                if _PROGRESS.match(line) or line.startswith("darray time "):
                     show(f"  [mpiexec -n {nprocs}] {line.rstrip()}")
             proc.wait()
         finally:
