@@ -252,3 +252,27 @@ def test_bad_values_raise_everywhere():
         assert_raises_everywhere(ValueError, x.__setitem__, 0, np.ones((2,)))
         assert_raises_everywhere(TypeError, x.__setitem__, 0, np.array(["a"] * 11))
         assert_equal(x, g, err_msg=f"x changed by a failed assignment {name}")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
+def test_repeated_scalar_fills(dtype):
+    """``x[key] = scalar`` and ``x[mask] = scalar`` twice on one layout (the second time a remembered view or an
+    aligned mask: no message) equal NumPy, casting the scalar like NumPy; a mask laid out otherwise moves cells."""
+    rng = np.random.default_rng(4)
+    for name, kw in layouts(2).items():
+        a = (rng.random(SHAPES[2]) * 10).astype(dtype)
+        x = da.asarray(a, **kw)
+        for value in (1, 2.75, True):
+            for key in ((0, slice(None)), (slice(1, -1), slice(2, None)), (Ellipsis, -1)):
+                for _ in range(2):
+                    a[key] = value
+                    x[key] = value
+                    assert_equal(x, a, err_msg=f"{name}: x[{key}] = {value!r}")
+            inner = x[1:-1, 1:-1]
+            for mask_kw in (kw, dict(split=None)):  # aligned with the view's blocks, and replicated
+                m = a[1:-1, 1:-1].astype("float64") > 0.5
+                mask = inner.astype("float64") > 0.5 if mask_kw is kw else da.asarray(m, **mask_kw)
+                for _ in range(2):
+                    a[1:-1, 1:-1][m] = value
+                    inner[mask] = value
+                    assert_equal(x, a, err_msg=f"{name}: x[1:-1, 1:-1][mask ({mask_kw})] = {value!r}")

@@ -335,3 +335,22 @@ def test_bool_min_max_across_ranks():
         x = da.asarray(g, split=0)
         assert_equal(da.max(x), np.max(g))
         assert_equal(da.min(x), np.min(g))
+
+
+@pytest.mark.parametrize("func", ["sum", "prod", "min", "max", "mean"])
+def test_repeated_calls_take_the_remembered_path(func):
+    """A second call on the same layout (NumPy blocks, uncut axes: one NumPy reduction) gives NumPy's result,
+    for each dtype in turn on that layout, and still records its compute event while tracing."""
+    kws = layouts(2)
+    for kw in (kws[0], kws[-1]):  # rows cut over the ranks, and replicated
+        for dtype in DTYPES[func]:
+            a = values(func, dtype, SHAPES[2], seed=3)
+            x = da.asarray(a, **kw)
+            for axis, keepdims in ((None, False), (1, False), (1, True), (0, False), (None, True)):
+                for call in range(2):
+                    assert_equal(reduce(func, x, axis, keepdims), oracle(func, a, axis, keepdims),
+                                 err_msg=f"{func}({dtype}, {kw}, axis={axis}, keepdims={keepdims}) call {call}")
+    with da.trace() as t:
+        reduce(func, x, 1, False)
+    recorded = any(e["kind"] == "compute" and e["op"] == func for e in t.events)
+    assert not agree(comm(), recorded), f"no compute event for {func} while tracing"

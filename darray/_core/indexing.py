@@ -270,6 +270,25 @@ def flip_axis(x: DArray, axis: int) -> DArray:
     return DArray._wrap(out, new, x._comm, xp)
 
 
+#: Python scalars that NumPy assigns into a block as they are (casting like ``x[mask] = value`` does).
+_FILL_SCALARS = frozenset({bool, int, float, complex})
+
+
+def _fill_aligned_mask(x: DArray, mask: DArray, value) -> bool:
+    """``x[mask] = scalar`` with ``mask``'s blocks those of ``x``: one local NumPy assignment, no message.
+
+    The stencil-loop case (``Z[1:-1, 1:-1][birth | survive] = 1``). False, with
+    nothing done, for any other mask, which takes the general path.
+    """
+    if not (type(x._block) is np.ndarray and type(mask._block) is np.ndarray and mask._comm is x._comm
+            and mask._block.dtype == np.bool_ and mask.shape == x.shape
+            and (mask._layout is x._layout or mask._layout.blocks_key == x._layout.blocks_key)):
+        return False
+    x.local[mask.local] = value
+    x._halo_fresh = False
+    return True
+
+
 def setitem(x: DArray, key, value) -> None:
     """``x[key] = value`` for basic keys; ``value`` is broadcast to the selected region.
 
@@ -285,6 +304,16 @@ def setitem(x: DArray, key, value) -> None:
                 target[...] = source
                 x._halo_fresh = False
                 return
+    elif type(value) in _FILL_SCALARS and type(x._block) is np.ndarray:
+        if type(key) is DArray:
+            if _fill_aligned_mask(x, key, value):
+                return None
+        else:
+            plan = _remembered(x, key)
+            if plan is not None:  # ``u[0, :] = 1.0``: a view of the block, filled (NumPy casts the scalar)
+                x.local[plan[3]] = value
+                x._halo_fresh = False
+                return None
     from .elementwise import local_operand
 
     if not is_basic_key(key):

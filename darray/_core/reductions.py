@@ -96,11 +96,41 @@ _UFUNCS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maxi
 _BOOL_AS = {"sum": "int64", "prod": "int64", "min": "uint8", "max": "uint8"}
 
 
+def _fast_plan(x: DArray, key: tuple):
+    """The remembered ``(axes, result layout, count)`` of a NumPy-block reduction over uncut axes, or None.
+
+    ``key`` is ``(func, axis, keepdims)`` with ``axis`` None or an int; the
+    plan is stored by :func:`_remember` once the general path has validated
+    the call, so a repeated call is one NumPy reduction and a wrap.
+    """
+    if _tracing.active is not None or type(x) is not DArray or x._xp is not _NUMPY:
+        return None
+    return x._layout._derived.get(key)
+
+
+def _remember(x: DArray, key: tuple, axes, layout, accepted: set, count: int = 1) -> None:
+    """Remember a validated reduction over uncut axes (non-empty: empty ones keep their checks and warnings)."""
+    if count and (key[1] is None or type(key[1]) is int) and x._xp is _NUMPY:
+        x._layout._derived[key] = (axes, layout, count)
+        accepted.add(x._block.dtype)
+
+
 def _simple(func: str, op: str, neutral):
     allowed = CATEGORIES[_CATEGORY[func]]
     ufunc = _UFUNCS.get(func)
+    accepted: set = set()  # NumPy dtypes this reduction has validated
 
     def reduce(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
+        if dtype is None and ufunc is not None:
+            plan = _fast_plan(x, (func, axis, keepdims))
+            if plan is not None:
+                block = x.local
+                if block.dtype in accepted:
+                    out = ufunc.reduce(block, axis=plan[0], keepdims=keepdims)
+                    return DArray._wrap(out if type(out) is np.ndarray else np.asarray(out), plan[1], x._comm, _NUMPY)
+        return traced(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def general(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
         if type(x) is not DArray:
             raise TypeError(message(func, "expected a DArray", type(x).__name__))
         axes = normalize_axes(func, axis, x.ndim)
@@ -129,8 +159,10 @@ def _simple(func: str, op: str, neutral):
             else:
                 out = getattr(xp, func)(block, axis=axes, keepdims=keepdims, **kwargs)
             out = _as_array(xp, out)
-            return DArray._wrap(out if back is None else xp.astype(out, back), x._layout.reduced(axes, keepdims),
-                                x._comm, xp)
+            layout = x._layout.reduced(axes, keepdims)
+            if dtype is None and ufunc is not None:
+                _remember(x, (func, axis, keepdims), axes, layout, accepted, 0 not in x.shape)
+            return DArray._wrap(out if back is None else xp.astype(out, back), layout, x._comm, xp)
         if neutral is not None and builtins.any(block.shape[a] == 0 for a in axes):
             shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
             partial = xp.full(shape, neutral(x.dtype), dtype=block.dtype, device=x.device)
@@ -143,7 +175,8 @@ def _simple(func: str, op: str, neutral):
         partial = _allreduce_over(x, cut, partial, op)
         return _finish(x, partial if back is None else xp.astype(partial, back), axes, keepdims)
 
-    reduce = _traced(reduce, func)
+    traced = _traced(general, func)
+    reduce.__wrapped__ = general
     reduce.__name__ = reduce.__qualname__ = func
     reduce.__doc__ = f"""{func.capitalize()} over ``axis`` of the global array (combined with an allreduce ``{op}``).
 
@@ -190,8 +223,27 @@ all = _simple("all", "land", None)
 any = _simple("any", "lor", None)
 
 
+#: NumPy's mean accumulates integers and bools in float64 (``numpy.mean``), without a converted block.
+_MEAN_ACCUMULATOR = {np.dtype(c): np.float64 for c in "?bBhHiIlLqQ"}
+_mean_accepted: set = set()
+
+
 def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     """Arithmetic mean over ``axis`` (allreduced sum of partials / global count)."""
+    plan = _fast_plan(x, ("mean", axis, keepdims))
+    if plan is not None:
+        block = x.local
+        if block.dtype in _mean_accepted:
+            out = np.add.reduce(block, axis=plan[0], keepdims=keepdims, dtype=_MEAN_ACCUMULATOR.get(block.dtype))
+            if type(out) is np.ndarray:
+                np.divide(out, plan[2], out=out)
+            else:
+                out = np.asarray(out / plan[2])
+            return DArray._wrap(out, plan[1], x._comm, _NUMPY)
+    return _mean(x, axis=axis, keepdims=keepdims)
+
+
+def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     if type(x) is not DArray:
         raise TypeError(message("mean", "expected a DArray", type(x).__name__))
     axes = normalize_axes("mean", axis, x.ndim)
@@ -204,12 +256,15 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     block = x.local
     if xp is _NUMPY:  # integers accumulate in float64 (NumPy's mean) without a converted copy of the block
         partial = _as_array(xp, np.add.reduce(block, axis=axes, keepdims=keepdims,
-                                              dtype=np.float64 if block.dtype.kind in "iub" else None))
+                                              dtype=_MEAN_ACCUMULATOR.get(block.dtype)))
         if builtins.any(cut):
             partial = _allreduce_over(x, cut, partial, "sum")
         with _empty_reduction(count):  # in place keeps a 0-d result an array
             np.divide(partial, count, out=partial)
-        return DArray._wrap(partial, x._layout.reduced(axes, keepdims), x._comm, xp)
+        layout = x._layout.reduced(axes, keepdims)
+        if not builtins.any(cut):
+            _remember(x, ("mean", axis, keepdims), axes, layout, _mean_accepted, count)
+        return DArray._wrap(partial, layout, x._comm, xp)
     if x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
         block = xp.astype(block, xp.float64)
     if not builtins.any(cut):
@@ -404,9 +459,9 @@ def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     return DArray._wrap(block, v._layout, v._comm, v._xp)
 
 
-mean = _traced(mean, "mean")
+_mean = _traced(_mean, "mean")  # mean's remembered path checks that tracing is off
 var = _traced(var, "var")
 std = _traced(std, "std")
-for _f, _name in ((mean, "mean"), (var, "var"), (std, "std")):
+for _f, _name in ((var, "var"), (std, "std")):
     _f.__name__ = _f.__qualname__ = _name
     _f.__doc__ = _f.__wrapped__.__doc__
