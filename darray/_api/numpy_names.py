@@ -48,18 +48,19 @@ from .._comm import Communicator
 from . import elementwise as _elementwise, numpy_functions
 from .ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401  (STANDARD_EQUIVALENTS: tests' tables)
 from .numpy_functions import *  # noqa: F403  (NumPy-only functions: hstack, dot, cov, ...; in __all__ below)
-from . import (numpy_arrange, numpy_bits, numpy_convolve, numpy_edit, numpy_partition, numpy_poly, numpy_select,
-               numpy_sets)
+from . import (numpy_arrange, numpy_bits, numpy_convolve, numpy_edit, numpy_hist, numpy_partition, numpy_poly,
+               numpy_select, numpy_sets)
 from .numpy_arrange import *  # noqa: F403  (rot90, put, put_along_axis; in __all__ below)
 from .numpy_bits import *  # noqa: F403  (packbits, unpackbits)
 from .numpy_convolve import *  # noqa: F403  (convolve, correlate)
 from .numpy_edit import *  # noqa: F403  (append, delete, insert, resize, fliplr, hsplit, block, ...)
+from .numpy_hist import *  # noqa: F403  (histogram2d, histogramdd, matvec, vecmat, ...)
 from .numpy_poly import *  # noqa: F403  (polyfit, polyval, roots, vectorize, apply_along_axis, kron, ...)
 from .numpy_select import *  # noqa: F403  (select, choose, compress, extract, putmask, copyto, ...)
 from .numpy_partition import *  # noqa: F403  (partition, argpartition)
 from .numpy_sets import intersect1d, setdiff1d, setxor1d, union1d  # noqa: F401
 _MORE_NAMES = (*numpy_arrange.__all__, *numpy_bits.__all__, *numpy_convolve.__all__, *numpy_edit.__all__,
-               *numpy_partition.__all__, *numpy_poly.__all__, *numpy_select.__all__, "intersect1d", "setdiff1d",
+               *numpy_hist.__all__, *numpy_partition.__all__, *numpy_poly.__all__, *numpy_select.__all__, "intersect1d", "setdiff1d",
                "setxor1d", "union1d")
 
 
