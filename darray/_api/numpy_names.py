@@ -60,8 +60,8 @@ from .numpy_select import *  # noqa: F403  (select, choose, compress, extract, p
 from .numpy_partition import *  # noqa: F403  (partition, argpartition)
 from .numpy_sets import intersect1d, setdiff1d, setxor1d, union1d  # noqa: F401
 _MORE_NAMES = (*numpy_arrange.__all__, *numpy_bits.__all__, *numpy_convolve.__all__, *numpy_edit.__all__,
-               *numpy_hist.__all__, *numpy_partition.__all__, *numpy_poly.__all__, *numpy_select.__all__, "intersect1d", "setdiff1d",
-               "setxor1d", "union1d")
+               *numpy_hist.__all__, *numpy_partition.__all__, *numpy_poly.__all__, *numpy_select.__all__,
+               "intersect1d", "setdiff1d", "setxor1d", "union1d")
 
 
 #: NumPy ufuncs that the standard names differently or lacks (darray ufunc objects, :mod:`darray._api.ufuncs`).
