@@ -1,0 +1,444 @@
+"""NumPy's array-editing functions on DArrays against NumPy, on every rank count (issue #15).
+
+append, delete, insert, resize, rollaxis, fliplr/flipud, hsplit/vsplit/dsplit,
+block, trim_zeros, ediff1d, array_equiv, r_/c_ and row_stack. Each is called
+as ``darray.f(...)`` and as ``numpy.f(...)`` on DArrays (``__array_function__``);
+results are compared with NumPy on the same data over layouts looped inside
+each test and named in every failure: split along each axis, uneven blocks
+with an empty one, everything on the last rank, replicated, a halo, and a
+2x2 grid at 4 ranks. Bad input raises NumPy's exception type with one message
+on every rank.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray import DArray
+from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
+
+pytestmark = pytest.mark.mpi
+
+P = da.default_communicator().size
+
+
+def layouts(shape) -> dict[str, dict]:
+    """Each split axis (even, uneven with an empty block, all on the last rank), replicated, a halo, 2x2 grid."""
+    out = {"replicated": dict(split=None)}
+    for ax, n in enumerate(shape):
+        out[f"split{ax}"] = dict(split=ax)
+        if P > 1:
+            out[f"split{ax}-uneven"] = dict(split=ax, sizes={ax: uneven(n, P)})
+            out[f"split{ax}-last"] = dict(split=ax, sizes={ax: [0] * (P - 1) + [n]})
+    if shape and min(shape) >= 2:
+        out["halo"] = dict(split=0, halo=1)
+    if P == 4 and len(shape) >= 2:
+        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
+    return out
+
+
+def values(shape, dtype="int64", seed=0) -> np.ndarray:
+    rng = np.random.default_rng([seed, len(shape), sum(shape), sum(map(ord, dtype))])
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) < 0.5
+    if dt.kind in "iu":
+        return rng.integers(0 if dt.kind == "u" else -9, 10, shape).astype(dt)
+    if dt.kind == "c":
+        return (rng.integers(-9, 10, shape) + 1j * rng.integers(-9, 10, shape)).astype(dt)
+    return (rng.integers(-9, 10, shape) / 2).astype(dt)
+
+
+def cases(shape, dtype="int64", seed=0):
+    g = values(shape, dtype, seed)
+    return [(name, da.asarray(g, **kw), g) for name, kw in layouts(shape).items()]
+
+
+def check(got, want, err: str) -> None:
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), f"{err}: got {type(got).__name__}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            check(g, w, f"{err}[{i}]")
+        return
+    assert isinstance(got, DArray), f"{err}: expected a DArray, got {type(got).__name__}"
+    assert_equal(got, np.asarray(want), err_msg=err)
+
+
+def both(name: str):
+    return [("darray", getattr(da, name)), ("numpy", getattr(np, name))]
+
+
+# ---------------------------------------------------------------- append
+APPEND = {
+    "flat-list": ((3, 4), [7, 8, 9], None),
+    "flat-scalar-float": ((3, 4), 2.5, None),
+    "axis0": ((3, 4), np.arange(8).reshape(2, 4), 0),
+    "axis1": ((3, 4), np.arange(6).reshape(3, 2) * 1.5, 1),
+    "axis-1-empty": ((3, 4), np.zeros((3, 0), dtype=np.int64), -1),
+    "1d": ((13,), np.arange(5), 0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "bool", "complex128"])
+@pytest.mark.parametrize("case", list(APPEND), ids=list(APPEND))
+def test_append(case, dtype):
+    shape, vals, axis = APPEND[case]
+    for lname, x, g in cases(shape, dtype):
+        want = np.append(g, vals, axis=axis)
+        for spelling, f in both("append"):
+            check(f(x, vals, axis=axis), want, f"{spelling}.append {case} {lname}")
+        dvals = da.asarray(np.asarray(vals), split=0 if np.ndim(vals) else None)
+        check(np.append(dvals, x, axis=axis), np.append(vals, g, axis=axis), f"append(DArray values first) {lname}")
+
+
+# ---------------------------------------------------------------- delete
+DELETE = {
+    "int": (2, 0),
+    "negative-int": (-1, 1),
+    "int-flat": (5, None),
+    "list-repeats": ([0, 2, 2, -1], 0),
+    "list-axis1": ([1, 3], 1),
+    "list-flat": ([0, 7, 12, 19], None),
+    "empty-list": ([], 0),
+    "one-element-array": (np.array([1]), 1),
+    "slice": (slice(1, 6, 2), 0),
+    "slice-negative-step": (slice(None, None, -3), 1),
+    "slice-flat": (slice(3, None, 4), None),
+    "slice-empty": (slice(4, 2), 0),
+    "bool-mask": (np.array([True, False, False, True, False, True, True]), 0),
+    "bool-mask-axis-1": (np.array([False, True, True, False, False]), -1),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "bool", "complex128"])
+@pytest.mark.parametrize("case", list(DELETE), ids=list(DELETE))
+def test_delete(case, dtype):
+    obj, axis = DELETE[case]
+    for lname, x, g in cases((7, 5), dtype):
+        want = np.delete(g, obj, axis=axis)
+        for spelling, f in both("delete"):
+            check(f(x, obj, axis=axis), want, f"{spelling}.delete {case} {lname}")
+
+
+def test_delete_with_darray_obj_and_array_likes():
+    g = values((13,))
+    mask = g > 0
+    for lname, x, _ in cases((13,)):
+        for mname, mkw in (("split", dict(split=0)), ("replicated", dict(split=None))):
+            check(np.delete(x, da.asarray(mask, **mkw)), np.delete(g, mask), f"delete(bool DArray {mname}) {lname}")
+            check(da.delete(x, da.asarray(np.array([3, 0, 12]), **mkw)), np.delete(g, [3, 0, 12]),
+                  f"delete(int DArray {mname}) {lname}")
+    check(da.delete(g.tolist(), [1, 2]), np.delete(g, [1, 2]), "delete of a list")
+    check(np.delete(g, da.asarray(np.array([4]))), np.delete(g, [4]), "numpy.delete(ndarray, DArray obj)")
+    three = values((3, 4, 5), "float64")
+    for lname, x, g3 in cases((3, 4, 5), "float64"):
+        check(da.delete(x, [0, 4], axis=2), np.delete(g3, [0, 4], axis=2), f"delete 3-d axis 2 {lname}")
+    check(da.delete(da.asarray(three), 1, axis=1), np.delete(three, 1, axis=1), "delete 3-d middle axis")
+
+
+# ---------------------------------------------------------------- insert
+INSERT = {
+    "scalar-index-scalar": (2, 99, 0),
+    "scalar-index-list-axis1": (1, [10, 20, 30, 40, 50, 60, 70], 1),
+    "scalar-index-2d-values-axis1": (0, [[1], [2], [3], [4], [5], [6], [7]], 1),
+    "scalar-index-rows": (7, [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10]], 0),
+    "scalar-negative": (-2, 5, 1),
+    "scalar-end": (5, 0.5, 1),
+    "one-element-list-axis1": ([1], [[1], [2], [3], [4], [5], [6], [7]], 1),
+    "one-element-list-broadcast": ([3], [1, 2, 3, 4, 5], 0),
+    "list-repeats": ([1, 1, 4, 0], 8, 0),
+    "list-values": ([3, 0, 5], [[1, 2, 3]], 1),
+    "list-negative": ([-1, -7, 2], 4, 0),
+    "list-flat": ([0, 35, 10], [7, 8, 9], None),
+    "scalar-flat": (12, [1, 2], None),
+    "slice": (slice(1, 5, 2), [[-1], [-2]], 0),
+    "slice-flat": (slice(None, None, 9), -5, None),
+    "bool-mask": (np.array([False, True, True, False, False]), 3, 1),
+    "empty-list": ([], 1, 0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "float64", "complex128"])
+@pytest.mark.parametrize("case", list(INSERT), ids=list(INSERT))
+def test_insert(case, dtype):
+    obj, vals, axis = INSERT[case]
+    for lname, x, g in cases((7, 5), dtype):
+        want = np.insert(g, obj, vals, axis=axis)
+        for spelling, f in both("insert"):
+            check(f(x, obj, vals, axis=axis), want, f"{spelling}.insert {case} {lname}")
+
+
+def test_insert_bool_and_darray_values():
+    for lname, x, g in cases((13,), "bool"):
+        check(da.insert(x, [0, 13, 6], [True, False, True]), np.insert(g, [0, 13, 6], [True, False, True]),
+              f"insert bool {lname}")
+    vals_np = np.arange(7 * 3).reshape(7, 3) * 1.5
+    for vname, vkw in (("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None))):
+        vals = da.asarray(vals_np, **vkw)
+        for lname, x, g in cases((7, 5), "float64"):
+            check(np.insert(x, [0, 2, 5], vals, axis=1), np.insert(g, [0, 2, 5], vals_np, axis=1),
+                  f"insert DArray values {vname} {lname}")
+            check(da.insert(x, 2, vals[:, :1], axis=1), np.insert(g, 2, vals_np[:, :1], axis=1),
+                  f"insert DArray slab {vname} {lname}")
+    g = values((6,))
+    check(np.insert(g, 2, da.asarray(np.array([7, 8]))), np.insert(g, 2, [7, 8]), "numpy.insert(ndarray, DArray)")
+    check(da.insert(g.tolist(), [1, 1], 0.9), np.insert(g, [1, 1], 0.9), "insert into a list casts to int")
+
+
+# ---------------------------------------------------------------- resize
+@pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
+@pytest.mark.parametrize("new_shape", [(3, 3), 29, (2, 7, 4), 5, (0, 3), (7, 5), ()],
+                         ids=lambda s: str(s).replace(" ", ""))
+def test_resize(new_shape, dtype):
+    for lname, x, g in cases((7, 5), dtype):
+        want = np.resize(g, new_shape)
+        for spelling, f in both("resize"):
+            check(f(x, new_shape), want, f"{spelling}.resize {lname}")
+    empty = np.zeros((0, 4), dtype=dtype)
+    check(da.resize(da.asarray(empty), new_shape), np.resize(empty, new_shape), "resize of an empty array")
+    check(da.resize([1, 2, 3], new_shape), np.resize([1, 2, 3], new_shape), "resize of a list")
+
+
+# ---------------------------------------------------------------- rollaxis, flips, splits
+@pytest.mark.parametrize("axis,start", [(0, 0), (2, 0), (3, 1), (1, 4), (-1, -3), (0, 3), (1, 2)])
+def test_rollaxis(axis, start):
+    g = values((2, 3, 4, 5), "float64")
+    for lname, kw in (("split1", dict(split=1)), ("split3", dict(split=3)), ("replicated", dict(split=None))):
+        x = da.asarray(g, **kw)
+        for spelling, f in both("rollaxis"):
+            check(f(x, axis, start), np.rollaxis(g, axis, start), f"{spelling}.rollaxis {lname}")
+
+
+@pytest.mark.parametrize("shape", [(7, 5), (13,), (4, 3, 5)], ids=lambda s: "x".join(map(str, s)))
+def test_flips(shape):
+    for lname, x, g in cases(shape, "float64"):
+        for spelling, f in both("flipud"):
+            check(f(x), np.flipud(g), f"{spelling}.flipud {lname}")
+        if len(shape) >= 2:
+            for spelling, f in both("fliplr"):
+                check(f(x), np.fliplr(g), f"{spelling}.fliplr {lname}")
+
+
+@pytest.mark.parametrize("name,shape,how", [
+    ("hsplit", (13,), [2, 9]), ("hsplit", (4, 6), 3), ("hsplit", (4, 6, 2), [1, 1, 5]),
+    ("vsplit", (6, 5), 2), ("vsplit", (7, 3), [3, 20]), ("dsplit", (2, 3, 4), 2), ("dsplit", (2, 3, 7), [0, 4]),
+], ids=lambda v: str(v).replace(" ", ""))
+def test_splits(name, shape, how):
+    for lname, x, g in cases(shape, "int64"):
+        want = list(getattr(np, name)(g, how))
+        for spelling, f in both(name):
+            check(f(x, how), want, f"{spelling}.{name} {lname}")
+
+
+# ---------------------------------------------------------------- block
+def test_block_matrix():
+    a_np, b_np, c_np, d_np = values((3, 4)), values((3, 2), seed=1), values((4, 4), seed=2), values((4, 2), seed=3)
+    for lname, kw in layouts((3, 4)).items():
+        a = da.asarray(a_np, **kw)
+        d = da.asarray(d_np, split=0)
+        want = np.block([[a_np, b_np], [c_np, d_np]])
+        for spelling, f in both("block"):
+            check(f([[a, b_np], [c_np, d]]), want, f"{spelling}.block 2x2 {lname}")
+        check(da.block([[a, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]),
+              np.block([[a_np, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]), f"block mixed dtypes {lname}")
+
+
+@pytest.mark.parametrize("case", ["1d-scalars", "depth-3", "leaf-ndim-above-depth", "single-array", "hstack-like",
+                                  "nested-scalars"])
+def test_block_shapes(case):
+    v = values((13,))
+    x = da.asarray(v, split=0)
+    cube = values((2, 3, 4), "float64")
+    dc = da.asarray(cube, split=2)
+    arrays, want = {
+        "1d-scalars": ([x, 1, 2], np.block([v, 1, 2])),
+        "depth-3": ([[[dc, dc]], [[dc, dc]]], np.block([[[cube, cube]], [[cube, cube]]])),
+        "leaf-ndim-above-depth": ([[dc], [dc[:, :1]]], np.block([[cube], [cube[:, :1]]])),
+        "single-array": (x, np.block(v)),
+        "hstack-like": ([x, x[:3]], np.block([v, v[:3]])),
+        "nested-scalars": ([[1, 2], [3, x[0]]], np.block([[1, 2], [3, v[0]]])),
+    }[case]
+    check(da.block(arrays), want, f"block {case}")
+    check(da.block([[1, 2], [3, 4]]), np.block([[1, 2], [3, 4]]), "block of scalars only")
+
+
+# ---------------------------------------------------------------- trim_zeros
+TRIM = {
+    "1d": np.array([0, 0, 3, 0, 1, 2, 0, 0, 0, 5, 0, 0, 0]),
+    "1d-no-zeros": np.array([1, 2, 3, 4, 5, 6, 7]),
+    "1d-all-zeros": np.zeros(7, dtype=np.int64),
+    "1d-empty": np.zeros(0, dtype=np.int64),
+    "2d": np.pad(np.array([[1, 0, 0], [0, 0, 2]]), ((3, 2), (1, 4))),
+    "2d-all-zeros": np.zeros((4, 5)),
+    "bool": np.array([False, True, False, True, False, False, False]),
+    "complex": np.array([0, 0, 1j, 0, 2, 0, 0, 0, 0]),
+}
+
+
+@pytest.mark.parametrize("trim", ["fb", "f", "b", "BF"])
+@pytest.mark.parametrize("case", list(TRIM), ids=list(TRIM))
+def test_trim_zeros(case, trim):
+    g = TRIM[case]
+    axes = [None] + ([0, 1, -1, (0, 1), ()] if g.ndim == 2 else [0, ()])
+    for lname, kw in layouts(g.shape).items():
+        x = da.asarray(g, **kw)
+        for axis in axes:
+            want = np.trim_zeros(g, trim, axis=axis)
+            for spelling, f in both("trim_zeros"):
+                check(f(x, trim, axis=axis), want, f"{spelling}.trim_zeros {case} axis={axis} {lname}")
+    as_list = g.reshape(-1).tolist()
+    check(da.trim_zeros(as_list), np.trim_zeros(np.asarray(as_list)), f"trim_zeros of a list {case}")
+
+
+# ---------------------------------------------------------------- ediff1d
+@pytest.mark.parametrize("dtype", ["int64", "float64", "complex128", "uint8"])
+@pytest.mark.parametrize("edges", ["none", "begin", "end", "both", "arrays"])
+def test_ediff1d(edges, dtype):
+    to_begin, to_end = {"none": (None, None), "begin": (-99, None), "end": (None, 5), "both": (1, [2, 3]),
+                        "arrays": (np.array([[4, 5], [6, 7]]), np.arange(3))}[edges]
+    for shape in ((13,), (3, 5), (1,)):
+        for lname, x, g in cases(shape, dtype):
+            if dtype == "uint8" and edges != "none":  # int64 edges do not cast to uint8 under same_kind
+                for spelling, f in both("ediff1d"):
+                    assert_raises_everywhere(TypeError, f, x, to_end=to_end, to_begin=to_begin, match="same_kind")
+                continue
+            want = np.ediff1d(g, to_end=to_end, to_begin=to_begin)
+            for spelling, f in both("ediff1d"):
+                check(f(x, to_end=to_end, to_begin=to_begin), want, f"{spelling}.ediff1d {shape} {lname}")
+
+
+def test_ediff1d_darray_edges():
+    g = values((13,), "float64")
+    for lname, x, _ in cases((13,), "float64"):
+        check(da.ediff1d(x, to_begin=da.asarray(np.arange(4.0), split=0), to_end=da.asarray(np.array([1.5]))),
+              np.ediff1d(g, to_begin=np.arange(4.0), to_end=[1.5]), f"ediff1d DArray edges {lname}")
+    check(np.ediff1d(g, to_begin=da.asarray(np.arange(2.0))), np.ediff1d(g, to_begin=np.arange(2.0)),
+          "numpy.ediff1d(ndarray, to_begin=DArray)")
+
+
+# ---------------------------------------------------------------- array_equiv
+@pytest.mark.parametrize("other,same", [
+    ("equal", True), ("row", False), ("broadcast-row", True), ("changed", False), ("shape-mismatch", False),
+    ("float-equal", True), ("transposed", False),
+])
+def test_array_equiv(other, same):
+    row = values((5,))
+    g = np.tile(row, (7, 1))
+    changed = g.copy()
+    changed[6, 4] += 1
+    b = {"equal": g, "row": row + 1, "broadcast-row": row, "changed": changed, "shape-mismatch": g[:, :3],
+         "float-equal": g.astype(np.float64), "transposed": g.T}[other]
+    assert np.array_equiv(g, b) is same
+    for lname, x, _ in [(n, da.asarray(g, **kw), g) for n, kw in layouts(g.shape).items()]:
+        for bname, bb in (("ndarray", b), ("DArray", da.asarray(b, split=0)), ("list", b.tolist())):
+            for spelling, f in both("array_equiv"):
+                got = f(x, bb)
+                assert type(got) is bool and got is same, f"{spelling}.array_equiv {other} {bname} {lname}: {got}"
+            assert da.array_equiv(bb, x) is same, f"array_equiv swapped {other} {bname} {lname}"
+
+
+# ---------------------------------------------------------------- r_, c_, row_stack
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # NumPy's oracle of 'r'/'c' builds a numpy.matrix
+def test_r_and_c_items():
+    v = values((13,))
+    m = values((3, 4), "float64")
+    for lname, kw in layouts((13,)).items():
+        x = da.asarray(v, **kw)
+        check(da.r_[x, 0:4, 7, [1, 2]], np.r_[v, 0:4, 7, [1, 2]], f"r_ mixed {lname}")
+        check(da.r_[-1:1:5j, x], np.r_[-1:1:5j, v], f"r_ linspace {lname}")
+        check(da.r_[2.5, x, 0:3:0.5], np.r_[2.5, v, 0:3:0.5], f"r_ floats {lname}")
+        check(da.c_[x, v, 5:18], np.c_[v, v, 5:18], f"c_ columns {lname}")
+        check(da.r_["0,2", x, v], np.r_["0,2", v, v], f"r_ '0,2' {lname}")
+        check(da.r_["0,2,0", x, v], np.r_["0,2,0", v, v], f"r_ '0,2,0' {lname}")
+        check(da.r_["1,3,1", x[:4], v[:4]], np.r_["1,3,1", v[:4], v[:4]], f"r_ '1,3,1' {lname}")
+        check(da.r_["r", x, 1], np.asarray(np.r_["r", v, 1]), f"r_ 'r' {lname}")
+        check(da.r_["c", x], np.asarray(np.r_["c", v]), f"r_ 'c' {lname}")
+    for lname, kw in layouts((3, 4)).items():
+        y = da.asarray(m, **kw)
+        check(da.r_["-1", y, m], np.r_["-1", m, m], f"r_ '-1' {lname}")
+        check(da.r_[y, m[:1]], np.r_[m, m[:1]], f"r_ 2-d rows {lname}")
+        check(da.c_[y, np.zeros((3, 1))], np.c_[m, np.zeros((3, 1))], f"c_ 2-d {lname}")
+    check(da.r_[1:4, 0, 0, [7, 8]], np.r_[1:4, 0, 0, [7, 8]], "r_ without any DArray")
+    check(da.r_[3], np.r_[3], "r_ of one scalar")
+    check(da.r_[:5], np.r_[:5], "r_ of one slice")
+    check(da.c_[1:4, 0:6:3j], np.c_[1:4, 0:6:3j], "c_ of slices")
+    assert len(da.r_) == 0 and len(da.c_) == 0
+
+
+@pytest.mark.skipif(not hasattr(np, "row_stack"), reason="numpy.row_stack is gone from this NumPy")
+def test_row_stack():
+    g = values((3, 4))
+    for lname, x, _ in cases((3, 4)):
+        with pytest.warns(DeprecationWarning):
+            got = da.row_stack([x, g[0], x])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            want = np.row_stack([g, g[0], g])
+            check(np.row_stack([x, g[0], x]), want, f"numpy.row_stack {lname}")
+        check(got, want, f"row_stack {lname}")
+
+
+def test_row_stack_presence_follows_numpy():
+    assert hasattr(da, "row_stack") == hasattr(np, "row_stack")
+
+
+# ---------------------------------------------------------------- bad input
+X2 = values((7, 5))
+BAD = {
+    "append-ndim": (lambda x: da.append(x, [1, 2], axis=0), ValueError),
+    "append-shape": (lambda x: np.append(x, np.ones((2, 3)), axis=0), ValueError),
+    "append-axis": (lambda x: da.append(x, x, axis=2), np.exceptions.AxisError),
+    "delete-index": (lambda x: da.delete(x, 7, axis=0), IndexError),
+    "delete-list-index": (lambda x: np.delete(x, [1, -9], axis=0), IndexError),
+    "delete-float-index": (lambda x: da.delete(x, [1.0, 2.0], axis=0), IndexError),
+    "delete-mask-length": (lambda x: da.delete(x, np.array([True, False]), axis=1), ValueError),
+    "delete-axis": (lambda x: da.delete(x, 0, axis=-3), np.exceptions.AxisError),
+    "insert-index": (lambda x: da.insert(x, 8, 0, axis=0), IndexError),
+    "insert-list-index": (lambda x: np.insert(x, [0, 9], 0, axis=0), IndexError),
+    "insert-2d-index": (lambda x: da.insert(x, [[0, 1]], 0, axis=0), ValueError),
+    "insert-2d-mask": (lambda x: da.insert(x, np.ones((2, 2), bool), 0, axis=0), ValueError),
+    "insert-float-index": (lambda x: da.insert(x, 1.5, 0, axis=0), TypeError),
+    "insert-float-indices": (lambda x: da.insert(x, [1.5, 2.5], 0, axis=0), IndexError),
+    "insert-broadcast": (lambda x: da.insert(x, [0, 1], [1, 2, 3], axis=0), ValueError),
+    "insert-axis": (lambda x: da.insert(x, 0, 0, axis=2), np.exceptions.AxisError),
+    "resize-negative": (lambda x: da.resize(x, (2, -1)), ValueError),
+    "resize-float": (lambda x: np.resize(x, 2.5), TypeError),
+    "rollaxis-start": (lambda x: np.rollaxis(x, 0, 3), np.exceptions.AxisError),
+    "rollaxis-axis": (lambda x: da.rollaxis(x, 2), np.exceptions.AxisError),
+    "fliplr-1d": (lambda x: np.fliplr(x[0]), ValueError),
+    "flipud-0d": (lambda x: da.flipud(x[0, 0]), ValueError),
+    "hsplit-0d": (lambda x: da.hsplit(x[0, 0], 2), ValueError),
+    "hsplit-unequal": (lambda x: np.hsplit(x, 2), ValueError),
+    "vsplit-1d": (lambda x: da.vsplit(x[0], 1), ValueError),
+    "dsplit-2d": (lambda x: np.dsplit(x, 1), ValueError),
+    "block-depths": (lambda x: da.block([[x], x]), ValueError),
+    "block-empty": (lambda x: np.block([[x], []]), ValueError),
+    "block-tuple": (lambda x: da.block((x, x)), TypeError),
+    "block-shapes": (lambda x: da.block([[x, x[:3]]]), ValueError),
+    "trim-mode": (lambda x: da.trim_zeros(x, "x"), ValueError),
+    "trim-axis": (lambda x: np.trim_zeros(x, axis=2), np.exceptions.AxisError),
+    "ediff1d-bool": (lambda x: da.ediff1d(x > 0), TypeError),
+    "ediff1d-cast": (lambda x: np.ediff1d(x, to_begin=1.5), TypeError),
+    "r_-directive-position": (lambda x: da.r_[x[0], "0,2"], ValueError),
+    "r_-directive": (lambda x: da.r_["a,b", x[0]], ValueError),
+    "r_-axis-directive": (lambda x: da.r_["x", x[0]], ValueError),
+    "r_-shapes": (lambda x: da.r_[x, x[0]], ValueError),
+    "r_-matrix-3d": (lambda x: da.r_["r", x[None]], ValueError),
+    "r_-bmat-string": (lambda x: da.r_["a, b"], TypeError),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
+def test_bad_input(case):
+    call, exc = BAD[case]
+    name = case.split("-")[0]
+    for lname, kw in (("split0", dict(split=0)), ("replicated", dict(split=None))):
+        x = da.asarray(X2, **kw)
+        text = assert_raises_everywhere(exc, call, x)
+        assert name in text, f"{case} {lname}: the message does not name {name}: {text}"
+        with pytest.raises(exc):
+            call(X2)  # NumPy raises the same type on the same input
