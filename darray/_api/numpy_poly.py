@@ -282,7 +282,7 @@ def polyfit(x, y, deg, rcond=None, full: bool = False, w=None, cov=False):
     w = None if w is None else _darray("polyfit", w, like)
     order = _fit_checks(func, x, y, deg, w)
     xdt = np.result_type(x.dtype, 0.0)
-    dtype = np.result_type(xdt, y.dtype, 0.0)
+    dtype = np.result_type(np.promote_types(xdt, np.int64), y.dtype, 0.0)  # numpy.vander promotes with int
     n = x.shape[0]
     rcond = n * np.finfo(xdt).eps if rcond is None else rcond
     rows = _fit_rows(func, x, y, w)
@@ -484,7 +484,7 @@ def _run_blocks(vec, func, vargs, loops, loop_shape, ins, outs, otypes, sizes, l
         return local
 
     local = _agreed(like.comm, "numpy.vectorize", run)
-    results = tuple(wrap_like(from_numpy(target._xp, np.ascontiguousarray(r), device=target.device),
+    results = tuple(wrap_like(from_numpy(target._xp, np.asarray(r, order="C"), device=target.device),
                               _with_axes(out_loop, len(loop_shape), 0, core), target)
                     for r, core in zip(local, out_cores))
     return results[0] if len(results) == 1 else results
@@ -545,7 +545,7 @@ def apply_along_axis(func1d: Callable, axis, arr, *args, **kwargs) -> DArray:
 
     local = _agreed(arr.comm, func, run)
     out = _with_axes(layout, axis, 1, res0.shape)
-    return wrap_like(from_numpy(arr._xp, np.ascontiguousarray(local), device=arr.device), out, arr)
+    return wrap_like(from_numpy(arr._xp, np.asarray(local, order="C"), device=arr.device), out, arr)
 
 
 @implements(np.apply_over_axes)
@@ -595,6 +595,13 @@ def kron(a, b) -> DArray:
     """
     like = _first_darray(a, b)
     a, b = _darray("kron", a, like), _darray("kron", b, like)
+    if a.dtype == np.bool_ and b.dtype == np.bool_:  # NumPy's product of booleans is their AND
+        a, b = _da.astype(a, np.uint8), _da.astype(b, np.uint8)
+        return _da.astype(_kron(a, b), np.bool_)
+    return _kron(a, b)
+
+
+def _kron(a: DArray, b: DArray) -> DArray:
     if a.ndim == 0 or b.ndim == 0:
         return a * b
     nd = max(a.ndim, b.ndim)
@@ -691,12 +698,18 @@ def _any(x: DArray) -> bool:
     return bool(_da.any(x))  # one allreduce of a flag (nothing when x is replicated)
 
 
-def _fix(func: str, x, out_of_domain: Callable[[DArray], DArray], like=None) -> DArray:
-    """``x`` as a DArray, complex if any real element anywhere is out of the real domain (NumPy's rule)."""
+def _fix(func: str, x, out_of_domain: Callable[[DArray], DArray], like=None, ufunc=None) -> DArray:
+    """``x`` as a DArray, complex if any real element anywhere is out of the real domain (NumPy's rule).
+
+    Else, for ``ufunc``, in the floating dtype NumPy's loop takes (``float32`` for ``int16``, as ``numpy.sqrt``).
+    """
     x = as_darray(func, x, like)
-    if x.dtype.kind == "c" or not _any(out_of_domain(x)):
+    if x.dtype.kind == "c":
         return x
-    return _to_complex(x)
+    if _any(out_of_domain(x)):
+        return _to_complex(x)
+    loop = x.dtype if ufunc is None else ufunc.resolve_dtypes((x.dtype, None))[0]
+    return x if loop == x.dtype else _da.astype(x, loop)
 
 
 def _negative(x: DArray) -> DArray:
@@ -711,7 +724,7 @@ def _emath_unary(name: str, darray_name: str, check: Callable, example: str) -> 
     numpy_function = getattr(np.emath, name)
 
     def function(x):
-        return getattr(_da, darray_name)(_fix(f"numpy.emath.{name}", x, check))
+        return getattr(_da, darray_name)(_fix(f"numpy.emath.{name}", x, check, ufunc=getattr(np, name)))
 
     function.__name__ = function.__qualname__ = name
     function.__module__ = "darray.emath"
@@ -733,7 +746,7 @@ def _logn(n, x) -> DArray:
     """
     func = "numpy.emath.logn"
     like = _first_darray(n, x)
-    x, n = _fix(func, x, _negative, like), _fix(func, n, _negative, like)
+    x, n = _fix(func, x, _negative, like, np.log), _fix(func, n, _negative, like, np.log)
     return _da.log(x) / _da.log(n)
 
 
