@@ -167,8 +167,8 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     w = _weights("histogramdd", weights, s)
     bins, range = _small(bins), _small(range)
     n, d = s.shape
-    ranges = range if range is not None and np.ndim(range) > 0 and len(range) == d else (None,) * d
-    count = np.ndim(bins) == 0 or (len(bins) == d and any(np.ndim(b) == 0 for b in bins))
+    ranges = range if isinstance(range, (list, tuple, np.ndarray)) and len(range) == d else (None,) * d
+    count = not isinstance(bins, (list, tuple, np.ndarray)) or any(np.ndim(b) == 0 for b in bins)
     stand_in = np.zeros((0, d), dtype=s.dtype)  # NumPy's edges for a sample of the same extremes
     if n and count and any(r is None for r in ranges):
         lo, hi = to_numpy(_da.min(s, axis=0).gather()), to_numpy(_da.max(s, axis=0).gather())
@@ -326,7 +326,8 @@ RULES: dict[str, Callable[[_Stats], float]] = {
 
 
 def _outer_edges(x: DArray, range):  # noqa: A002 - NumPy's name
-    """NumPy's ``_get_outer_edges``: the range, or the global min and max (two allreduces)."""
+    """NumPy's ``_get_outer_edges`` (the range, or the global min and max: two allreduces), and the data's
+    min and max when they were computed (else None)."""
     func = "numpy.histogram_bin_edges"
     if range is not None:
         first, last = range
@@ -340,21 +341,19 @@ def _outer_edges(x: DArray, range):  # noqa: A002 - NumPy's name
         first, last = _scalar(_da.min(x)), _scalar(_da.max(x))
         if not (np.isfinite(first) and np.isfinite(last)):
             raise ValueError(message(func, f"autodetected range of [{first}, {last}] is not finite"))
+    lo, hi = (first, last) if range is None and x.size else (None, None)  # the data's own min and max
     if first == last:
         first, last = first - 0.5, last + 0.5
-    return first, last
+    return first, last, lo, hi
 
 
 def _rule_edges(x: DArray, rule: str, range) -> np.ndarray:  # noqa: A002 - NumPy's name
     func = "numpy.histogram_bin_edges"
-    first, last = _outer_edges(x, range)
-    lo = hi = None
+    first, last, lo, hi = _outer_edges(x, range)
     if range is not None:
         keep = (x >= first) & (x <= last)
         if not bool(_da.all(keep)):
             x = x[keep]
-    elif x.size:
-        lo, hi = first, last
     if x.size == 0:
         n_bins = 1
     else:
