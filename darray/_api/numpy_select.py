@@ -22,9 +22,11 @@ What moves, per function (nothing gathers a DArray argument unless said):
   ``val`` is held whole (a DArray allgathered). No other message.
 - ``piecewise``: ``x[cond]`` and ``y[cond] = ...`` per condition
   (mask indexing above); the callables see DArray selections.
-- ``lexsort``: successive stable ``argsort`` of each key (last key primary)
-  composed with ``take_along_axis`` (:mod:`darray._api.sorting`); complex keys
-  sort by (NaN class, real, imaginary) as NumPy does.
+- ``lexsort``: along an axis no rank cuts, one local lexsort per rank (keys
+  cut otherwise are redistributed to the first key's blocks); along a cut
+  axis, successive stable ``argsort`` of each key (last key primary) composed
+  with ``take_along_axis`` (:mod:`darray._api.sorting`). Complex keys sort by
+  (NaN class, real, imaginary) as NumPy does.
 - ``sort_complex``: ``sort`` along the last axis (complex input: ``lexsort``
   of its parts and ``take_along_axis``).
 
@@ -365,6 +367,18 @@ def compress(condition, a, axis=None, out=None) -> DArray:
     return out
 
 
+def ndarray_compress(a, condition, axis=None, out=None) -> DArray:
+    """``ndarray.compress``: :func:`compress` with the array first (the method table's target).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> ndarray_compress(da.arange(4), [False, True, True]).gather().tolist()
+    [1, 2]
+    """
+    return compress(condition, a, axis=axis, out=out)
+
+
 @implements(np.extract)
 @names_errors("numpy.extract")
 def extract(condition, arr) -> DArray:
@@ -629,8 +643,27 @@ def _real_keys(k: DArray) -> list[DArray]:
     return [im, re, nan_class]
 
 
+def _local_lexsort(xp, blocks: list, axis: int):
+    """``numpy.lexsort`` of local blocks: NumPy's own, else stable argsorts composed (bool as 0/1)."""
+    if is_numpy_namespace(xp):
+        return np.lexsort(blocks, axis=axis).astype(np.int64, copy=False)
+
+    def key(b):
+        return xp.astype(b, xp.uint8) if b.dtype == xp.bool else b
+
+    index = xp.argsort(key(blocks[0]), axis=axis, stable=True)
+    for b in blocks[1:]:
+        order = xp.argsort(xp.take_along_axis(key(b), index, axis=axis), axis=axis, stable=True)
+        index = xp.take_along_axis(index, order, axis=axis)
+    return xp.astype(index, xp.int64)
+
+
 def _lexsort(keys: list[DArray], axis: int) -> DArray:
-    """Stable argsort by ``keys`` (last primary): one stable argsort per key, composed."""
+    """Stable argsort by ``keys`` (last primary): local where ``axis`` is whole, else stable argsorts composed."""
+    first = keys[0]
+    if first._layout.axis_dim[axis] is None:  # lines along axis are whole on every rank: no message
+        blocks = [_aligned("numpy.lexsort", k, first) for k in keys]
+        return wrap_like(_local_lexsort(first._xp, blocks, axis), _plain(first), first)
     index = argsort(keys[0], axis=axis, stable=True)
     for k in keys[1:]:
         order = argsort(take_along_axis(k, index, axis=axis), axis=axis, stable=True)
