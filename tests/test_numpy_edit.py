@@ -27,14 +27,15 @@ P = da.default_communicator().size
 
 
 def layouts(shape) -> dict[str, dict]:
-    """Each split axis (even, uneven with an empty block, all on the last rank), replicated, a halo, 2x2 grid."""
-    out = {"replicated": dict(split=None)}
-    for ax, n in enumerate(shape):
-        out[f"split{ax}"] = dict(split=ax)
-        if P > 1:
-            out[f"split{ax}-uneven"] = dict(split=ax, sizes={ax: uneven(n, P)})
-            out[f"split{ax}-last"] = dict(split=ax, sizes={ax: [0] * (P - 1) + [n]})
-    if shape and min(shape) >= 2:
+    """Replicated, split along the first axis, uneven with an empty block along the last axis, all on the last
+    rank (1-d), a halo (2-d) and a 2x2 grid at 4 ranks."""
+    last = len(shape) - 1
+    out = {"replicated": dict(split=None), "split0": dict(split=0)}
+    if P > 1 and shape:
+        out[f"split{last}-uneven"] = dict(split=last, sizes={last: uneven(shape[last], P)})
+        if len(shape) == 1:
+            out["split0-last"] = dict(split=0, sizes={0: [0] * (P - 1) + [shape[0]]})
+    if len(shape) >= 2 and min(shape) >= 2:
         out["halo"] = dict(split=0, halo=1)
     if P == 4 and len(shape) >= 2:
         out["grid22"] = dict(split=(0, 1), grid=(2, 2))
@@ -72,6 +73,11 @@ def both(name: str):
     return [("darray", getattr(da, name)), ("numpy", getattr(np, name))]
 
 
+def spelled(name: str, i: int):
+    """``darray.<name>`` or ``numpy.<name>`` (through ``__array_function__``), alternating with ``i``."""
+    return both(name)[i % 2]
+
+
 # ---------------------------------------------------------------- append
 APPEND = {
     "flat-list": ((3, 4), [7, 8, 9], None),
@@ -83,14 +89,18 @@ APPEND = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["int64", "float64", "bool", "complex128"])
-@pytest.mark.parametrize("case", list(APPEND), ids=list(APPEND))
+def dtyped(table: dict, dtypes) -> list:
+    """(case, dtype) pairs: the cases of ``table``, the dtypes taken in turn (every dtype, every case once)."""
+    return [pytest.param(case, dtypes[i % len(dtypes)], id=f"{case}-{dtypes[i % len(dtypes)]}")
+            for i, case in enumerate(table)]
+
+
+@pytest.mark.parametrize("case,dtype", dtyped(APPEND, ["int64", "float64", "bool", "complex128"]))
 def test_append(case, dtype):
     shape, vals, axis = APPEND[case]
-    for lname, x, g in cases(shape, dtype):
-        want = np.append(g, vals, axis=axis)
-        for spelling, f in both("append"):
-            check(f(x, vals, axis=axis), want, f"{spelling}.append {case} {lname}")
+    for i, (lname, x, g) in enumerate(cases(shape, dtype)):
+        spelling, f = spelled("append", i)
+        check(f(x, vals, axis=axis), np.append(g, vals, axis=axis), f"{spelling}.append {case} {lname}")
         dvals = da.asarray(np.asarray(vals), split=0 if np.ndim(vals) else None)
         check(np.append(dvals, x, axis=axis), np.append(vals, g, axis=axis), f"append(DArray values first) {lname}")
 
@@ -114,14 +124,12 @@ DELETE = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["int64", "float64", "bool", "complex128"])
-@pytest.mark.parametrize("case", list(DELETE), ids=list(DELETE))
+@pytest.mark.parametrize("case,dtype", dtyped(DELETE, ["int64", "float64", "bool", "complex128"]))
 def test_delete(case, dtype):
     obj, axis = DELETE[case]
-    for lname, x, g in cases((7, 5), dtype):
-        want = np.delete(g, obj, axis=axis)
-        for spelling, f in both("delete"):
-            check(f(x, obj, axis=axis), want, f"{spelling}.delete {case} {lname}")
+    for i, (lname, x, g) in enumerate(cases((7, 5), dtype)):
+        spelling, f = spelled("delete", i)
+        check(f(x, obj, axis=axis), np.delete(g, obj, axis=axis), f"{spelling}.delete {case} {lname}")
 
 
 def test_delete_with_darray_obj_and_array_likes():
@@ -162,14 +170,12 @@ INSERT = {
 }
 
 
-@pytest.mark.parametrize("dtype", ["int64", "float64", "complex128"])
-@pytest.mark.parametrize("case", list(INSERT), ids=list(INSERT))
+@pytest.mark.parametrize("case,dtype", dtyped(INSERT, ["int64", "float64", "complex128"]))
 def test_insert(case, dtype):
     obj, vals, axis = INSERT[case]
-    for lname, x, g in cases((7, 5), dtype):
-        want = np.insert(g, obj, vals, axis=axis)
-        for spelling, f in both("insert"):
-            check(f(x, obj, vals, axis=axis), want, f"{spelling}.insert {case} {lname}")
+    for i, (lname, x, g) in enumerate(cases((7, 5), dtype)):
+        spelling, f = spelled("insert", i)
+        check(f(x, obj, vals, axis=axis), np.insert(g, obj, vals, axis=axis), f"{spelling}.insert {case} {lname}")
 
 
 def test_insert_bool_and_darray_values():
@@ -177,27 +183,29 @@ def test_insert_bool_and_darray_values():
         check(da.insert(x, [0, 13, 6], [True, False, True]), np.insert(g, [0, 13, 6], [True, False, True]),
               f"insert bool {lname}")
     vals_np = np.arange(7 * 3).reshape(7, 3) * 1.5
-    for vname, vkw in (("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None))):
+    value_layouts = (("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None)))
+    for i, (lname, x, g) in enumerate(cases((7, 5), "float64")):
+        vname, vkw = value_layouts[i % 3]
         vals = da.asarray(vals_np, **vkw)
-        for lname, x, g in cases((7, 5), "float64"):
-            check(np.insert(x, [0, 2, 5], vals, axis=1), np.insert(g, [0, 2, 5], vals_np, axis=1),
-                  f"insert DArray values {vname} {lname}")
-            check(da.insert(x, 2, vals[:, :1], axis=1), np.insert(g, 2, vals_np[:, :1], axis=1),
-                  f"insert DArray slab {vname} {lname}")
+        check(np.insert(x, [0, 2, 5], vals, axis=1), np.insert(g, [0, 2, 5], vals_np, axis=1),
+              f"insert DArray values {vname} {lname}")
+        check(da.insert(x, 2, vals[:, :1], axis=1), np.insert(g, 2, vals_np[:, :1], axis=1),
+              f"insert DArray slab {vname} {lname}")
     g = values((6,))
     check(np.insert(g, 2, da.asarray(np.array([7, 8]))), np.insert(g, 2, [7, 8]), "numpy.insert(ndarray, DArray)")
     check(da.insert(g.tolist(), [1, 1], 0.9), np.insert(g, [1, 1], 0.9), "insert into a list casts to int")
 
 
 # ---------------------------------------------------------------- resize
-@pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
-@pytest.mark.parametrize("new_shape", [(3, 3), 29, (2, 7, 4), 5, (0, 3), (7, 5), ()],
-                         ids=lambda s: str(s).replace(" ", ""))
-def test_resize(new_shape, dtype):
-    for lname, x, g in cases((7, 5), dtype):
-        want = np.resize(g, new_shape)
-        for spelling, f in both("resize"):
-            check(f(x, new_shape), want, f"{spelling}.resize {lname}")
+RESIZE = {"3x3": (3, 3), "29": 29, "2x7x4": (2, 7, 4), "5": 5, "0x3": (0, 3), "same": (7, 5), "0-d": ()}
+
+
+@pytest.mark.parametrize("case,dtype", dtyped(RESIZE, ["int64", "float64", "bool"]))
+def test_resize(case, dtype):
+    new_shape = RESIZE[case]
+    for i, (lname, x, g) in enumerate(cases((7, 5), dtype)):
+        spelling, f = spelled("resize", i)
+        check(f(x, new_shape), np.resize(g, new_shape), f"{spelling}.resize {lname}")
     empty = np.zeros((0, 4), dtype=dtype)
     check(da.resize(da.asarray(empty), new_shape), np.resize(empty, new_shape), "resize of an empty array")
     check(da.resize([1, 2, 3], new_shape), np.resize([1, 2, 3], new_shape), "resize of a list")
@@ -207,20 +215,20 @@ def test_resize(new_shape, dtype):
 @pytest.mark.parametrize("axis,start", [(0, 0), (2, 0), (3, 1), (1, 4), (-1, -3), (0, 3), (1, 2)])
 def test_rollaxis(axis, start):
     g = values((2, 3, 4, 5), "float64")
-    for lname, kw in (("split1", dict(split=1)), ("split3", dict(split=3)), ("replicated", dict(split=None))):
+    for i, (lname, kw) in enumerate((("split1", dict(split=1)), ("split3", dict(split=3)))):
         x = da.asarray(g, **kw)
-        for spelling, f in both("rollaxis"):
-            check(f(x, axis, start), np.rollaxis(g, axis, start), f"{spelling}.rollaxis {lname}")
+        spelling, f = spelled("rollaxis", i + axis)
+        check(f(x, axis, start), np.rollaxis(g, axis, start), f"{spelling}.rollaxis {lname}")
 
 
 @pytest.mark.parametrize("shape", [(7, 5), (13,), (4, 3, 5)], ids=lambda s: "x".join(map(str, s)))
 def test_flips(shape):
-    for lname, x, g in cases(shape, "float64"):
-        for spelling, f in both("flipud"):
-            check(f(x), np.flipud(g), f"{spelling}.flipud {lname}")
+    for i, (lname, x, g) in enumerate(cases(shape, "float64")):
+        spelling, f = spelled("flipud", i)
+        check(f(x), np.flipud(g), f"{spelling}.flipud {lname}")
         if len(shape) >= 2:
-            for spelling, f in both("fliplr"):
-                check(f(x), np.fliplr(g), f"{spelling}.fliplr {lname}")
+            spelling, f = spelled("fliplr", i + 1)
+            check(f(x), np.fliplr(g), f"{spelling}.fliplr {lname}")
 
 
 @pytest.mark.parametrize("name,shape,how", [
@@ -228,21 +236,21 @@ def test_flips(shape):
     ("vsplit", (6, 5), 2), ("vsplit", (7, 3), [3, 20]), ("dsplit", (2, 3, 4), 2), ("dsplit", (2, 3, 7), [0, 4]),
 ], ids=lambda v: str(v).replace(" ", ""))
 def test_splits(name, shape, how):
-    for lname, x, g in cases(shape, "int64"):
+    for i, (lname, x, g) in enumerate(cases(shape, "int64")):
         want = list(getattr(np, name)(g, how))
-        for spelling, f in both(name):
-            check(f(x, how), want, f"{spelling}.{name} {lname}")
+        spelling, f = spelled(name, i)
+        check(f(x, how), want, f"{spelling}.{name} {lname}")
 
 
 # ---------------------------------------------------------------- block
 def test_block_matrix():
     a_np, b_np, c_np, d_np = values((3, 4)), values((3, 2), seed=1), values((4, 4), seed=2), values((4, 2), seed=3)
-    for lname, kw in layouts((3, 4)).items():
+    for i, (lname, kw) in enumerate(layouts((3, 4)).items()):
         a = da.asarray(a_np, **kw)
         d = da.asarray(d_np, split=0)
         want = np.block([[a_np, b_np], [c_np, d_np]])
-        for spelling, f in both("block"):
-            check(f([[a, b_np], [c_np, d]]), want, f"{spelling}.block 2x2 {lname}")
+        spelling, f = spelled("block", i)
+        check(f([[a, b_np], [c_np, d]]), want, f"{spelling}.block 2x2 {lname}")
         check(da.block([[a, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]),
               np.block([[a_np, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]), f"block mixed dtypes {lname}")
 
@@ -279,36 +287,44 @@ TRIM = {
 }
 
 
-@pytest.mark.parametrize("trim", ["fb", "f", "b", "BF"])
 @pytest.mark.parametrize("case", list(TRIM), ids=list(TRIM))
-def test_trim_zeros(case, trim):
+def test_trim_zeros(case):
     g = TRIM[case]
-    axes = [None] + ([0, 1, -1, (0, 1), ()] if g.ndim == 2 else [0, ()])
-    for lname, kw in layouts(g.shape).items():
-        x = da.asarray(g, **kw)
-        for axis in axes:
-            want = np.trim_zeros(g, trim, axis=axis)
-            for spelling, f in both("trim_zeros"):
-                check(f(x, trim, axis=axis), want, f"{spelling}.trim_zeros {case} axis={axis} {lname}")
+    axes = [0, 1, -1, (0, 1), ()] if g.ndim == 2 else [0, ()]
+    named = list(layouts(g.shape).items())
+    for i, (lname, kw) in enumerate(named):
+        spelling, f = spelled("trim_zeros", i)
+        check(f(da.asarray(g, **kw)), np.trim_zeros(g), f"{spelling}.trim_zeros {case} {lname}")
+    for j, axis in enumerate(axes):
+        for k, trim in enumerate(("f", "b", "BF")):
+            lname, kw = named[(j + k) % len(named)]
+            check(da.trim_zeros(da.asarray(g, **kw), trim, axis=axis), np.trim_zeros(g, trim, axis=axis),
+                  f"trim_zeros {case} trim={trim} axis={axis} {lname}")
     as_list = g.reshape(-1).tolist()
     check(da.trim_zeros(as_list), np.trim_zeros(np.asarray(as_list)), f"trim_zeros of a list {case}")
 
 
 # ---------------------------------------------------------------- ediff1d
-@pytest.mark.parametrize("dtype", ["int64", "float64", "complex128", "uint8"])
-@pytest.mark.parametrize("edges", ["none", "begin", "end", "both", "arrays"])
-def test_ediff1d(edges, dtype):
-    to_begin, to_end = {"none": (None, None), "begin": (-99, None), "end": (None, 5), "both": (1, [2, 3]),
-                        "arrays": (np.array([[4, 5], [6, 7]]), np.arange(3))}[edges]
-    for shape in ((13,), (3, 5), (1,)):
-        for lname, x, g in cases(shape, dtype):
-            if dtype == "uint8" and edges != "none":  # int64 edges do not cast to uint8 under same_kind
-                for spelling, f in both("ediff1d"):
-                    assert_raises_everywhere(TypeError, f, x, to_end=to_end, to_begin=to_begin, match="same_kind")
-                continue
-            want = np.ediff1d(g, to_end=to_end, to_begin=to_begin)
-            for spelling, f in both("ediff1d"):
-                check(f(x, to_end=to_end, to_begin=to_begin), want, f"{spelling}.ediff1d {shape} {lname}")
+EDGES = {"none": (None, None), "begin": (-99, None), "end": (None, 5), "both": (1, [2, 3]),
+         "arrays": (np.array([[4, 5], [6, 7]]), np.arange(3))}
+
+
+@pytest.mark.parametrize("edges", list(EDGES))
+def test_ediff1d(edges):
+    to_begin, to_end = EDGES[edges]
+    dtypes = ("int64", "float64", "complex128")
+    runs = [(f"13 {n}", x, g) for n, x, g in cases((13,), dtypes[len(edges) % 3])]
+    runs += [("3x5 split1", da.asarray(values((3, 5), "float64"), split=1), values((3, 5), "float64")),
+             ("1 replicated", da.asarray(values((1,), "complex128")), values((1,), "complex128"))]
+    for i, (lname, x, g) in enumerate(runs):
+        spelling, f = spelled("ediff1d", i)
+        check(f(x, to_end=to_end, to_begin=to_begin), np.ediff1d(g, to_end=to_end, to_begin=to_begin),
+              f"{spelling}.ediff1d {lname}")
+    x = da.asarray(values((13,), "uint8"), split=0)
+    if edges == "none":
+        check(np.ediff1d(x), np.ediff1d(values((13,), "uint8")), "ediff1d uint8 wraps as NumPy")
+    else:  # int64 edges do not cast to uint8 under same_kind
+        assert_raises_everywhere(TypeError, da.ediff1d, x, to_end=to_end, to_begin=to_begin, match="same_kind")
 
 
 def test_ediff1d_darray_edges():
@@ -333,12 +349,14 @@ def test_array_equiv(other, same):
     b = {"equal": g, "row": row + 1, "broadcast-row": row, "changed": changed, "shape-mismatch": g[:, :3],
          "float-equal": g.astype(np.float64), "transposed": g.T}[other]
     assert np.array_equiv(g, b) is same
-    for lname, x, _ in [(n, da.asarray(g, **kw), g) for n, kw in layouts(g.shape).items()]:
-        for bname, bb in (("ndarray", b), ("DArray", da.asarray(b, split=0)), ("list", b.tolist())):
-            for spelling, f in both("array_equiv"):
-                got = f(x, bb)
-                assert type(got) is bool and got is same, f"{spelling}.array_equiv {other} {bname} {lname}: {got}"
-            assert da.array_equiv(bb, x) is same, f"array_equiv swapped {other} {bname} {lname}"
+    others = (("ndarray", b), ("DArray", da.asarray(b, split=0)), ("list", b.tolist()))
+    for i, (lname, kw) in enumerate(layouts(g.shape).items()):
+        x = da.asarray(g, **kw)
+        bname, bb = others[i % 3]
+        spelling, f = spelled("array_equiv", i)
+        got = f(x, bb)
+        assert type(got) is bool and got is same, f"{spelling}.array_equiv {other} {bname} {lname}: {got}"
+        assert da.array_equiv(bb, x) is same, f"array_equiv swapped {other} {bname} {lname}"
 
 
 # ---------------------------------------------------------------- r_, c_, row_stack
@@ -436,9 +454,8 @@ BAD = {
 def test_bad_input(case):
     call, exc = BAD[case]
     name = case.split("-")[0]
-    for lname, kw in (("split0", dict(split=0)), ("replicated", dict(split=None))):
-        x = da.asarray(X2, **kw)
-        text = assert_raises_everywhere(exc, call, x)
-        assert name in text, f"{case} {lname}: the message does not name {name}: {text}"
-        with pytest.raises(exc):
-            call(X2)  # NumPy raises the same type on the same input
+    kw = dict(split=0) if list(BAD).index(case) % 2 else dict(split=None)
+    text = assert_raises_everywhere(exc, call, da.asarray(X2, **kw))
+    assert name in text, f"{case} {kw}: the message does not name {name}: {text}"
+    with pytest.raises(exc):
+        call(X2)  # NumPy raises the same type on the same input (darray's functions: on the array-like)
