@@ -359,7 +359,7 @@ def test_copyto_bad_input():
 def _funcs(kind):
     return {
         "callables": [lambda v: v * 10, lambda v: -v],
-        "otherwise": [lambda v: v * 10, 2.5, lambda v: np.sin(v) + 1],
+        "otherwise": [lambda v: v * 10, 2.5, lambda v: da.sin(v) + 1],
         "scalars": [1.5, -1.0],
     }[kind]
 

@@ -127,7 +127,14 @@ def _cast(xp, block, dtype, device):
         return xp.asarray(np.asarray(block).astype(dtype).item(), dtype=want, device=device)
     if isinstance(block, np.ndarray) and not is_numpy_namespace(xp):
         return from_numpy(xp, block.astype(dtype), device=device)
-    return block if block.dtype == want else xp.astype(block, want)
+    if block.dtype == want:
+        return block
+    if not is_numpy_namespace(xp):  # NumPy's unsafe casts that strict namespaces refuse in astype
+        if np.dtype(dtype) == np.bool_:
+            return block != 0
+        if xp.isdtype(block.dtype, "complex floating") and np.dtype(dtype).kind != "c":
+            block = xp.real(block)
+    return xp.astype(block, want)
 
 
 def _store(a: DArray, block) -> None:
