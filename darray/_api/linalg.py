@@ -32,6 +32,21 @@ What moves, per function (p ranks, sizes in elements):
   raised on every rank before anything moves.
 - ``matrix_power`` with ``n >= 0``: repeated squaring with distributed
   :func:`matmul` (no gather, no limit).
+
+NumPy's ``numpy.linalg`` names beyond the standard (also registered, so that
+``numpy.linalg.lstsq(x, b)`` on DArrays is ``darray.linalg.lstsq(x, b)``):
+
+- ``lstsq``: TSQR of ``[a | b]`` for tall-skinny ``a`` (``m >= (n + k) * p``):
+  only the ``(n + k)**2`` factors are allgathered; x, residuals and singular
+  values follow from the small R on every rank. Other shapes gather (limit).
+- ``multi_dot``: NumPy's multiplication order (from the shapes), each product
+  a distributed :func:`matmul`.
+- ``cond``: ``p`` None/2/-2 from :func:`svdvals` (TSQR where tall or wide);
+  other norms gather the matrix (limit) and NumPy computes it on the host.
+- ``eig``, ``eigvals``: no Array-API eigensolver: gathered (limit), NumPy on
+  the host, identical results on every rank.
+- ``tensorinv``, ``tensorsolve``: distributed reshapes around :func:`inv` /
+  :func:`solve` (which gather, limit).
 """
 
 from __future__ import annotations
