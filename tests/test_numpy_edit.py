@@ -167,6 +167,8 @@ INSERT = {
     "slice-flat": (slice(None, None, 9), -5, None),
     "bool-mask": (np.array([False, True, True, False, False]), 3, 1),
     "empty-list": ([], 1, 0),
+    "values-leading-ones": ([1, 3], [[[9]]], 1),
+    "scalar-values-leading-ones": (0, [[[[4]]]], 0),
 }
 
 
@@ -422,6 +424,7 @@ BAD = {
     "insert-float-index": (lambda x: da.insert(x, 1.5, 0, axis=0), TypeError),
     "insert-float-indices": (lambda x: da.insert(x, [1.5, 2.5], 0, axis=0), IndexError),
     "insert-broadcast": (lambda x: da.insert(x, [0, 1], [1, 2, 3], axis=0), ValueError),
+    "insert-nothing-broadcast": (lambda x: np.insert(x, [], [1, 2], axis=0), ValueError),
     "insert-axis": (lambda x: da.insert(x, 0, 0, axis=2), np.exceptions.AxisError),
     "resize-negative": (lambda x: da.resize(x, (2, -1)), ValueError),
     "resize-float": (lambda x: np.resize(x, 2.5), TypeError),

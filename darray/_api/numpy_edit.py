@@ -126,10 +126,13 @@ def _slab(func: str, values, x: DArray, shape: tuple[int, ...]) -> DArray:
     """``values`` (cast to x's dtype) broadcast to ``shape`` and cut like ``x``: a contiguous block per rank."""
     if isinstance(values, DArray):
         values = values if values.dtype == x.dtype else astype(values, x.dtype)
-        vshape = values.shape
     else:
         values = _cast(func, values, x.dtype)
-        vshape = values.shape
+    vshape = values.shape
+    extra = len(vshape) - len(shape)
+    if extra > 0 and all(n == 1 for n in vshape[:extra]):  # NumPy's assignment drops leading length-1 axes
+        vshape = vshape[extra:]
+        values = reshape(values, vshape) if isinstance(values, DArray) else values.reshape(vshape)
     try:
         np.broadcast_shapes(vshape, shape)
         ok = len(vshape) <= len(shape)
@@ -379,13 +382,14 @@ def insert(arr, obj, values, axis=None) -> DArray:
         return _join("insert", [x[lead + (slice(None, index),)], slab, x[lead + (slice(index, None),)]], axis)
     positions = np.where(indices < 0, indices + n, indices).astype(np.int64)
     numnew = positions.size
+    shape = tuple(numnew if a == axis else m for a, m in enumerate(x.shape))
+    slab = _slab("insert", values, x, shape)  # checks that values broadcast, even to nothing
     if numnew == 0:
         return astype(x, x.dtype, copy=True)
     order = np.argsort(positions, kind="stable")
     positions[order] += np.arange(numnew)  # where each value lands, in values' order
     landing = positions[order]  # increasing
-    shape = tuple(numnew if a == axis else m for a, m in enumerate(x.shape))
-    joined = _join("insert", [x, _slab("insert", values, x, shape)], axis)
+    joined = _join("insert", [x, slab], axis)
 
     def source(lo: int, hi: int) -> np.ndarray:
         p = np.arange(lo, hi, dtype=np.int64)
