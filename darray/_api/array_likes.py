@@ -48,6 +48,8 @@ import numpy as np
 from .._core import DArray
 from .._errors import message
 from .creation import as_darray
+from .numpy_reductions import reduction
+from .ufunc_methods import NO_VALUE
 
 __all__ = ["ROWS", "Row", "accepting", "accepting_array_likes"]
 
@@ -67,6 +69,9 @@ class Row(NamedTuple):
     defaults: dict = {}
     #: NumPy's spellings darray's parameter does not take: positional name -> function giving darray's
     coerce: dict = {}
+    #: NumPy's implementation taking NumPy's options darray's function lacks (``where=``, ``initial=``,
+    #: ``out=``, ``ddof=``): called instead when one of them is given a value other than NumPy's default
+    numpy: Callable | None = None
 
 
 _X = ("x",)
@@ -77,10 +82,10 @@ _SORT = {"axis": -1, "kind": None, "order": None}
 #: Function of the namespace -> its row. NumPy's names that darray computes through ``__array_function__``
 #: (``cumsum``, ``concatenate``, ...) and the NumPy-only functions convert array-likes themselves.
 ROWS: dict[str, Row] = {
-    **{name: Row(_X, _REDUCE) for name in ("sum", "prod", "mean")},
-    **{name: Row(_X, _LOGICAL) for name in ("all", "any", "max", "min")},
-    **{name: Row(_X, {"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False})
-       for name in ("std", "var")},
+    **{name: Row(_X, _REDUCE, numpy=functools.partial(reduction, name)) for name in ("sum", "prod", "mean")},
+    **{name: Row(_X, _LOGICAL, numpy=functools.partial(reduction, name)) for name in ("all", "any", "max", "min")},
+    **{name: Row(_X, {"axis": None, "dtype": None, "out": None, "ddof": 0, "keepdims": False},
+                 numpy=functools.partial(reduction, name)) for name in ("std", "var")},
     **{name: Row(_X, {"axis": None, "out": None}) for name in ("argmax", "argmin")},
     "count_nonzero": Row(_X, {"axis": None}),
     **{name: Row(_X, _SORT) for name in ("sort", "argsort")},
@@ -104,6 +109,16 @@ ROWS: dict[str, Row] = {
     "stack": Row(("[arrays]",), {"axis": 0, "out": None}),
     "broadcast_arrays": Row(("*arrays",)),
 }
+
+
+#: NumPy's defaults of the reduction options darray's standard functions lack.
+_NUMPY_DEFAULTS = {"where": True, "initial": NO_VALUE, "out": None, "ddof": 0, "dtype": None, "keepdims": False,
+                   "correction": None}
+
+
+def _numpy_default(key: str, value) -> bool:
+    default = _NUMPY_DEFAULTS.get(key, NO_VALUE)
+    return value is default or (key == "initial" and value is None) or (key == "ddof" and value == 0)
 
 
 def _first_darray(values) -> DArray | None:
@@ -169,6 +184,11 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
             kwargs = numpy_tail(args[n_positional:], kwargs)
             args = args[:n_positional]
         if kwargs and not keywords.issuperset(kwargs):
+            if "ddof" in kwargs and "correction" in keywords and "correction" not in kwargs:
+                kwargs = dict(kwargs)  # NumPy's ddof is the standard's correction
+                kwargs["correction"] = kwargs.pop("ddof")
+            if row.numpy is not None and any(k not in keywords and not _numpy_default(k, v) for k, v in kwargs.items()):
+                return row.numpy(*convert(args), **kwargs)
             kwargs = drop_numpy_defaults(kwargs)
         if coerced:
             args = tuple(coerced[i](a) if i in coerced else a for i, a in enumerate(args))

@@ -15,7 +15,9 @@ from .._core.protocols import HANDLED_FUNCTIONS, implements
 from .._errors import message
 from .._core.reductions import normalize_axes
 from .._layout import normalize_axis
+from .numpy_reductions import reduction
 from .numpy_sets import unique_along
+from .ufunc_methods import NO_VALUE
 
 __all__ = ["implements"]
 
@@ -27,43 +29,52 @@ def _no_out(name, out):
                         "expected None (assign the result instead)")
 
 
+def _masked(kwargs: dict) -> bool:
+    """Does a NumPy reduction call pass ``where=`` or ``initial=`` (then :mod:`.numpy_reductions` computes it)?"""
+    return kwargs.get("where", True) is not True or kwargs.get("initial", NO_VALUE) not in (None, NO_VALUE)
+
+
 def _reduction(name: str, has_dtype: bool):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+        if _masked(kwargs) or (out is not None and isinstance(out, _da.DArray)):
+            return reduction(name, a, axis, dtype if has_dtype else None, out, keepdims, **kwargs)
         _no_out(name, out)
-        if kwargs.get("where", True) is not True or kwargs.get("initial") is not None:
-            raise TypeError(f"numpy.{name}: where=/initial= are not supported for DArrays")
         extra = {"dtype": dtype} if has_dtype and dtype is not None else {}
         return getattr(_da, name)(a, axis=axis, keepdims=keepdims, **extra)
 
     return impl
 
 
-for _name in ("sum", "prod"):
-    implements(getattr(np, _name))(_reduction(_name, True))
+for _name, _np in (("sum", np.sum), ("prod", np.prod)):
+    implements(_np)(_reduction(_name, True))
 for _name, _np in (("max", np.max), ("min", np.min), ("all", np.all), ("any", np.any)):
-    implements(_np)(lambda a, axis=None, out=None, keepdims=False, _n=_name, **kw:
-                    (_no_out(_n, out), getattr(_da, _n)(a, axis=axis, keepdims=keepdims))[1])
+    implements(_np)(_reduction(_name, False))
 implements(np.amax)(HANDLED_FUNCTIONS[np.max])
 implements(np.amin)(HANDLED_FUNCTIONS[np.min])
 
 
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    if _masked(kwargs) or (out is not None and isinstance(out, _da.DArray)):
+        return reduction("mean", a, axis, dtype, out, keepdims, **kwargs)
     _no_out("mean", out)
     result = _da.mean(a, axis=axis, keepdims=keepdims)
     return result.astype(dtype) if dtype is not None else result
 
 
-@implements(np.var)
-def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
-    _no_out("var", out)
-    return _da.var(a, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+def _moment(name: str):
+    def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
+        if _masked(kwargs) or (out is not None and isinstance(out, _da.DArray)):
+            return reduction(name, a, axis, dtype, out, keepdims, ddof=ddof, correction=correction, **kwargs)
+        _no_out(name, out)
+        return getattr(_da, name)(a, axis=axis, correction=ddof if correction is None else correction,
+                                  keepdims=keepdims)
+
+    return impl
 
 
-@implements(np.std)
-def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
-    _no_out("std", out)
-    return _da.std(a, axis=axis, correction=ddof if correction is None else correction, keepdims=keepdims)
+implements(np.var)(_moment("var"))
+implements(np.std)(_moment("std"))
 
 
 @implements(np.ptp)

@@ -227,7 +227,7 @@ def reduce(f, array, axis=0, dtype=None, out=None, keepdims=False, initial=NO_VA
         if not fits:
             raise ValueError(message(name, "where= must broadcast to the array", mask.shape,
                                      f"a shape broadcastable to {x.shape}"))
-        x = select(mask, x, fill)
+        x = select(mask, x, numpy.asarray(fill).astype(to_numpy_dtype(x.dtype)).item())  # fill of x's kind
     _associative(f if reducer is f else reducer, x, axes, name)
     rdt = _result_dtype(reducer, x._xp, x.dtype, dtype)
     if empty:

@@ -334,46 +334,47 @@ class DArray:
 
     # ------------------------------------------------------------ methods NumPy users reach for
     # The hot ones, written out with NumPy's signatures and calling their engines; the rest are generated
-    # from the table in darray._core.methods. ``where=`` / ``initial=`` are not taken (TypeError).
+    # from the table in darray._core.methods. NumPy's ``where=`` / ``initial=`` go to
+    # darray._api.numpy_reductions (masked reductions).
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if kwargs:
-            _plain("sum", kwargs)
+            return _methods.targets.numpy_reduction("sum", self, axis, dtype, out, keepdims, **kwargs)
         result = _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
         return result if out is None else _methods.into("sum", out, result)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if kwargs:
-            _plain("prod", kwargs)
+            return _methods.targets.numpy_reduction("prod", self, axis, dtype, out, keepdims, **kwargs)
         result = _reductions.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
         return result if out is None else _methods.into("prod", out, result)
 
     def min(self, axis=None, out=None, keepdims=False, **kwargs):
         if kwargs:
-            _plain("min", kwargs)
+            return _methods.targets.numpy_reduction("min", self, axis, None, out, keepdims, **kwargs)
         result = _reductions.min(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("min", out, result)
 
     def max(self, axis=None, out=None, keepdims=False, **kwargs):
         if kwargs:
-            _plain("max", kwargs)
+            return _methods.targets.numpy_reduction("max", self, axis, None, out, keepdims, **kwargs)
         result = _reductions.max(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("max", out, result)
 
     def all(self, axis=None, out=None, keepdims=False, *, where=True):
         if where is not True:
-            _plain("all", {"where": where})
+            return _methods.targets.numpy_reduction("all", self, axis, None, out, keepdims, where=where)
         result = _reductions.all(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("all", out, result)
 
     def any(self, axis=None, out=None, keepdims=False, *, where=True):
         if where is not True:
-            _plain("any", {"where": where})
+            return _methods.targets.numpy_reduction("any", self, axis, None, out, keepdims, where=where)
         result = _reductions.any(self, axis=axis, keepdims=keepdims)
         return result if out is None else _methods.into("any", out, result)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if kwargs:
-            _plain("mean", kwargs)
+            return _methods.targets.numpy_reduction("mean", self, axis, dtype, out, keepdims, **kwargs)
         result = _reductions.mean(self if dtype is None or self.dtype.kind in "biu" else self.astype(dtype),
                                   axis=axis, keepdims=keepdims)
         if dtype is not None and result.dtype != dtype:
@@ -388,7 +389,9 @@ class DArray:
 
     def _moment(self, name, axis, dtype, out, ddof, keepdims, kwargs):
         correction = kwargs.pop("correction", None)
-        _plain(name, kwargs)
+        if kwargs:
+            return _methods.targets.numpy_reduction(name, self, axis, dtype, out, keepdims, ddof=ddof,
+                                                    correction=correction, **kwargs)
         x = self if dtype is None or self.dtype.kind in "biu" else self.astype(dtype)
         result = getattr(_reductions, name)(x, axis=axis, keepdims=keepdims,
                                             correction=ddof if correction is None else correction)
@@ -577,14 +580,6 @@ for _row in BINARY_OPERATORS.values():
         setattr(DArray, _dunder, _method)
 DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (like NumPy's)
 
-
-
-def _plain(func: str, kwargs) -> None:
-    """Refuse NumPy's ``where=`` / ``initial=`` (and anything else) with one clear error on every rank."""
-    extra = {k: v for k, v in kwargs.items() if not (k == "where" and v is True) and not (k == "initial" and v is None)}
-    if extra:
-        raise TypeError(message(func, "unsupported keyword for a DArray", sorted(extra),
-                                "axis, dtype, out, keepdims (mask first: darray.where(mask, x, 0))"))
 
 
 from .elementwise import apply as _apply, apply_inplace as _apply_inplace  # noqa: E402  (cycle by design)

@@ -71,6 +71,7 @@ class _Targets:
         "any": "darray._core.reductions.any",
         "zeros_like": "darray._api.creation.zeros_like",
         "equal": "darray._api.elementwise.equal",
+        "numpy_reduction": "darray._api.numpy_reductions.reduction",
     }
 
     def __getattr__(self, name: str):
