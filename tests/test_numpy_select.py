@@ -85,6 +85,7 @@ def test_select_array_likes_and_first_wins():
     x = da.asarray(g)
     got = da.select([x > 2, x > 5, [True] * 13], [x, -x, 0.5])
     assert_equal(got, np.select([g > 2, g > 5, [True] * 13], [g, -g, 0.5]), err_msg="select first true wins")
+    assert_equal(da.select([False, x > 5], [x, 1]), np.select([False, g > 5], [g, 1]), err_msg="select bool")
     for dtype in ("int64", "float64"):
         h = g.astype(dtype)
         y = da.asarray(h, split=0, sizes=uneven(13, P))
@@ -141,6 +142,9 @@ def test_choose_bad_input():
     assert_raises_everywhere(TypeError, da.choose, da.astype(a, da.float64), c, mode="wrap", match="choose")
     assert_raises_everywhere(TypeError, da.choose, a, c, out=da.zeros(6), mode="clip", match="output array")
     assert_raises_everywhere(ValueError, da.choose, a, [], match="0-length")
+    index = np.zeros(7, dtype=np.int64)
+    index[-1] = 2  # a NumPy index bad only in the last rank's part of the result: every rank raises
+    assert_raises_everywhere(ValueError, np.choose, index, c, match="invalid entry in choice array")
     assert_raises_everywhere(ValueError, da.choose, a, [da.arange(5), 1], mode="wrap", match="choose")
 
 
@@ -466,6 +470,13 @@ def test_lexsort_2d(axis, layout):
     assert_equal(da.lexsort([arr(k, layout) for k in keys], axis=axis), want, err_msg=f"lexsort axis={axis} {layout}")
     stacked = da.asarray(keys, split=None if layout.get("split") is None else 1)
     assert_equal(np.lexsort(stacked, axis=axis), want, err_msg=f"lexsort stacked axis={axis} {layout}")
+
+
+def test_lexsort_mixed_layouts():
+    keys = [values(M, "float32", seed=32), values(M, "int64", seed=33) % 3, values(M, "bool", seed=34)]
+    given = [da.asarray(keys[0], split=1), da.asarray(keys[1], split=0, sizes={0: uneven(7, P)}), keys[2]]
+    for axis in (0, 1):
+        assert_equal(da.lexsort(given, axis=axis), np.lexsort(keys, axis=axis), err_msg=f"lexsort mixed axis={axis}")
 
 
 def test_lexsort_bad_input():

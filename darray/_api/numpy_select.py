@@ -235,11 +235,11 @@ def select(condlist, choicelist, default=0) -> DArray:
     except TypeError as exc:
         raise TypeError(message(func, f"choicelist and default value do not have a common dtype ({exc})",
                                 tuple(str(_dtype_of(c)) for c in choices))) from None
-    conds = [_operand(c) for c in condlist]
+    conds = [c if isinstance(c, DArray) else np.asarray(c) for c in condlist]
     for i, c in enumerate(conds):
-        if _dtype_of(c) not in (bool, np.bool_) and np.dtype(_dtype_of(c)) != np.bool_:
+        if c.dtype != np.bool_:
             raise TypeError(message(func, f"invalid entry {i} in condlist: should be boolean ndarray",
-                                    _dtype_of(c), "bool"))
+                                    c.dtype, "bool"))
     target, layout = align_target(func, [*conds, *choices])
     xp, device = target._xp, target.device
     local = [local_operand(func, c, layout, target) for c in conds]
@@ -276,10 +276,10 @@ def choose(a, choices, out=None, mode: str = "raise") -> DArray:
     like = _first(a, choices, out)
     if like is None:
         return _no_darray(func, np.choose, a, choices, mode=mode)
-    a = _operand(a)
-    if not np.can_cast(_dtype_of(a), np.intp, "safe"):
-        raise TypeError(message(func, f"cannot cast array data from {_dtype_of(a)} to int64 according to the "
-                                      "rule 'safe'", _dtype_of(a), "an integer array"))
+    a = a if isinstance(a, DArray) else np.asarray(a)
+    if not np.can_cast(a.dtype, np.intp, "safe"):
+        raise TypeError(message(func, f"cannot cast array data from {a.dtype} to int64 according to the "
+                                      "rule 'safe'", a.dtype, "an integer array"))
     choices = [_operand(c) for c in choices]
     try:
         dtype = np.result_type(*[_dtype_of(c) for c in choices])
@@ -292,9 +292,11 @@ def choose(a, choices, out=None, mode: str = "raise") -> DArray:
     xp, device, n = target._xp, target.device, len(choices)
     index = _cast(xp, local_operand(func, a, layout, target), np.int64, device)
     if mode == "raise":
-        bad = xp.any((index < 0) | (index >= n))
-        failed = agree(target._comm, not bool(bad)) if isinstance(a, DArray) else ([0] if bool(bad) else [])
-        if failed:
+        if isinstance(a, DArray):  # each rank checks its block; one small allgather of the verdicts
+            bad = bool(agree(target._comm, not bool(xp.any((index < 0) | (index >= n)))))
+        else:  # the whole index, held by every rank: the same verdict everywhere, no message
+            bad = bool(a.size) and (int(a.min()) < 0 or int(a.max()) >= n)
+        if bad:
             raise ValueError(message(func, "invalid entry in choice array", f"an entry outside [0, {n})",
                                      f"entries in [0, {n})"))
     elif mode == "wrap":
@@ -429,8 +431,8 @@ def place(arr, mask, vals) -> None:
     """
     func = "numpy.place"
     a = _target(func, arr, "arr")
-    mask = _mask_like(func, mask, a)
     values = _values(func, vals, a)
+    mask = _mask_like(func, mask, a)
     counts = _da.cumulative_sum(_da.astype(reshape(mask, (-1,)), np.int64))
     total = int(counts[-1]) if a.size else 0
     nv = values.size
@@ -469,8 +471,8 @@ def putmask(a, mask, values) -> None:
     """
     func = "numpy.putmask"
     a = _target(func, a, "a")
-    mask = _mask_like(func, mask, a)
     values = _values(func, values, a)
+    mask = _mask_like(func, mask, a)
     if values.size == 0 or a.size == 0:
         return
     if values.size == a.size:
