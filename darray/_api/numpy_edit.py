@@ -5,9 +5,9 @@ Each has NumPy's signature and semantics and is registered with
 give the same DArray). Array-likes are accepted where NumPy takes them (next
 to a DArray they are replicated on its ranks). What moves:
 
-- ``append``, ``block``, ``r_``/``c_``, ``ediff1d``'s ``to_begin``/``to_end``:
-  every piece is placed once into the result, cut like the largest piece
-  (one placement plan per piece: only cells whose owner changes move);
+- ``append``, ``block``, ``r_``/``c_``, ``ediff1d``'s edges: every piece is
+  placed once into the result, cut like the largest piece (one placement
+  plan per piece: only cells whose owner changes move);
 - ``delete``: a keep-mask along the axis, built by every rank for its own
   cells from ``obj`` (no message); an uncut axis is compressed locally, a cut
   one through darray's boolean indexing (each rank keeps its own rows, one
@@ -17,12 +17,11 @@ to a DArray they are replicated on its ranks). What moves:
   fetched from its source (:func:`darray.take`; local on an uncut axis). The
   insertion indices are held by every rank (as NumPy, ``obj`` is small);
 - ``resize``: the flat array joined with its own prefix ``log2(new/old)``
-  times, then a reshape;
-- ``trim_zeros``: each rank's bounding box of nonzeros, one allreduce of
-  ``2 * ndim`` integers, then a slice (no gather);
+  times, then a reshape; ``trim_zeros``: each rank's bounding box of
+  nonzeros, one allreduce of ``2 * ndim`` integers, then a slice;
 - ``fliplr``/``flipud``: blocks swap with their mirrors; ``rollaxis``: a
-  relabelling, no message; ``hsplit``/``vsplit``/``dsplit``: slices;
-- ``array_equiv``: an elementwise comparison and one ``all`` reduction.
+  relabelling; ``h/v/dsplit``: slices; ``array_equiv``: one comparison and
+  one ``all`` reduction.
 
 Examples
 --------
@@ -38,12 +37,14 @@ Examples
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 from collections.abc import Callable, Sequence
 from math import prod
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
 
 from .._backend import from_numpy, to_numpy
 from .._core import DArray, astype, redistribute_to, to_backend_dtype
@@ -65,8 +66,7 @@ if hasattr(np, "row_stack"):  # deprecated in NumPy 2.0, still there in 2.4
 __all__.sort()
 
 
-def _name(func: str) -> str:
-    return f"numpy.{func}"
+_name = "numpy.{}".format  # the name errors carry: numpy.<func>
 
 
 def _plain(x: DArray):
@@ -91,8 +91,7 @@ def _assemble(shape: tuple[int, ...], dtype, like: DArray, pieces) -> DArray:
     out = DArray._wrap(block, layout, like.comm, xp)
     for piece, offset in pieces:
         if piece.size:
-            piece = piece if piece.dtype == dtype else astype(piece, dtype)
-            place(piece, out, tuple((0, n) for n in piece.shape), tuple(offset))
+            place(astype(piece, dtype, copy=False), out, tuple((0, n) for n in piece.shape), tuple(offset))
     return out
 
 
@@ -104,9 +103,6 @@ def _join(func: str, arrays: Sequence[DArray], axis) -> DArray:
     if any(a.ndim != ndim for a in arrays):
         raise ValueError(message(_name(func), "all the input arrays must have the same number of dimensions",
                                  tuple(a.shape for a in arrays), f"{ndim}-d arrays"))
-    if ndim == 0:
-        raise ValueError(message(_name(func), "zero-dimensional arrays cannot be concatenated",
-                                 tuple(a.shape for a in arrays), "arrays with at least one dimension"))
     axis = _axis(func, axis, ndim)
     first = arrays[0].shape
     if any(n != m for a in arrays for i, (n, m) in enumerate(zip(a.shape, first)) if i != axis):
@@ -124,18 +120,14 @@ def _join(func: str, arrays: Sequence[DArray], axis) -> DArray:
 
 def _slab(func: str, values, x: DArray, shape: tuple[int, ...]) -> DArray:
     """``values`` (cast to x's dtype) broadcast to ``shape`` and cut like ``x``: a contiguous block per rank."""
-    if isinstance(values, DArray):
-        values = values if values.dtype == x.dtype else astype(values, x.dtype)
-    else:
-        values = _cast(func, values, x.dtype)
+    values = astype(values, x.dtype, copy=False) if isinstance(values, DArray) else _cast(func, values, x.dtype)
     vshape = values.shape
     extra = len(vshape) - len(shape)
     if extra > 0 and all(n == 1 for n in vshape[:extra]):  # NumPy's assignment drops leading length-1 axes
         vshape = vshape[extra:]
         values = reshape(values, vshape) if isinstance(values, DArray) else values.reshape(vshape)
     try:
-        np.broadcast_shapes(vshape, shape)
-        ok = len(vshape) <= len(shape)
+        ok = np.broadcast_shapes(vshape, shape) == shape
     except ValueError:
         ok = False
     if not ok:
@@ -169,12 +161,8 @@ def _local_take(x: DArray, axis: int, idx: np.ndarray) -> DArray:
 
 
 def _keep(x: DArray, axis: int, keep: Callable[[int, int], np.ndarray] | DArray) -> DArray:
-    """``x`` where ``keep`` is True along ``axis``.
-
-    ``keep(lo, hi)`` gives the keep-mask of positions ``[lo, hi)`` (NumPy
-    bools, computed by every rank for its own cells), or ``keep`` is a 1-d
-    boolean DArray of the axis length.
-    """
+    """``x`` where ``keep`` is True along ``axis``: ``keep(lo, hi)`` is the mask of positions ``[lo, hi)`` (NumPy
+    bools, every rank computes its own cells), or ``keep`` is a 1-d boolean DArray of the axis length."""
     layout = _plain(x)
     others = tuple(a for a in range(x.ndim) if a != axis)
     mask_layout = layout.reduced(others, keepdims=False)  # the axis cut as x cuts it
@@ -230,13 +218,15 @@ def append(arr, values, axis=None) -> DArray:
     return _join("append", [x, v], axis)
 
 
-def _single(obj) -> bool:
-    return isinstance(obj, (numbers.Integral, np.integer)) and not isinstance(obj, (bool, np.bool_))
-
-
 def _out_of_bounds(func: str, index, axis: int, n: int, high: int) -> IndexError:
     return IndexError(message(_name(func), f"index {index} is out of bounds for axis {axis} with size {n}", index,
                               f"an index in [{-n}, {high})"))
+
+
+def _along(func: str, arr, axis, *others) -> tuple[DArray, int]:
+    """``arr`` as a DArray (replicated next to a DArray among ``others``), flattened if ``axis`` is None."""
+    x = _darray(func, arr, _first_darray(*others))
+    return (_flat(x), 0) if axis is None else (x, _axis(func, axis, x.ndim))
 
 
 def _deleted(obj, n: int, axis: int) -> Callable[[int, int], np.ndarray] | DArray:
@@ -256,17 +246,9 @@ def _deleted(obj, n: int, axis: int) -> Callable[[int, int], np.ndarray] | DArra
         if obj.dtype == np.bool_ and obj.shape == (n,):
             return ~obj  # a distributed mask stays distributed
         obj = to_numpy(obj.gather())  # an index list: small, as NumPy's obj (allgathered once)
-    if not _single(obj):
-        given = obj
-        obj = np.asarray(obj)
-        if obj.size == 0 and not isinstance(given, np.ndarray):
-            obj = obj.astype(np.intp)
-        elif obj.size == 1 and obj.dtype.kind in "ui":
-            obj = obj.item()
-    if _single(obj):
-        if not -n <= obj < n:
-            raise _out_of_bounds("delete", int(obj), axis, n, n)
-        obj = np.asarray([int(obj)])
+    given, obj = obj, np.asarray(obj)
+    if obj.size == 0 and not isinstance(given, np.ndarray):
+        obj = obj.astype(np.intp)  # [] is float64 to NumPy, and fine as indices
     if obj.dtype == np.bool_:
         if obj.shape != (n,):
             raise ValueError(message(_name("delete"), "boolean array argument obj to delete must be one dimensional "
@@ -308,11 +290,7 @@ def delete(arr, obj, axis=None) -> DArray:
     >>> delete(x, slice(None, None, 2)).gather().tolist()
     [2, 4, 6]
     """
-    x = _darray("delete", arr, _first_darray(obj))
-    if axis is None:
-        x, axis = _flat(x), 0
-    else:
-        axis = _axis("delete", axis, x.ndim)
+    x, axis = _along("delete", arr, axis, obj)
     return _keep(x, axis, _deleted(obj, x.shape[axis], axis))
 
 
@@ -357,11 +335,7 @@ def insert(arr, obj, values, axis=None) -> DArray:
     >>> insert(da.arange(4), [1, 1, 3], [7, 8, 9]).gather().tolist()
     [0, 7, 8, 1, 2, 9, 3]
     """
-    x = _darray("insert", arr, _first_darray(values, obj))
-    if axis is None:
-        x, axis = _flat(x), 0
-    else:
-        axis = _axis("insert", axis, x.ndim)
+    x, axis = _along("insert", arr, axis, values, obj)
     n = x.shape[axis]
     indices = _insert_indices(obj, n)
     bad = indices[(indices < -n) | (indices > n)].reshape(-1)
@@ -372,7 +346,7 @@ def insert(arr, obj, values, axis=None) -> DArray:
         index = int(indices.reshape(-1)[0])
         index = index + n if index < 0 else index
         if isinstance(values, DArray):
-            v = _ndmin(values if values.dtype == x.dtype else astype(values, x.dtype), x.ndim)
+            v = _ndmin(astype(values, x.dtype, copy=False), x.ndim)
         else:
             v = _cast("insert", values, x.dtype, ndmin=x.ndim)
         if indices.ndim == 0:  # as NumPy: x[:, i:i+1] = v, values' first axis moved to `axis`
@@ -430,38 +404,43 @@ def resize(a, new_shape) -> DArray:
     return astype(out, out.dtype, copy=True) if out is x else out
 
 
-@implements(np.fliplr)
-@names_errors("numpy.fliplr")
-def fliplr(m) -> DArray:
-    """``m`` with its columns (axis 1) reversed (``numpy.fliplr``); ``m`` must be at least 2-d.
+def _directional(name: str, min_ndim: int, what: str, example: str, result: str, run: Callable) -> Callable:
+    """``numpy.<name>`` for DArrays from one row of a table (the flips and splits by direction)."""
+    signature = inspect.signature(getattr(np, name))  # (m) or (ary, indices_or_sections)
 
-    Examples
-    --------
-    >>> import darray as da
-    >>> fliplr(da.asarray([[1, 2, 3], [4, 5, 6]])).gather().tolist()
-    [[3, 2, 1], [6, 5, 4]]
-    """
-    x = _darray("fliplr", m)
-    if x.ndim < 2:
-        raise ValueError(message(_name("fliplr"), "Input must be >= 2-d.", x.shape, "an array of 2 or more dims"))
-    return x[:, ::-1]
+    def function(*args, **kwargs):
+        first, *rest = signature.bind(*args, **kwargs).arguments.values()
+        x = _darray(name, first)
+        if x.ndim < min_ndim:
+            raise ValueError(message(_name(name), f"Input must be >= {min_ndim}-d.", x.shape,
+                                     f"an array of {min_ndim} or more dimensions"))
+        return run(x, *rest)
+
+    function.__name__ = function.__qualname__ = name
+    function.__signature__ = signature
+    function.__doc__ = (f"{what} (``numpy.{name}``); at least {min_ndim}-d input.\n\n    Examples\n    --------\n"
+                        f"    >>> import darray as da\n    >>> {example}\n    {result}\n    ")
+    return implements(getattr(np, name))(names_errors(_name(name))(function))
 
 
-@implements(np.flipud)
-@names_errors("numpy.flipud")
-def flipud(m) -> DArray:
-    """``m`` with its rows (axis 0) reversed (``numpy.flipud``); ``m`` must be at least 1-d.
+def _split_by(name: str, axis_of: Callable[[int], int]) -> Callable:
+    return lambda x, indices_or_sections: _split(name, x, indices_or_sections, axis_of(x.ndim), equal=True)
 
-    Examples
-    --------
-    >>> import darray as da
-    >>> flipud(da.arange(4)).gather().tolist()
-    [3, 2, 1, 0]
-    """
-    x = _darray("flipud", m)
-    if x.ndim < 1:
-        raise ValueError(message(_name("flipud"), "Input must be >= 1-d.", x.shape, "an array of 1 or more dims"))
-    return x[::-1]
+
+fliplr = _directional("fliplr", 2, "``m`` with its columns (axis 1) reversed; blocks swap with their mirrors",
+                      "fliplr(da.asarray([[1, 2, 3], [4, 5, 6]])).gather().tolist()", "[[3, 2, 1], [6, 5, 4]]",
+                      lambda x: x[:, ::-1])
+flipud = _directional("flipud", 1, "``m`` with its rows (axis 0) reversed; blocks swap with their mirrors",
+                      "flipud(da.arange(4)).gather().tolist()", "[3, 2, 1, 0]", lambda x: x[::-1])
+hsplit = _directional("hsplit", 1, "Split along axis 1 (axis 0 for 1-d arrays) into slices, no message",
+                      "[p.shape for p in hsplit(da.ones((2, 6)), 3)]", "[(2, 2), (2, 2), (2, 2)]",
+                      _split_by("hsplit", lambda nd: 1 if nd > 1 else 0))
+vsplit = _directional("vsplit", 2, "Split along axis 0 into slices, no message",
+                      "[p.shape for p in vsplit(da.ones((4, 2)), [1])]", "[(1, 2), (3, 2)]",
+                      _split_by("vsplit", lambda nd: 0))
+dsplit = _directional("dsplit", 3, "Split along axis 2 into slices, no message",
+                      "[p.shape for p in dsplit(da.ones((1, 2, 4)), 2)]", "[(1, 2, 2), (1, 2, 2)]",
+                      _split_by("dsplit", lambda nd: 2))
 
 
 @implements(np.rollaxis)
@@ -489,56 +468,6 @@ def rollaxis(a, axis: int, start: int = 0) -> DArray:
     axes = [d for d in range(n) if d != axis]
     axes.insert(start, axis)
     return permute_dims(x, tuple(axes))
-
-
-def _split_along(func: str, ary, indices_or_sections, min_ndim: int, axis_of: Callable[[int], int]) -> list[DArray]:
-    x = _darray(func, ary)
-    if x.ndim < min_ndim:
-        raise ValueError(message(_name(func), f"{func} only works on arrays of {min_ndim} or more dimensions",
-                                 x.shape, f"an array of {min_ndim} or more dims"))
-    return _split(func, x, indices_or_sections, axis_of(x.ndim), equal=True)
-
-
-@implements(np.hsplit)
-@names_errors("numpy.hsplit")
-def hsplit(ary, indices_or_sections) -> list[DArray]:
-    """Split horizontally (``numpy.hsplit``): along axis 1, or axis 0 for 1-d arrays. Slices, no message.
-
-    Examples
-    --------
-    >>> import darray as da
-    >>> [p.shape for p in hsplit(da.ones((2, 6)), 3)]
-    [(2, 2), (2, 2), (2, 2)]
-    """
-    return _split_along("hsplit", ary, indices_or_sections, 1, lambda nd: 1 if nd > 1 else 0)
-
-
-@implements(np.vsplit)
-@names_errors("numpy.vsplit")
-def vsplit(ary, indices_or_sections) -> list[DArray]:
-    """Split vertically (``numpy.vsplit``): along axis 0 of an array of 2 or more dimensions.
-
-    Examples
-    --------
-    >>> import darray as da
-    >>> [p.shape for p in vsplit(da.ones((4, 2)), [1])]
-    [(1, 2), (3, 2)]
-    """
-    return _split_along("vsplit", ary, indices_or_sections, 2, lambda nd: 0)
-
-
-@implements(np.dsplit)
-@names_errors("numpy.dsplit")
-def dsplit(ary, indices_or_sections) -> list[DArray]:
-    """Split depth-wise (``numpy.dsplit``): along axis 2 of an array of 3 or more dimensions.
-
-    Examples
-    --------
-    >>> import darray as da
-    >>> [p.shape for p in dsplit(da.ones((1, 2, 4)), 2)]
-    [(1, 2, 2), (1, 2, 2)]
-    """
-    return _split_along("dsplit", ary, indices_or_sections, 3, lambda nd: 2)
 
 
 if "row_stack" in __all__:
@@ -659,13 +588,7 @@ def trim_zeros(filt, trim: str = "fb", axis=None) -> DArray:
     if trim not in ("fb", "bf", "f", "b"):
         raise ValueError(message(_name("trim_zeros"), f"unexpected character(s) in `trim`: {trim!r}", trim,
                                  "'f', 'b' or 'fb'"))
-    if axis is None:
-        axes = tuple(range(x.ndim))
-    else:
-        items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-        axes = tuple(_axis("trim_zeros", a, x.ndim) for a in items)
-        if len(set(axes)) != len(axes):
-            raise ValueError(message(_name("trim_zeros"), "repeated axis", items, "distinct axes"))
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim, argname="axis")
     if not axes:
         return x
     start, stop = _nonzero_box(x)
@@ -700,8 +623,7 @@ def _edge_values(which: str, values, x: DArray) -> DArray | None:
     if not np.can_cast(dtype, x.dtype, casting="same_kind"):
         raise TypeError(message(_name("ediff1d"), f"dtype of `{which}` must be compatible with input `ary` under "
                                 "the `same_kind` rule.", dtype, f"a dtype that casts to {x.dtype}"))
-    v = _flat(_darray("ediff1d", values, x))
-    return v if v.dtype == x.dtype else astype(v, x.dtype)
+    return astype(_flat(_darray("ediff1d", values, x)), x.dtype, copy=False)
 
 
 @implements(np.ediff1d)
@@ -724,9 +646,7 @@ def ediff1d(ary, to_end=None, to_begin=None) -> DArray:
                                 "the bitwise_xor, the `^` operator, or the logical_xor function instead.", x.dtype,
                                 "a numeric array"))
     begin, end = _edge_values("to_begin", to_begin, x), _edge_values("to_end", to_end, x)
-    diff = x[1:] - x[:-1]
-    if diff.dtype != x.dtype:
-        diff = astype(diff, x.dtype)
+    diff = x[1:] - x[:-1]  # one dtype on both sides: the result keeps it
     if begin is None and end is None:
         return diff
     return _join("ediff1d", [p for p in (begin, diff, end) if p is not None], 0)
@@ -750,10 +670,8 @@ def array_equiv(a1, a2) -> bool:
         np.broadcast_shapes(x.shape, y.shape)
     except (TypeError, ValueError):
         return False
-    if x.dtype != y.dtype:
-        common = np.result_type(x.dtype, y.dtype)
-        x, y = astype(x, common), astype(y, common)
-    return bool(_all(x == y))
+    common = np.result_type(x.dtype, y.dtype)
+    return bool(_all(astype(x, common, copy=False) == astype(y, common, copy=False)))
 
 
 # ---------------------------------------------------------------- r_ and c_
@@ -766,7 +684,18 @@ class AxisConcatenator:
     string item is a directive as in NumPy: ``'axis'``, ``'axis,ndmin'``,
     ``'axis,ndmin,trans1d'``; ``'r'``/``'c'`` give the 2-d row/column shape
     NumPy's matrix would have (a DArray, not a ``numpy.matrix``). The pieces
-    are placed once into the result, cut like the largest piece.
+    are placed once into the result, cut like the largest piece. darray's
+    ``r_`` joins along axis 0, ``c_`` makes 1-d items columns (axis -1).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> da.r_[1:4, 0, da.asarray([7, 8])].gather().tolist()
+    [1, 2, 3, 0, 7, 8]
+    >>> da.r_["0,2", [1, 2], [3, 4]].gather().tolist()
+    [[1, 2], [3, 4]]
+    >>> da.c_[da.asarray([1, 2, 3]), [4, 5, 6]].gather().tolist()
+    [[1, 4], [2, 5], [3, 6]]
     """
 
     __slots__ = ("axis", "matrix", "ndmin", "trans1d", "_func")
@@ -798,8 +727,10 @@ class AxisConcatenator:
                 obj = _range(item, comm, device)
                 if ndmin > 1:
                     obj = _ndmin(obj, ndmin)
-                    if trans1d != -1:
-                        obj = _swap_last(obj, trans1d)
+                    if trans1d != -1:  # NumPy's swapaxes(-1, trans1d)
+                        order = list(range(ndmin))
+                        order[-1], order[trans1d] = order[trans1d], order[-1]
+                        obj = permute_dims(obj, tuple(order))
                 kinds.append(obj.dtype)
             elif type(item) in np.ScalarType:
                 obj = item
@@ -859,48 +790,7 @@ def _range(item: slice, comm, device) -> DArray:
     return arange(start, item.stop, step, comm=comm, device=device)
 
 
-def _swap_last(x: DArray, axis: int) -> DArray:
-    order = list(range(x.ndim))
-    a = axis % x.ndim
-    order[-1], order[a] = order[a], order[-1]
-    return permute_dims(x, tuple(order))
-
-
-class RClass(AxisConcatenator):
-    """``numpy.r_`` for DArrays: items concatenated along the first axis (see :class:`AxisConcatenator`).
-
-    Examples
-    --------
-    >>> import darray as da
-    >>> da.r_[1:4, 0, 0, da.asarray([7, 8])].gather().tolist()
-    [1, 2, 3, 0, 0, 7, 8]
-    >>> da.r_["0,2", [1, 2], [3, 4]].gather().tolist()
-    [[1, 2], [3, 4]]
-    """
-
-    __slots__ = ()
-
-    def __init__(self) -> None:
-        super().__init__(0, func="r_")
-
-
-class CClass(AxisConcatenator):
-    """``numpy.c_`` for DArrays: 1-d items become columns, joined along the last axis.
-
-    Examples
-    --------
-    >>> import darray as da
-    >>> da.c_[da.asarray([1, 2, 3]), [4, 5, 6]].gather().tolist()
-    [[1, 4], [2, 5], [3, 6]]
-    """
-
-    __slots__ = ()
-
-    def __init__(self) -> None:
-        super().__init__(-1, ndmin=2, trans1d=0, func="c_")
-
-
-#: ``numpy.r_`` for DArrays.
-r_ = RClass()
-#: ``numpy.c_`` for DArrays.
-c_ = CClass()
+#: ``numpy.r_`` for DArrays: items joined along the first axis.
+r_ = AxisConcatenator(0, func="r_")
+#: ``numpy.c_`` for DArrays: 1-d items become columns, joined along the last axis.
+c_ = AxisConcatenator(-1, ndmin=2, trans1d=0, func="c_")
