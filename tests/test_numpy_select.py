@@ -150,7 +150,7 @@ def test_choose_bad_input():
 
 # ---------------------------------------------------------------- compress, extract
 COMPRESS_CASES = {
-    "axis0": (None, 0), "axis1": (None, 1), "axis-1": (None, -1), "flat": (None, None),
+    "axis0": (None, 0), "axis-1": (None, -1), "flat": (None, None),
     "short": (3, 0), "long-false": (9, 0), "flat-short": (20, None),
 }
 
