@@ -43,7 +43,7 @@ import numpy as np
 import darray as _da
 
 from .._backend import to_numpy
-from .._core import DArray, redistribute_to
+from .._core import DArray, redistribute_to, to_backend_dtype
 from .._core.elementwise import local_operand
 from .._core.protocols import implements
 from .._errors import message, names_errors
@@ -120,7 +120,8 @@ def _sample(func: str, sample, weights) -> DArray:
     rows = first.layout.replace(halo=(0,), boundary=("none",))
     dtype = np.result_type(*(c.dtype for c in columns))
     xp = first._xp
-    blocks = [xp.astype(local_operand(f"numpy.{func}", c, rows, first), dtype) for c in columns]
+    blocks = [xp.astype(local_operand(f"numpy.{func}", c, rows, first), to_backend_dtype(xp, dtype))
+              for c in columns]
     n, d = columns[0].shape[0], len(columns)
     layout = Layout((n, d), rows.dims, rows.split, (rows.sizes[0], (d,)), (0, 0), ("none", "none"))
     block = xp.stack(blocks, axis=1) if blocks[0].shape[0] else xp.zeros((0, d), dtype=blocks[0].dtype)
