@@ -800,8 +800,8 @@ def lstsq(a, b, rcond=None):
         bad = A.ndim if A.ndim != 2 else B.ndim + (B.ndim == 1)
         raise LinAlgError(message("lstsq", f"{bad}-dimensional array given. Array must be two-dimensional",
                                   (A.shape, B.shape), "a of shape (M, N) and b of shape (M,) or (M, K)"))
-    if A._comm is not B._comm:
-        raise ValueError(message("lstsq", "arrays live on different communicators"))
+    if A._comm is not B._comm or A._xp is not B._xp:
+        raise ValueError(message("lstsq", "a and b live on different communicators or backends"))
     (m, n), k = A.shape, 1 if B.ndim == 1 else B.shape[1]
     if B.shape[0] != m:
         raise LinAlgError(message("lstsq", "Incompatible dimensions", (A.shape, B.shape), f"b with {m} rows"))
@@ -815,15 +815,14 @@ def lstsq(a, b, rcond=None):
         x, res, rank, s = np.linalg.lstsq(_host(_full(A)), _host(_full(B)), rcond)
         return (_out(from_numpy(xp, x, device=A.device), A), _out(from_numpy(xp, res, device=A.device), A),
                 rank, _out(from_numpy(xp, s, device=A.device), A))
-    B2 = B[:, None] if B.ndim == 1 else B
-    if B2._comm is not A._comm or B2._xp is not xp:
-        raise ValueError(message("lstsq", "a and b live on different communicators or backends"))
-    aug = concat([astype(A, t), astype(B2, t)], axis=1)
-    if _tall(aug):
-        _, r = _tsqr(_rows(aug), want_q=False)
-    else:
-        _limit("lstsq", aug)
-        r = xp.linalg.qr(_full(aug))[1]
+    p, cols = A._comm.size, n + k
+    tall = m >= cols * p and cols * cols * p <= GATHER_LIMIT  # _tall of [a | b], from the shapes
+    if not tall and m * cols > GATHER_LIMIT:  # refused before anything moves
+        raise ValueError(message("lstsq", "gathers the matrix onto every rank and refuses one this large",
+                                 f"{m * cols} elements ([a | b] of shape {(m, cols)})",
+                                 f"at most GATHER_LIMIT={GATHER_LIMIT} elements (darray.linalg.GATHER_LIMIT)"))
+    aug = concat([astype(A, t), astype(B[:, None] if B.ndim == 1 else B, t)], axis=1)
+    r = _tsqr(_rows(aug), want_q=False)[1] if tall else xp.linalg.qr(_full(aug))[1]
     x, res, rank, s = _lstsq_small(xp, r, n, float(rcond), m, B.ndim == 1)
     x, res, s = xp.astype(x, to_backend_dtype(xp, result_t)), xp.astype(res, to_backend_dtype(xp, real_t)), \
         xp.astype(s, to_backend_dtype(xp, real_t))
