@@ -28,11 +28,11 @@ M = (7, 5)  # a matrix
 
 
 def layouts(shape) -> dict[str, dict]:
-    """Replicated, each split axis (even and, at 2+ ranks, uneven with an empty block), a 2x2 grid at 4 ranks."""
+    """Replicated, each split axis, axis 0 uneven with an empty block (2+ ranks), a 2x2 grid at 4 ranks."""
     out = {"replicated": dict(split=None)}
     for ax, n in enumerate(shape):
         out[f"split{ax}"] = dict(split=ax)
-        if P > 1:
+        if P > 1 and ax == 0:
             out[f"split{ax}-uneven"] = dict(split=ax, sizes={ax: uneven(n, P)})
     if P == 4 and len(shape) == 2:
         out["grid22"] = dict(split=(0, 1), grid=(2, 2))
