@@ -450,9 +450,12 @@ BAD = {
     "r_-shapes": (lambda x: da.r_[x, x[0]], ValueError),
     "r_-matrix-3d": (lambda x: da.r_["r", x[None]], ValueError),
     "r_-bmat-string": (lambda x: da.r_["a, b"], TypeError),
+    "row_stack-shapes": (lambda x: da.row_stack([x, x[0, :3]]), ValueError),
+    "array_equiv-arity": (lambda x: np.array_equiv(x), TypeError),
 }
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # row_stack warns before it raises
 @pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
 def test_bad_input(case):
     call, exc = BAD[case]

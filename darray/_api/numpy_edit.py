@@ -471,6 +471,7 @@ def rollaxis(a, axis: int, start: int = 0) -> DArray:
 
 
 if "row_stack" in __all__:
+    @names_errors("numpy.row_stack")
     def row_stack(tup, *, dtype=None, casting: str = "same_kind") -> DArray:
         """``numpy.row_stack``, NumPy's deprecated alias of :func:`darray.vstack` (warns as NumPy does).
 
