@@ -83,9 +83,16 @@ def _ndmin(x: DArray, ndmin: int) -> DArray:
 
 
 # ---------------------------------------------------------------- placing pieces
+def _cut_like(like: DArray, shape: tuple[int, ...]):
+    """A layout of ``shape`` cut along ``like``'s axes: its blocks on axes of its length, else balanced."""
+    layout = balanced_like(like.layout, shape, like.comm.size)
+    return layout.replace(sizes=tuple(like.layout.sizes[a] if n == like.shape[a] else sizes
+                                      for a, (n, sizes) in enumerate(zip(shape, layout.sizes))))
+
+
 def _assemble(shape: tuple[int, ...], dtype, like: DArray, pieces) -> DArray:
     """A new array of ``shape`` cut like ``like``; every ``(piece, offset)`` placed once (collective)."""
-    layout = balanced_like(like.layout, shape, like.comm.size)
+    layout = _cut_like(like, shape)
     xp = like._xp
     block = xp.empty(layout.block_shape(like.comm.rank), dtype=to_backend_dtype(xp, dtype), device=like.device)
     out = DArray._wrap(block, layout, like.comm, xp)
@@ -109,13 +116,9 @@ def _join(func: str, arrays: Sequence[DArray], axis) -> DArray:
         raise ValueError(message(_name(func), f"all the input array dimensions except for axis {axis} must match "
                                  "exactly", tuple(a.shape for a in arrays), "matching shapes"))
     shape = tuple(sum(a.shape[axis] for a in arrays) if i == axis else n for i, n in enumerate(first))
-    dtype = np.result_type(*(a.dtype for a in arrays))
-    like = max(arrays, key=lambda a: a.size)
-    pieces, start = [], 0
-    for a in arrays:
-        pieces.append((a, tuple(start if i == axis else 0 for i in range(ndim))))
-        start += a.shape[axis]
-    return _assemble(shape, dtype, like, pieces)
+    starts = np.cumsum([0] + [a.shape[axis] for a in arrays])
+    pieces = [(a, tuple(int(s) if i == axis else 0 for i in range(ndim))) for a, s in zip(arrays, starts)]
+    return _assemble(shape, np.result_type(*(a.dtype for a in arrays)), max(arrays, key=lambda a: a.size), pieces)
 
 
 def _slab(func: str, values, x: DArray, shape: tuple[int, ...]) -> DArray:
@@ -133,7 +136,7 @@ def _slab(func: str, values, x: DArray, shape: tuple[int, ...]) -> DArray:
     if not ok:
         raise ValueError(message(_name(func), "could not broadcast the values", vshape, f"a shape broadcasting "
                                  f"to {shape}"))
-    layout = balanced_like(x.layout, shape, x.comm.size)
+    layout = _cut_like(x, shape)
     xp = x._xp
     local = local_operand(_name(func), values, layout, x)
     block = xp.asarray(xp.broadcast_to(local, layout.block_shape(x.comm.rank)), copy=True)
@@ -179,11 +182,8 @@ def _keep(x: DArray, axis: int, keep: Callable[[int, int], np.ndarray] | DArray)
 
 
 def _take_positions(x: DArray, axis: int, length: int, source: Callable[[int, int], np.ndarray]) -> DArray:
-    """The array whose position ``p`` along ``axis`` is ``x``'s position ``source(p)`` (``p < length``).
-
-    ``source(lo, hi)`` maps result positions ``[lo, hi)`` to positions of
-    ``x`` (NumPy int64); every rank computes it for its own share.
-    """
+    """The array whose position ``p < length`` along ``axis`` is ``x``'s position ``source(p)``: ``source(lo, hi)``
+    maps positions ``[lo, hi)`` to ``x``'s (NumPy int64), every rank computing its own share."""
     if _plain(x).axis_dim[axis] is None:
         return _local_take(x, axis, source(0, length))
     comm = x.comm
