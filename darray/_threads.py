@@ -25,7 +25,8 @@ import os
 import sys
 from collections.abc import Mapping
 
-__all__ = ["THREAD_VARIABLES", "applied", "local_ranks_from_environment", "plan_threads", "settle_threads"]
+__all__ = ["THREAD_VARIABLES", "applied", "local_ranks", "local_ranks_from_environment", "oversubscribed",
+           "plan_threads", "settle_threads"]
 
 #: Environment variables by which users (or batch systems) choose thread counts themselves.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
@@ -36,6 +37,8 @@ _LOCAL_SIZE_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_C
 
 #: Threads per rank that darray set (None: it left the pools alone).
 applied: int | None = None
+#: Ranks of the job on this node, as settle_threads found them (None before it ran).
+local_ranks: int | None = None
 
 
 def local_ranks_from_environment(environ: Mapping[str, str] = os.environ) -> int | None:
@@ -74,6 +77,11 @@ def plan_threads(local_ranks: int, cores: int, environ: Mapping[str, str] = os.e
     return max(1, cores // local_ranks)
 
 
+def oversubscribed() -> bool:
+    """More ranks on this node than cores for them (``mpiexec -n 4`` on 2 cores): waits must yield the core."""
+    return local_ranks is not None and local_ranks > _cores()
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0)) or 1
@@ -88,7 +96,7 @@ def settle_threads(mpi_comm) -> int | None:
     (collectively) when the launcher's environment does not give the number
     of ranks on this node. Returns the threads per rank set, or None.
     """
-    global applied
+    global applied, local_ranks
     local = local_ranks_from_environment()
     if local is None:
         from mpi4py import MPI
@@ -96,6 +104,7 @@ def settle_threads(mpi_comm) -> int | None:
         shared = mpi_comm.Split_type(MPI.COMM_TYPE_SHARED)
         local = shared.Get_size()
         shared.Free()
+    local_ranks = local
     threads = plan_threads(local, _cores())
     if threads is None:
         return None

@@ -46,12 +46,14 @@ def make_communicator(name: str) -> Communicator:
     if name in ("mpi", "nccl"):
         if importlib.util.find_spec("mpi4py") is None:
             raise ImportError(f"darray: transport {name!r} needs mpi4py; install it with pip install 'darray[mpi]'")
-        from .._threads import settle_threads
+        from .._threads import oversubscribed, settle_threads
+        from . import watch
         from .mpi import MPICommunicator, install_abort_hook
 
         comm = MPICommunicator()
         install_abort_hook(comm)
         settle_threads(comm.comm)  # ranks sharing a node must not each start node-wide thread pools
+        watch.share_cores(oversubscribed())
         if name == "nccl":
             from .nccl import NCCLCommunicator
 

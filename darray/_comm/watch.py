@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _debug
 
-__all__ = ["Departures", "wait", "where", "describe", "SPIN", "GRACE", "BYE_TAG"]
+__all__ = ["Departures", "wait", "share_cores", "where", "describe", "SPIN", "GRACE", "BYE_TAG"]
 
 #: Seconds a wait spins on ``Test`` before it polls for departures and sleeps between tests.
 SPIN = 2e-3
@@ -138,6 +138,21 @@ def describe(what: str) -> str:
     return text + (f" called at {site}" if site else "")
 
 
+#: Whether a spinning wait yields its core after each test (set by :func:`share_cores`).
+_yield_core = False
+
+
+def share_cores(oversubscribed: bool) -> None:
+    """Make waits yield the core between tests when this node runs more ranks than it has cores.
+
+    A rank spinning on ``Test`` there takes the core that the rank it waits
+    for needs (``mpiexec -n 4`` on 2 cores: CI, laptops); with a core per
+    rank the spin answers fastest and stays.
+    """
+    global _yield_core
+    _yield_core = bool(oversubscribed) and hasattr(os, "sched_yield")
+
+
 def wait(test, what: str, departures: Departures | None, expected=None, pending=None) -> None:
     """Return when ``test()`` is true; raise when the ranks it waits for left, time ran out, or MPI failed.
 
@@ -152,6 +167,8 @@ def wait(test, what: str, departures: Departures | None, expected=None, pending=
         while time.perf_counter() - start < SPIN:
             if test():
                 return
+            if _yield_core:  # more ranks than cores: the rank this one waits for may need this core
+                os.sched_yield()
         _slow(test, what, departures, expected, pending, start)
     except Exception as error:
         if not type(error).__module__.startswith("mpi4py"):
