@@ -28,8 +28,8 @@ def rng(seed):
 
 
 def layouts_1d(n) -> dict[str, dict]:
-    out = {"split0": dict(split=0), "replicated": dict(split=None), "uneven": dict(split=0, sizes={0: uneven_sizes(n, P)})}
-    return out
+    return {"split0": dict(split=0), "replicated": dict(split=None),
+            "uneven": dict(split=0, sizes={0: uneven_sizes(n, P)})}
 
 
 def layouts_2d(shape) -> dict[str, dict]:

@@ -161,11 +161,16 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     >>> h.gather().tolist(), edges[0].gather().tolist()
     ([[1.0], [2.0]], [0.0, 0.5, 1.0])
     """
-    s = _sample("histogramdd", sample, weights)
+    return _histogramdd("histogramdd", sample, bins, range, density, weights)
+
+
+def _histogramdd(func: str, sample, bins, range, density, weights):  # noqa: A002 - NumPy's name
+    """``numpy.histogramdd``, errors naming ``numpy.<func>``."""
+    s = _sample(func, sample, weights)
     if s.dtype.kind not in "biuf":
-        raise TypeError(message("numpy.histogramdd", "unsupported sample dtype", s.dtype,
+        raise TypeError(message(f"numpy.{func}", "unsupported sample dtype", s.dtype,
                                 "booleans, integers or real floating point"))
-    w = _weights("histogramdd", weights, s)
+    w = _weights(func, weights, s)
     bins, range = _small(bins), _small(range)
     n, d = s.shape
     ranges = range if isinstance(range, (list, tuple, np.ndarray)) and len(range) == d else (None,) * d
@@ -218,7 +223,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
         count = 1
     if count not in (1, 2):  # one edge array for both axes
         bins = [np.asarray(bins), np.asarray(bins)]
-    hist, edges = histogramdd([xd, yd], bins, range, density, weights)
+    hist, edges = _histogramdd("histogram2d", [xd, yd], bins, range, density, weights)
     return hist, edges[0], edges[1]
 
 
