@@ -334,7 +334,7 @@ METHODS: dict[str, Method] = {
     "argsort": Method("numpy.argsort", note="``kind=`` is ignored: the sort is stable, or ``stable=False``."),
     "choose": Method("numpy.choose"),
     "clip": Method("numpy.clip"),
-    "compress": Method("numpy.compress"),
+    "compress": Method("darray._api.numpy_select.ndarray_compress"),
     "conj": Method("darray._api.elementwise.conj"),
     "conjugate": Method("darray._api.elementwise.conj"),
     "cumprod": Method("numpy.cumprod"),
