@@ -289,7 +289,7 @@ def polyfit(x, y, deg, rcond=None, full: bool = False, w=None, cov=False):
     k = order + (y.shape[1] if y.ndim == 2 else 1)
     xl = to_numpy(local_operand(func, x, rows, x)).astype(xdt)
     y_rows = rows if y.ndim == 1 else _with_axes(rows, 1, 0, (y.shape[1],))
-    yl = to_numpy(local_operand(func, y, y_rows, y)).reshape(xl.shape[0], -1)
+    yl = to_numpy(local_operand(func, y, y_rows, y)).reshape(xl.shape[0], k - order)
     block = np.concatenate([np.vander(xl, order), yl], axis=1).astype(dtype)
     if w is not None:
         block *= to_numpy(local_operand(func, w, rows, w)).astype(xdt)[:, None]
