@@ -4,10 +4,11 @@ append, delete, insert, resize, rollaxis, fliplr/flipud, hsplit/vsplit/dsplit,
 block, trim_zeros, ediff1d, array_equiv, r_/c_ and row_stack. Each is called
 as ``darray.f(...)`` and as ``numpy.f(...)`` on DArrays (``__array_function__``);
 results are compared with NumPy on the same data over layouts looped inside
-each test and named in every failure: split along each axis, uneven blocks
-with an empty one, everything on the last rank, replicated, a halo, and a
-2x2 grid at 4 ranks. Bad input raises NumPy's exception type with one message
-on every rank.
+each test and named in every failure: split along the first axis, uneven
+blocks with an empty one along the last, everything on the last rank (1-d),
+replicated, a halo, and a 2x2 grid at 4 ranks. Bad input raises NumPy's
+exception type with one message on every rank; what is said not to
+communicate does not (``darray.trace``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 
 import darray as da
 from darray import DArray
-from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
+from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
 
@@ -465,3 +466,32 @@ def test_bad_input(case):
     assert name in text, f"{case} {kw}: the message does not name {name}: {text}"
     with pytest.raises(exc):
         call(X2)  # NumPy raises the same type on the same input (darray's functions: on the array-like)
+
+
+# ---------------------------------------------------------------- what moves
+def messages(f) -> list[str]:
+    """The communication ops ``f()`` runs on this rank (``darray.trace``)."""
+    with da.trace() as t:
+        f()
+    return [e["op"] for e in t.events if e["kind"] == "comm"]
+
+
+def test_what_communicates():
+    g = values((12, 5), "float64")
+    rows, ragged = da.asarray(g, split=0), da.asarray(g, split=0, sizes={0: uneven(12, P)})
+    local = {  # each rank holds the whole edited axis: no message at all
+        "delete along an uncut axis": lambda: da.delete(rows, [1, -1], axis=1),
+        "insert one index along an uncut axis": lambda: da.insert(rows, 2, 9.0, axis=1),
+        "insert several along an uncut axis": lambda: da.insert(ragged, [0, 5, 5], [1.0, 2.0, 3.0], axis=1),
+        "append along an uncut axis": lambda: da.append(ragged, np.ones((12, 1)), axis=1),
+        "rollaxis": lambda: da.rollaxis(rows, 1),
+        "vsplit": lambda: da.vsplit(rows, [3, 7]),
+        "resize of a replicated array": lambda: da.resize(da.asarray(g, split=None), (30, 7)),
+    }
+    for what, f in local.items():
+        ops = messages(f)
+        assert not agree(da.default_communicator(), not ops), f"{what}: {ops}"
+    ops = messages(lambda: da.trim_zeros(rows))
+    assert not agree(da.default_communicator(), len(ops) <= 1), f"trim_zeros: {ops} (one allreduce at most)"
+    ops = messages(lambda: da.delete(rows, [0, 3], axis=0))
+    assert not agree(da.default_communicator(), len(ops) <= 1), f"delete along the cut axis: {ops}"
