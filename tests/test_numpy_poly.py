@@ -63,7 +63,6 @@ def check(got, want, err: str, **tol) -> None:
 
 LAYOUTS_1D = layouts(1, 13)
 LAYOUTS_2D = layouts(2, 7)
-BOTH = ["darray", "numpy"]
 
 
 def spell(name: str, spelling: str):
@@ -71,8 +70,8 @@ def spell(name: str, spelling: str):
 
 
 # ---------------------------------------------------------------- polyval / polyfit
-@pytest.mark.parametrize("spelling", BOTH)
-@pytest.mark.parametrize("dtype", ["float64", "int64", "bool", "complex128", "float32"])
+@pytest.mark.parametrize("dtype, spelling", [("float64", "darray"), ("int64", "numpy"), ("bool", "darray"),
+                                             ("complex128", "numpy")])
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_polyval(lname, dtype, spelling):
     g = data((7, 5), dtype)
@@ -115,8 +114,7 @@ def _fit_args(n: int, k: int | None, seed: int):
     return x, y, rng.random(n) + 0.5
 
 
-@pytest.mark.parametrize("spelling", BOTH)
-@pytest.mark.parametrize("ycols", [None, 2], ids=["y1d", "y2d"])
+@pytest.mark.parametrize("ycols, spelling", [(None, "darray"), (2, "numpy")], ids=["y1d-darray", "y2d-numpy"])
 @pytest.mark.parametrize("lname", list(LAYOUTS_1D))
 def test_polyfit(lname, ycols, spelling):
     xg, yg, wg = _fit_args(13, ycols, 1)
@@ -124,7 +122,7 @@ def test_polyfit(lname, ycols, spelling):
     x, w = da.asarray(xg, **kw), da.asarray(wg, split=0)
     y = da.asarray(yg, **(kw if ycols is None else dict(split=0)))
     fit = spell("polyfit", spelling)
-    for deg in (0, 1, 3, 5):
+    for deg in (0, 1, 5):
         check(fit(x, y, deg), np.polyfit(xg, yg, deg), f"{spelling}.polyfit deg {deg} {lname}", rtol=1e-8)
     check(fit(x, y, 3, w=w), np.polyfit(xg, yg, 3, w=wg), f"weights {lname}", rtol=1e-8)
     got, want = fit(x, y, 3, full=True), np.polyfit(xg, yg, 3, full=True)
@@ -185,8 +183,7 @@ SMALL_CASES = {
 }
 
 
-@pytest.mark.parametrize("spelling", BOTH)
-@pytest.mark.parametrize("split", [0, None], ids=["split0", "replicated"])
+@pytest.mark.parametrize("split, spelling", [(0, "darray"), (None, "numpy")], ids=["split0-darray", "replicated-numpy"])
 @pytest.mark.parametrize("name", list(SMALL_CASES))
 def test_small_polynomial_functions(name, split, spelling):
     args = SMALL_CASES[name]
@@ -221,7 +218,7 @@ def _piecewise(a, b):
     return a * 2 - b if a > b else a + b
 
 
-@pytest.mark.parametrize("dtype", ["int64", "float64", "bool"])
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_vectorize(lname, dtype):
     g = data((7, 5), dtype)
@@ -310,8 +307,7 @@ def test_vectorize_bad_input():
 
 
 # ---------------------------------------------------------------- apply_along_axis / apply_over_axes
-@pytest.mark.parametrize("spelling", BOTH)
-@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("axis, spelling", [(0, "darray"), (-1, "numpy")])
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_apply_along_axis(lname, axis, spelling):
     g = data((7, 5), "int64")
@@ -351,12 +347,11 @@ def test_apply_along_axis_bad_input():
 AxisError = np.exceptions.AxisError
 
 
-@pytest.mark.parametrize("spelling", BOTH)
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
-def test_apply_over_axes(lname, spelling):
+def test_apply_over_axes(lname):
     g = data((7, 5), "float64")
     x = da.asarray(g, **LAYOUTS_2D[lname])
-    f = spell("apply_over_axes", spelling)
+    f = spell("apply_over_axes", "numpy" if lname == "split0" else "darray")
     for axes in ([0, 1], 1, (-1,), []):
         check(f(np.sum, x, axes), np.apply_over_axes(np.sum, g, axes), f"sum {axes} {lname}")
     check(f(lambda a, ax: da.max(a, axis=ax, keepdims=True), x, [1]), np.apply_over_axes(np.max, g, [1]),
@@ -365,12 +360,11 @@ def test_apply_over_axes(lname, spelling):
 
 
 # ---------------------------------------------------------------- kron, unwrap, i0, kaiser
-@pytest.mark.parametrize("spelling", BOTH)
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
-def test_kron(lname, spelling):
+def test_kron(lname):
     g = data((7, 5), "int64")
     x = da.asarray(g, **LAYOUTS_2D[lname])
-    f = spell("kron", spelling)
+    f = spell("kron", "numpy" if lname == "split0" else "darray")
     small = np.array([[1, -1], [2, 0], [0, 3]])
     check(f(x, small), np.kron(g, small), f"2-d x 2-d {lname}")
     check(f(small.astype(float), x), np.kron(small.astype(float), g), f"numpy first {lname}")
@@ -381,14 +375,13 @@ def test_kron(lname, spelling):
     check(f(da.asarray(g1, split=0), da.asarray(g1[:3], split=0)), np.kron(g1, g1[:3]), f"1-d complex {lname}")
 
 
-@pytest.mark.parametrize("spelling", BOTH)
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
-def test_unwrap(lname, spelling):
+def test_unwrap(lname):
     rng = np.random.default_rng(7)
     g = np.cumsum(rng.uniform(-2.5, 2.5, (7, 5)), axis=0)
     wrapped = np.angle(np.exp(1j * g))
     x = da.asarray(wrapped, **LAYOUTS_2D[lname])
-    f = spell("unwrap", spelling)
+    f = spell("unwrap", "numpy" if lname == "split0" else "darray")
     for axis in (0, 1, -1):
         check(f(x, axis=axis), np.unwrap(wrapped, axis=axis), f"axis {axis} {lname}")
     check(f(x, discont=4.0, axis=0), np.unwrap(wrapped, discont=4.0, axis=0), f"discont {lname}")
@@ -410,12 +403,12 @@ def test_unwrap_variants_and_bad_input():
     assert_raises_everywhere(TypeError, da.unwrap, da.ones(3) * 1j, match="unwrap")
 
 
-@pytest.mark.parametrize("spelling", BOTH)
-@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
-@pytest.mark.parametrize("lname", list(LAYOUTS_2D))
-def test_i0(lname, dtype, spelling):
+@pytest.mark.parametrize("dtype, spelling", [("float64", "darray"), ("float32", "numpy"), ("int64", "darray"),
+                                             ("bool", "numpy")])
+def test_i0(dtype, spelling):
     g = data((7, 5), dtype) * (3 if dtype != "bool" else 1)
-    check(spell("i0", spelling)(da.asarray(g, **LAYOUTS_2D[lname])), np.i0(g), f"{lname}", rtol=1e-6)
+    for lname, kw in LAYOUTS_2D.items():
+        check(spell("i0", spelling)(da.asarray(g, **kw)), np.i0(g), f"{lname}", rtol=1e-6)
 
 
 def test_i0_variants_and_bad_input():
@@ -424,10 +417,10 @@ def test_i0_variants_and_bad_input():
     assert_raises_everywhere(TypeError, da.i0, da.ones(3) * 1j, match="complex")
 
 
-@pytest.mark.parametrize("M", [0, 1, 2, 7, 13])
-@pytest.mark.parametrize("beta", [0.0, 5.0, 14])
-def test_kaiser(M, beta):
-    check(da.kaiser(M, beta), np.kaiser(M, beta), f"kaiser({M}, {beta})")
+@pytest.mark.parametrize("M", [0, 1, 2, 13])
+def test_kaiser(M):
+    for beta in (0.0, 5.0, 14):
+        check(da.kaiser(M, beta), np.kaiser(M, beta), f"kaiser({M}, {beta})")
 
 
 def test_kaiser_bad_input():
@@ -439,12 +432,12 @@ def test_kaiser_bad_input():
 EMATH_UNARY = ["sqrt", "log", "log2", "log10", "arccos", "arcsin", "arctanh"]
 
 
-@pytest.mark.parametrize("spelling", BOTH)
-@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int16", "complex128"])
-@pytest.mark.parametrize("lname", ["split0", "uneven", "last", "replicated"])
+@pytest.mark.parametrize("dtype, spelling", [("float64", "darray"), ("int16", "numpy"), ("int64", "darray"),
+                                             ("complex128", "numpy")])
 @pytest.mark.parametrize("name", EMATH_UNARY)
-def test_emath_unary(name, lname, dtype, spelling):
-    kw = LAYOUTS_1D.get(lname, dict(split=0))
+def test_emath_unary(name, dtype, spelling):
+    kw = LAYOUTS_1D["last" if P > 1 else "split0"]  # an element out of the domain on one rank only
+    lname = "last"
     if dtype[0] in "fc":
         inside = np.linspace(0.1, 0.9, 13)
     else:
