@@ -598,7 +598,8 @@ def kron(a, b) -> DArray:
     if a.dtype == np.bool_ and b.dtype == np.bool_:  # NumPy's product of booleans is their AND
         a, b = _da.astype(a, np.uint8), _da.astype(b, np.uint8)
         return _da.astype(_kron(a, b), np.bool_)
-    return _kron(a, b)
+    dtype = np.result_type(a.dtype, b.dtype)  # one dtype first: standard libraries do not mix kinds
+    return _kron(_da.astype(a, dtype, copy=False), _da.astype(b, dtype, copy=False))
 
 
 def _kron(a: DArray, b: DArray) -> DArray:
@@ -635,6 +636,7 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi) -> DArray:
     dd = _da.diff(p, axis=axis)
     discont = period / 2 if discont is None else discont
     dtype = np.result_type(dd.dtype, period)
+    dd = _da.astype(dd, dtype, copy=False)  # NumPy's arithmetic below runs in dtype
     if np.issubdtype(dtype, np.integer):
         high, rem = divmod(period, 2)
         ambiguous = rem == 0
@@ -645,11 +647,13 @@ def unwrap(p, discont=None, axis: int = -1, *, period=2 * np.pi) -> DArray:
         ddmod = _da.where((ddmod == -high) & (dd > 0), _da.astype(_da.asarray(high, comm=p.comm), ddmod.dtype),
                           ddmod)
     correct = ddmod - dd
-    correct = _da.where(_da.abs(dd) < discont, _da.zeros_like(correct), correct)
+    size = _da.abs(dd)
+    size = _da.astype(size, np.result_type(size.dtype, discont), copy=False)
+    correct = _da.where(size < discont, _da.zeros_like(correct), correct)
     up = _da.astype(p, dtype, copy=True)
     cut = (slice(None),) * axis + (slice(1, None),)
     if p.shape[axis] > 1:
-        up[cut] = p[cut] + np.cumsum(correct, axis=axis)
+        up[cut] = _da.astype(up[cut] + np.cumsum(correct, axis=axis), dtype, copy=False)
     return up
 
 
@@ -747,7 +751,9 @@ def _logn(n, x) -> DArray:
     func = "numpy.emath.logn"
     like = _first_darray(n, x)
     x, n = _fix(func, x, _negative, like, np.log), _fix(func, n, _negative, like, np.log)
-    return _da.log(x) / _da.log(n)
+    lx, ln = _da.log(x), _da.log(n)
+    dtype = np.result_type(lx.dtype, ln.dtype)
+    return _da.astype(lx, dtype, copy=False) / _da.astype(ln, dtype, copy=False)
 
 
 def _power(x, p) -> DArray:
@@ -763,8 +769,9 @@ def _power(x, p) -> DArray:
     like = _first_darray(x, p)
     x, p = _fix(func, x, _negative, like), as_darray(func, p, like)
     if p.dtype.kind in "iu" and _any(p < 0):
-        p = p * 1.0
-    return _da.pow(x, p)
+        p = _da.astype(p, np.float64)  # NumPy's p * 1.0
+    dtype = np.result_type(x.dtype, p.dtype)
+    return _da.pow(_da.astype(x, dtype, copy=False), _da.astype(p, dtype, copy=False))
 
 
 _logn.__name__, _power.__name__ = "logn", "power"
