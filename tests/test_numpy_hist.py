@@ -280,11 +280,11 @@ def test_matvec_vecmat_array_likes_and_mixed_dtypes():
     assert_equal(da.matvec(m.tolist(), v.tolist()), np.matvec(m.tolist(), v.tolist()), err_msg="both lists")
 
 
-@pytest.mark.xfail(strict=True, reason="NumPy hands gufuncs to __array_ufunc__; darray._core.protocols._call "
-                                       "looks up only matmul/vecdot (the lead adds a HANDLED_FUNCTIONS lookup)")
 def test_numpy_matvec_dispatch():
+    """NumPy hands the gufuncs matvec/vecmat to __array_ufunc__, which finds darray's registered functions."""
     m, v = rand((4, 3), "float64", 14), rand((3,), "float64", 15)
     assert_equal(np.matvec(da.asarray(m, split=0), da.asarray(v)), np.matvec(m, v))
+    assert_equal(np.vecmat(da.asarray(v), da.asarray(m.T, split=1)), np.vecmat(v, m.T))
 
 
 def test_matvec_vecmat_bad_input():

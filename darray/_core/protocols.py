@@ -67,7 +67,8 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
             return OPERATORS["matmul"](*inputs)
         if getattr(np, "vecdot", None) is ufunc and "vecdot" in OPERATORS and len(inputs) == 2:
             return OPERATORS["vecdot"](*inputs, axis=kwargs.get("axis", -1))
-        return NotImplemented
+        impl = HANDLED_FUNCTIONS.get(ufunc)  # other gufuncs darray registered (numpy.matvec, numpy.vecmat)
+        return NotImplemented if impl is None else impl(*inputs, **kwargs)
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
     inputs = tuple(_operand(ufunc.__name__, x) for x in inputs)
