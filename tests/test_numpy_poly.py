@@ -325,6 +325,8 @@ def test_apply_along_axis_variants():
     g = data((13,), "float64")
     for lname, kw in LAYOUTS_1D.items():
         check(da.apply_along_axis(np.cumsum, 0, da.asarray(g, **kw)), np.cumsum(g), f"1-d {lname}")
+        check(da.apply_along_axis(np.sum, 0, da.asarray(g, **kw)), np.apply_along_axis(np.sum, 0, g),
+              f"1-d to 0-d {lname}")
     g3 = data((3, 4, 5), "float64")
     x3 = da.asarray(g3, split=1)
     for axis in range(3):
@@ -397,6 +399,7 @@ def test_unwrap(lname):
 def test_unwrap_variants_and_bad_input():
     check(da.unwrap([0.0, 3.0, 6.5, 0.1]), np.unwrap([0.0, 3.0, 6.5, 0.1]), "list")
     check(da.unwrap(da.asarray([1.0])), np.unwrap([1.0]), "one element")
+    check(da.unwrap(da.asarray([True, False, True, True], split=0)), np.unwrap([True, False, True, True]), "bool")
     check(da.unwrap(da.asarray([0, 200, 360, 10], split=0), period=360), np.unwrap([0, 200, 360, 10], period=360),
           "degrees")
     assert_raises_everywhere(AxisError, da.unwrap, da.ones((3, 2)), axis=2, match="unwrap")
@@ -466,6 +469,9 @@ def test_emath_logn_power(lname):
     check(np.emath.power(da.asarray(gi + 5, split=0), xi), np.emath.power(gi + 5, gi), f"power array p {lname}")
     check(da.emath.sqrt([-1.0, 4.0]), np.emath.sqrt([-1.0, 4.0]), "list")
     check(da.emath.sqrt(-4.0), np.emath.sqrt(-4.0), "scalar")
+    i8 = np.arange(13, dtype=np.int8)  # NumPy's float16 is float32 here (darray has no float16)
+    check(da.emath.sqrt(da.asarray(i8, split=0)), np.emath.sqrt(i8).astype(np.float32), "int8", rtol=1e-3)
+    check(da.emath.sqrt(da.asarray(i8 - 3, split=0)), np.emath.sqrt(i8 - 3), "negative int8", rtol=1e-3)
     assert da.emath.__name__ == "darray.emath" and sorted(da.emath.__all__) == da.emath.__all__
 
 

@@ -159,7 +159,7 @@ def _small_function(name: str, example: str) -> Callable:
     function.__name__ = function.__qualname__ = name
     function.__module__ = __name__
     function.__signature__ = inspect.signature(numpy_function)
-    summary = (numpy_function.__doc__ or "").strip().splitlines()[0]
+    summary = (numpy_function.__doc__ or "").strip().splitlines()[0].rstrip(".")
     function.__doc__ = (f"{summary} (``numpy.{name}``).\n\n    Coefficient vectors are small: DArray arguments are "
                         f"gathered whole on every\n    rank, NumPy computes, and an array result is a replicated "
                         f"DArray (a\n    ``poly1d`` argument gives a ``poly1d``, as NumPy).\n\n    Examples\n    "
@@ -705,7 +705,8 @@ def _any(x: DArray) -> bool:
 def _fix(func: str, x, out_of_domain: Callable[[DArray], DArray], like=None, ufunc=None) -> DArray:
     """``x`` as a DArray, complex if any real element anywhere is out of the real domain (NumPy's rule).
 
-    Else, for ``ufunc``, in the floating dtype NumPy's loop takes (``float32`` for ``int16``, as ``numpy.sqrt``).
+    Else, for ``ufunc``, in the floating dtype NumPy's loop takes (``float32`` for ``int16``, as ``numpy.sqrt``;
+    ``float32`` for 8-bit integers, where NumPy's is ``float16``, which darray lacks).
     """
     x = as_darray(func, x, like)
     if x.dtype.kind == "c":
@@ -713,6 +714,7 @@ def _fix(func: str, x, out_of_domain: Callable[[DArray], DArray], like=None, ufu
     if _any(out_of_domain(x)):
         return _to_complex(x)
     loop = x.dtype if ufunc is None else ufunc.resolve_dtypes((x.dtype, None))[0]
+    loop = np.dtype(np.float32) if loop == np.float16 else loop  # darray has no float16 (NumPy's for int8)
     return x if loop == x.dtype else _da.astype(x, loop)
 
 
@@ -732,7 +734,7 @@ def _emath_unary(name: str, darray_name: str, check: Callable, example: str) -> 
 
     function.__name__ = function.__qualname__ = name
     function.__module__ = "darray.emath"
-    summary = (numpy_function.__doc__ or "").strip().splitlines()[0]
+    summary = (numpy_function.__doc__ or "").strip().splitlines()[0].rstrip(".")
     function.__doc__ = (f"{summary} (``numpy.emath.{name}``), elementwise; complex for the whole array if any "
                         f"element\n    is out of the real domain (one allreduce of a flag).\n\n    Examples\n    "
                         f"--------\n    >>> import darray as da\n    {example}\n    ")
