@@ -336,7 +336,7 @@ def _fit_solve(func, stacked, order, n, y_ndim, rcond, full, cov, like):
 
 # ---------------------------------------------------------------- vectorize
 class vectorize:
-    """``numpy.vectorize`` for DArrays: the Python function on every element of each block, no communication.
+    """``numpy.vectorize`` for DArrays: the Python function on every element of each block, locally.
 
     Called with no DArray among its (non-excluded) arguments it is NumPy's
     ``vectorize``. With DArrays, the arguments are aligned (broadcast) as for
@@ -345,7 +345,8 @@ class vectorize:
     ``otypes`` the output dtypes come from one call on the global first
     elements (fetched from their owner: one small message), as NumPy's come
     from the first element, so every rank agrees (the function is called once
-    more on them, on every rank). ``excluded`` arguments are passed as they
+    more on them, on every rank). One small allgather per call agrees on
+    errors (the function raising on one rank raises on all). ``excluded`` arguments are passed as they
     are. ``signature``: the core dimensions of DArray arguments must not be cut
     across ranks (``ValueError`` otherwise: redistribute first); new output
     core dimensions take their lengths from the first call. The outputs must
