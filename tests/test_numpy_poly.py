@@ -359,6 +359,9 @@ def test_apply_over_axes(lname):
     check(f(lambda a, ax: da.max(a, axis=ax, keepdims=True), x, [1]), np.apply_over_axes(np.max, g, [1]),
           f"keepdims {lname}")
     assert_raises_everywhere(ValueError, f, lambda a, ax: a[0, 0], x, 0, match="correct shape")
+    assert_raises_everywhere(AxisError, f, np.sum, x, 2, match="apply_over_axes")
+    check(da.apply_over_axes(np.sum, [[1, 2], [3, 4]], 0), np.apply_over_axes(np.sum, np.array([[1, 2], [3, 4]]), 0),
+          "list")
 
 
 # ---------------------------------------------------------------- kron, unwrap, i0, kaiser
@@ -375,6 +378,7 @@ def test_kron(lname):
     check(f(da.asarray([True, False]), x > 0), np.kron([True, False], g > 0), f"bool {lname}")
     g1 = data((13,), "complex128")
     check(f(da.asarray(g1, split=0), da.asarray(g1[:3], split=0)), np.kron(g1, g1[:3]), f"1-d complex {lname}")
+    assert_raises_everywhere(TypeError, f, x, "ab", match="kron")
 
 
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
