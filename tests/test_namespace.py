@@ -92,6 +92,14 @@ ALL = frozenset({
 }) | frozenset({  # more NumPy functions (darray._api.numpy_sets, numpy_partition, numpy_convolve, ...)
     'argpartition', 'convolve', 'correlate', 'intersect1d', 'packbits', 'partition', 'put', 'put_along_axis',
     'rot90', 'setdiff1d', 'setxor1d', 'union1d', 'unpackbits',
+}) | frozenset({  # NumPy's editing, selection, polynomial and histogram functions (numpy_edit, numpy_select,
+    # numpy_poly, numpy_hist)
+    'append', 'apply_along_axis', 'apply_over_axes', 'array_equiv', 'block', 'c_', 'choose', 'compress', 'copyto',
+    'delete', 'dsplit', 'ediff1d', 'einsum_path', 'emath', 'extract', 'fill_diagonal', 'fliplr', 'flipud',
+    'histogram2d', 'histogram_bin_edges', 'histogramdd', 'hsplit', 'i0', 'insert', 'kaiser', 'kron', 'lexsort',
+    'matvec', 'piecewise', 'place', 'poly', 'poly1d', 'polyadd', 'polyder', 'polydiv', 'polyfit', 'polyint',
+    'polymul', 'polysub', 'polyval', 'putmask', 'r_', 'resize', 'rollaxis', 'roots', 'row_stack', 'select',
+    'sort_complex', 'trim_zeros', 'unwrap', 'vecmat', 'vectorize', 'vsplit',
 })
 
 #: The array object's attributes and methods in the standard.

@@ -86,16 +86,10 @@ EXCLUDED: dict[str, str] = {
     "frompyfunc": "makes a NumPy ufunc from a Python function; apply it to x.local blocks (elementwise, no halo)",
     **{f"random.{name}": _BIT_GENERATOR for name in ("BitGenerator", "MT19937", "PCG64", "PCG64DXSM", "Philox",
                                                      "SFC64")},
-    **{name: NOT_YET for name in (
-        "append", "apply_along_axis", "apply_over_axes", "array_equiv", "block",
-        "broadcast", "c_", "choose", "compress", "copyto", "delete", "dsplit", "ediff1d", "einsum_path",
-        "emath", "extract", "fill_diagonal", "fliplr", "flipud", "fromregex",
-        "histogram2d", "histogram_bin_edges", "histogramdd", "hsplit", "i0", "insert", "kaiser", "kron", "lexsort",
-        "matvec", "piecewise", "place", "poly", "poly1d", "polyadd", "polyder", "polydiv", "polyfit", "polyint",
-        "polymul", "polysub", "polyval", "putmask", "r_", "resize", "rollaxis", "roots", "row_stack", "select",
-        "sort_complex", "trim_zeros", "unwrap", "vecmat", "vectorize", "vsplit", "linalg.cond", "linalg.eig",
-        "linalg.eigvals", "linalg.lstsq", "linalg.multi_dot", "linalg.tensorinv", "linalg.tensorsolve",
-    )},
+    "broadcast": ("NumPy's broadcast object iterates over element tuples in Python; use darray.broadcast_shapes or "
+                  "darray.broadcast_arrays"),
+    "fromregex": ("parses a text file with a regular expression into a structured array (no darray dtype); use "
+                  "numpy.fromregex and darray.asarray on the fields"),
 }
 
 _GATHERS_MATRIX = "gathers the matrix (refused above darray.linalg.GATHER_LIMIT elements)"
@@ -107,8 +101,11 @@ LOCAL_ONLY: dict[str, str] = {
     "loadtxt": "every rank parses the whole text file, then keeps its block",
     "fromiter": "every rank consumes the iterable, then keeps its block",
     "genfromtxt": "every rank parses the whole text file, then keeps its block",
-    **{f"linalg.{name}": _GATHERS_MATRIX for name in ("cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_rank",
-                                                      "pinv", "slogdet", "solve")},
+    **{f"linalg.{name}": _GATHERS_MATRIX for name in ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+                                                      "matrix_rank", "pinv", "slogdet", "solve", "tensorinv",
+                                                      "tensorsolve")},
+    "linalg.cond": "p None/2/-2: singular values (TSQR for tall or wide matrices); other p " + _GATHERS_MATRIX,
+    "linalg.lstsq": "TSQR for tall-skinny a (m >= (n + k) * ranks); other shapes " + _GATHERS_MATRIX,
 }
 
 #: Section title -> (NumPy module or class, darray attribute path).
