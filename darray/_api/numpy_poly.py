@@ -369,7 +369,10 @@ class vectorize:
             self._setup(pyfunc)
 
     def _setup(self, pyfunc) -> None:
-        self._numpy = np.vectorize(pyfunc, **self._settings)  # NumPy's validation and attributes
+        try:
+            self._numpy = np.vectorize(pyfunc, **self._settings)  # NumPy's validation and attributes
+        except (TypeError, ValueError) as error:  # NumPy's type, with the function named
+            raise type(error)(message("numpy.vectorize", str(error), self._settings["signature"])) from None
         self.pyfunc = pyfunc
         self.__doc__ = self._numpy.__doc__
         self.otypes, self.excluded = self._numpy.otypes, self._numpy.excluded
