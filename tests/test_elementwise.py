@@ -550,6 +550,19 @@ def test_clip(shape, kw):
     assert_equal(x, a)  # input untouched
 
 
+def test_clip_broadcasts_to_the_bounds_shape():
+    """Bounds with more dimensions than x: the result has the broadcast shape, as NumPy's (and the standard's)."""
+    a = values("add", "float64", (5,), seed=12)
+    lo = np.minimum(values("add", "float64", (3, 5), seed=13) - 1, 0.5)  # min > max: unspecified (strict raises)
+    for kw in (dict(split=0), dict(split=None)):
+        x = da.asarray(a, **kw)
+        assert_equal(da.clip(x, da.asarray(lo, split=0), 1.0), np.clip(a, lo, 1.0), err_msg=str(kw))
+        assert_equal(da.clip(x, lo, None), np.clip(a, lo, None), err_msg=str(kw))
+    empty = da.asarray(np.zeros(0), split=0)
+    assert_equal(da.clip(empty, np.zeros((0, 0)), 1.0), np.clip(np.zeros(0), np.zeros((0, 0)), 1.0))
+    assert_raises_everywhere(ValueError, da.clip, da.asarray(a, split=0), np.zeros((3, 4)), 1.0)
+
+
 def test_clip_refusals():
     z = da.asarray(np.ones(13, dtype=np.complex128), split=0)
     assert_raises_everywhere(TypeError, da.clip, z, 0, 1)

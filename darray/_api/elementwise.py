@@ -22,7 +22,7 @@ globals().update({row.name: UFUNCS[row.name] for row in ELEMENTWISE})
 
 
 def clip(x, /, min=None, max=None) -> DArray:
-    """Clamp every element into ``[min, max]``; the result has ``x``'s dtype.
+    """Clamp every element into ``[min, max]``; the result has ``x``'s dtype and the shape of all three broadcast.
 
     >>> import darray as da
     >>> da.clip(da.arange(5), 1, 3).gather().tolist()
@@ -32,8 +32,10 @@ def clip(x, /, min=None, max=None) -> DArray:
         raise TypeError(message("clip", "expected a DArray", type(x).__name__))
     check_category("clip", x.dtype, "real numeric")
     target, layout = align_target("clip", [v for v in (x, min, max) if v is not None])
-    if layout.shape != x.shape:
-        raise ValueError(message("clip", "min/max must broadcast to x's shape", layout.shape, f"{x.shape}"))
+    if layout.shape != x.shape:  # bounds of more dimensions: the result takes the broadcast shape (NumPy's rule)
+        from .manipulation import broadcast_to  # noqa: PLC0415
+
+        x = broadcast_to(x, layout.shape)
     lo = None if min is None else local_operand("clip", min, x._layout, x)
     hi = None if max is None else local_operand("clip", max, x._layout, x)
     return wrap_like(x._xp.clip(x.local, lo, hi), x._layout, x)
