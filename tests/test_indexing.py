@@ -276,3 +276,28 @@ def test_repeated_scalar_fills(dtype):
                     a[1:-1, 1:-1][m] = value
                     inner[mask] = value
                     assert_equal(x, a, err_msg=f"{name}: x[1:-1, 1:-1][mask ({mask_kw})] = {value!r}")
+
+
+def test_zero_d_keys_twice():
+    """``x[()]`` get and set on 0-d arrays, twice (the second time through the remembered plan): 0-d views."""
+    for _ in range(2):
+        x = da.asarray(5)
+        x[()] = da.asarray(6)
+        assert_equal(x, np.asarray(6))
+        x[...] = 7
+        assert_equal(x, np.asarray(7))
+        assert type(x[()].local) is not np.int64 and x[()].local.shape == ()
+
+
+@pytest.mark.parametrize("shape,mask", [((2,), (0,)), ((1,), (0,)), ((2, 3), (0,)), ((2, 3), (2, 0)),
+                                        ((2, 3), (0, 3)), ((13,), (0,))], ids=str)
+def test_empty_masks_select_nothing_whatever_their_lengths(shape, mask):
+    """NumPy: a boolean index with no element selects nothing, even where its lengths differ from the array's."""
+    a = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    m = np.zeros(mask, dtype=bool)
+    for kw in (dict(split=0), dict(split=None)):
+        x = da.asarray(a, **kw)
+        assert_equal(x[m], a[m], err_msg=f"{shape} {mask} {kw}")
+        assert_equal(x[da.asarray(m)], a[m], err_msg=f"{shape} {mask} {kw} (a DArray mask)")
+        x[m] = 5.0
+        assert_equal(x, a, err_msg=f"{shape} {mask} {kw} set")

@@ -193,7 +193,7 @@ def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
     plan = _remembered(x, key)
     if plan is not None:  # the stencil-loop case: a view of the block, decided once per layout and key
-        part = x.local[plan[3]]
+        part = x.local[plan[3] or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
         if part.shape != plan[5]:
             part = x._xp.reshape(part, plan[5])
         return DArray._wrap(part, plan[0], x._comm, x._xp)
@@ -299,7 +299,7 @@ def setitem(x: DArray, key, value) -> None:
         plan = _remembered(x, key)
         if plan is not None and value._comm is x._comm and type(value._block) is np.ndarray and \
                 (value._layout is plan[0] or value._layout.blocks_key == plan[0].blocks_key):
-            target, source = x.local[plan[3]], value.local
+            target, source = x.local[plan[3] or ...], value.local
             if target.shape == source.shape:  # (new axes in the key make them differ: the general path)
                 target[...] = source
                 x._halo_fresh = False
@@ -311,7 +311,7 @@ def setitem(x: DArray, key, value) -> None:
         else:
             plan = _remembered(x, key)
             if plan is not None:  # ``u[0, :] = 1.0``: a view of the block, filled (NumPy casts the scalar)
-                x.local[plan[3]] = value
+                x.local[plan[3] or ...] = value
                 x._halo_fresh = False
                 return None
     from .elementwise import local_operand

@@ -169,8 +169,10 @@ def split_key(func: str, key, shape: tuple[int, ...]) -> Advanced | tuple:
         else:  # a mask of d dims: its nonzero() on d axes
             mask = k[1]
             d = mask.ndim
+            if 0 in mask.shape:  # NumPy: an empty mask selects nothing, whatever its lengths (known everywhere)
+                mask = np.zeros(mask.shape, dtype=bool)
             for i in range(d):
-                if mask.shape[i] != shape[x_axis + i]:
+                if mask.shape[i] != shape[x_axis + i] and mask.size:
                     raise IndexError(message(
                         func, f"boolean index did not match indexed array along axis {x_axis + i}; size of axis is "
                               f"{shape[x_axis + i]} but size of corresponding boolean axis is {mask.shape[i]}",
@@ -186,7 +188,8 @@ def split_key(func: str, key, shape: tuple[int, ...]) -> Advanced | tuple:
         return tuple(basic)
     positions.sort()
     adjacent = positions[-1] - positions[0] + 1 == len(positions)
-    leading = len(items) > 0 and isinstance(items[0], tuple) and items[0][0] == "mask" and len(positions) == 1
+    leading = (len(items) > 0 and isinstance(items[0], tuple) and items[0][0] == "mask" and len(positions) == 1
+               and tuple(items[0][1].shape) == tuple(shape[:items[0][1].ndim]))  # (an empty mask may differ)
     bshape = None if any(isinstance(i, tuple) for i in index) else _broadcast(func, index)
     return Advanced(tuple(basic), tuple(axes), tuple(sources), tuple(index), tuple(ints), bshape, adjacent, leading)
 
