@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import darray as da
+from darray._core.elementwise import NUMPY_BOOL_ARITHMETIC
 from darray._core.table import ELEMENTWISE
 from darray.testing import (agree, assert_equal, assert_raises_everywhere, backend_dtypes,
                             uneven_sizes as uneven)
@@ -688,3 +689,25 @@ def test_zero_d_and_empty():
     assert_equal(da.exp(e) + 1, np.exp(np.zeros((0, 5))) + 1)
     e1 = da.asarray(np.zeros(0), split=0)
     assert_equal(e1 * 2 + e1, np.zeros(0))
+
+
+@pytest.mark.numpy_only  # the standard takes no booleans in arithmetic: array_api_strict refuses them
+@pytest.mark.parametrize("name", sorted(NUMPY_BOOL_ARITHMETIC))
+def test_boolean_arithmetic_as_numpy(name):
+    """``mask * 2``, ``b + 1.5``, ``b > 0``, ``abs(b)`` on NumPy blocks: NumPy's values and dtypes."""
+    rng = np.random.default_rng(21)
+    b = rng.random(13) > 0.5
+    ints = rng.integers(1, 5, 13)
+    f, g = getattr(da, name), getattr(np, "power" if name == "pow" else name)
+    p = da.default_communicator().size
+    for kw in (dict(split=0), dict(split=0, sizes={0: uneven(13, p)}), dict(split=None)):
+        x = da.asarray(b, **kw)
+        with np.errstate(all="ignore"):
+            if name in ("abs", "conj", "isfinite", "isinf", "isnan", "real", "square"):
+                cases = [((x,), (b,))]
+            else:
+                cases = [((x, x), (b, b)), ((x, 2), (b, 2)), ((x, da.asarray(ints, split=None)), (b, ints))]
+                if name not in ("floor_divide", "remainder", "pow"):
+                    cases.append(((x, 1.5), (b, 1.5)))
+            for args, np_args in cases:
+                assert_equal(f(*args), g(*np_args), err_msg=f"{name}{tuple(type(a).__name__ for a in np_args)} {kw}")

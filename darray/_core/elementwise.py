@@ -21,7 +21,8 @@ from .. import _tracing
 from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like"]
+__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like",
+           "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
 # Functions whose result has the dtype of two equal floating-point operands: only these may
@@ -56,8 +57,19 @@ _KIND_NAMES = {"b": "bool", "i": "a signed integer", "u": "an unsigned integer",
                "c": "a complex floating-point"}
 
 
-def _check(row: Elementwise, kinds) -> None:
+#: Numeric functions that NumPy also computes on booleans, with a darray dtype as result (``mask * 2``,
+#: ``b + 1.5``, ``b > 0``, ``abs(b)``, ``b / 2``): on NumPy blocks they follow NumPy's promotion. The others
+#: stay refused: NumPy refuses ``-b`` and ``b - b`` itself, and gives float16 (no darray dtype) for ``round``,
+#: ``floor``, ``ceil`` and ``trunc`` of booleans. Other blocks follow the standard (no booleans).
+NUMPY_BOOL_ARITHMETIC = frozenset({"abs", "add", "conj", "divide", "floor_divide", "greater", "greater_equal",
+                                   "isfinite", "isinf", "isnan", "less", "less_equal", "maximum", "minimum",
+                                   "multiply", "pow", "real", "remainder", "square"})
+
+
+def _check(row: Elementwise, kinds, xp=None) -> None:
     allowed = CATEGORIES[row.category]
+    if xp is _NUMPY and row.name in NUMPY_BOOL_ARITHMETIC:
+        allowed = allowed | {"b"}
     for k in kinds:
         if k not in allowed:
             raise TypeError(message(row.name, "unsupported dtype", f"{_KIND_NAMES.get(k, k)} dtype",
@@ -81,7 +93,7 @@ def _accept(row: Elementwise, xp, *blocks) -> None:
     """Check the blocks' dtypes against ``row``'s category (raising TypeError) and remember the good ones."""
     accepted = _accepted(xp, row.name)
     for block in blocks:
-        _check(row, _kind(block))
+        _check(row, _kind(block), xp)
         accepted.add(block.dtype)
 
 
@@ -199,7 +211,7 @@ def _general(row: Elementwise, args: tuple) -> DArray:
         raise TypeError(message(row.name, "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
     # validate every dtype from replicated metadata before anything moves
     _check(row, [check_dtype(row.name, x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
-                 for x in args if not isinstance(x, _SCALARS)])
+                 for x in args if not isinstance(x, _SCALARS)], darrays[0]._xp)
     target, layout = align_target(row.name, args)
     layout = _cheapest_layout(darrays, layout)
     f = _func(target._xp, row.name)
@@ -449,7 +461,7 @@ def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
                                  layout.shape, f"{x.shape}"))
     rhs = local_operand(row.name, other, x._layout, x)
     local = x.local
-    _check(row, [_kind(local)] + ([] if isinstance(rhs, _SCALARS) else [_kind(rhs)]))
+    _check(row, [_kind(local)] + ([] if isinstance(rhs, _SCALARS) else [_kind(rhs)]), x._xp)
     f = _func(x._xp, row.name)
     if row.name == "pow" and _is_half(rhs) and _kind(local) == "f":
         local[...] = half_power(x._xp, f, local, rhs)
