@@ -7,9 +7,10 @@ from types import ModuleType
 from .._backend import BACKENDS, namespace_named
 from .._comm import Communicator, default_communicator
 from .._config import config
+from .._core import DArray
 from .._layout import Layout
 
-__all__ = ["resolve_device", "resolve_comm", "make_layout", "normalize_shape"]
+__all__ = ["resolve_device", "resolve_comm", "make_layout", "normalize_shape", "first_darray"]
 
 
 def resolve_device(device) -> tuple[ModuleType, object]:
@@ -31,6 +32,18 @@ def resolve_device(device) -> tuple[ModuleType, object]:
         return namespace_named("torch"), device
     raise ValueError(f"device: unknown device; got {device!r}, expected None, 'cpu', a backend name "
                      f"{sorted(BACKENDS)} or a backend's device object")
+
+
+def first_darray(*args) -> DArray | None:
+    """The first DArray among ``args``, looking into lists and tuples (NumPy's sequences of arrays), or None."""
+    for a in args:
+        if isinstance(a, DArray):
+            return a
+        if isinstance(a, (list, tuple)):
+            found = first_darray(*a)
+            if found is not None:
+                return found
+    return None
 
 
 def resolve_comm(comm) -> Communicator:

@@ -47,6 +47,7 @@ import numpy as np
 
 from .._core import DArray
 from .._errors import message
+from ._common import first_darray
 from .creation import as_darray
 from .numpy_reductions import reduction
 from .ufunc_methods import NO_VALUE
@@ -121,17 +122,6 @@ def _numpy_default(key: str, value) -> bool:
     return value is default or (key == "initial" and value is None) or (key == "ddof" and value == 0)
 
 
-def _first_darray(values) -> DArray | None:
-    for v in values:
-        if isinstance(v, DArray):
-            return v
-        if isinstance(v, (list, tuple)):
-            found = _first_darray(v)
-            if found is not None:
-                return found
-    return None
-
-
 def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
     """``func`` taking array-likes in ``row.arrays`` and NumPy's positional ``row.tail`` (see the module)."""
     params = inspect.signature(func).parameters
@@ -145,7 +135,7 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
     coerced = {positional.index(k): f for k, f in row.coerce.items()}
 
     def convert(args: tuple) -> tuple:
-        like = _first_darray(args)
+        like = first_darray(*args)
         out = list(args)
         for i in plain:
             if i < len(out) and not isinstance(out[i], DArray):

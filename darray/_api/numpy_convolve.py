@@ -42,7 +42,8 @@ from .._core.protocols import implements
 from .._errors import message
 from .._layout import Layout
 from .manipulation import flip
-from .numpy_functions import _darray, _first_darray
+from .numpy_functions import _darray
+from ._common import first_darray
 from .overlap import with_halo
 
 __all__ = ["convolve", "correlate"]
@@ -123,7 +124,7 @@ def convolve(a, v, mode: str = "full") -> DArray:
     [3, 5, 7]
     """
     mode = _mode("convolve", mode)
-    like = _first_darray(a, v)
+    like = first_darray(a, v)
     a, v = _operand("convolve", a, like, "a"), _operand("convolve", v, like, "v")
     n, m = a.shape[0], v.shape[0]
     signal, kernel = (a, v) if n >= m else (v, a)
@@ -142,7 +143,7 @@ def correlate(a, v, mode: str = "valid") -> DArray:
     [0.5, 2.0, 3.5, 3.0, 0.0]
     """
     mode = _mode("correlate", mode)
-    like = _first_darray(a, v)
+    like = first_darray(a, v)
     a, v = _operand("correlate", a, like, "a"), _operand("correlate", v, like, "v")
     n, m = a.shape[0], v.shape[0]
     if n >= m:

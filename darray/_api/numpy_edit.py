@@ -57,7 +57,8 @@ from .._core.reductions import all as _all
 from .._errors import AxisError, message, names_errors
 from .creation import arange, asarray, linspace, zeros
 from .manipulation import moveaxis, reshape
-from .numpy_functions import _axis, _darray, _first_darray, _int, _split, vstack
+from ._common import first_darray
+from .numpy_functions import _axis, _darray, _int, _split, vstack
 
 __all__ = ["append", "array_equiv", "block", "c_", "delete", "dsplit", "ediff1d", "fliplr", "flipud", "hsplit",
            "insert", "r_", "resize", "rollaxis", "trim_zeros", "vsplit"]
@@ -211,7 +212,7 @@ def append(arr, values, axis=None) -> DArray:
     >>> append(da.arange(2), 9.5).gather().tolist()
     [0.0, 1.0, 9.5]
     """
-    like = _first_darray(arr, values)
+    like = first_darray(arr, values)
     x, v = _darray("append", arr, like), _darray("append", values, like)
     if axis is None:
         x, v, axis = _flat(x), _flat(v), 0
@@ -225,7 +226,7 @@ def _out_of_bounds(func: str, index, axis: int, n: int, high: int) -> IndexError
 
 def _along(func: str, arr, axis, *others) -> tuple[DArray, int]:
     """``arr`` as a DArray (replicated next to a DArray among ``others``), flattened if ``axis`` is None."""
-    x = _darray(func, arr, _first_darray(*others))
+    x = _darray(func, arr, first_darray(*others))
     return (_flat(x), 0) if axis is None else (x, _axis(func, axis, x.ndim))
 
 
@@ -554,7 +555,7 @@ def block(arrays) -> DArray:
         raise ValueError(message(_name("block"), f"List at {_where(bottom)} cannot be empty"))
     depths = len(bottom)
     ndim = max(leaf_ndim, depths)
-    like = _first_darray(arrays)
+    like = first_darray(arrays)
     shape, pieces = _arrange(arrays, 0, depths, ndim, like)
     if depths == 0:
         return astype(pieces[0][0], pieces[0][0].dtype, copy=True)
@@ -641,7 +642,7 @@ def ediff1d(ary, to_end=None, to_begin=None) -> DArray:
     >>> ediff1d(da.asarray([1, 2, 4, 7]), to_begin=-99, to_end=[88, 99]).gather().tolist()
     [-99, 1, 2, 3, 88, 99]
     """
-    x = _flat(_darray("ediff1d", ary, _first_darray(to_end, to_begin)))
+    x = _flat(_darray("ediff1d", ary, first_darray(to_end, to_begin)))
     if x.dtype == np.bool_:
         raise TypeError(message(_name("ediff1d"), "numpy boolean subtract, the `-` operator, is not supported, use "
                                 "the bitwise_xor, the `^` operator, or the logical_xor function instead.", x.dtype,
@@ -665,7 +666,7 @@ def array_equiv(a1, a2) -> bool:
     >>> array_equiv(da.asarray([1, 2]), [[1, 2], [1, 2]]), array_equiv(da.asarray([1, 2]), [1, 3])
     (True, False)
     """
-    like = _first_darray(a1, a2)
+    like = first_darray(a1, a2)
     try:
         x, y = _darray("array_equiv", a1, like), _darray("array_equiv", a2, like)
         np.broadcast_shapes(x.shape, y.shape)
@@ -711,7 +712,7 @@ class AxisConcatenator:
             raise TypeError(message(_name(func), "matrix-building strings (numpy.bmat) are not supported", key,
                                     "items to concatenate, or darray.block for a block matrix"))
         key = key if isinstance(key, tuple) else (key,)
-        like = _first_darray(*key)
+        like = first_darray(*key)
         comm, device = (like.comm, like.device) if like is not None else (None, None)
         axis, ndmin, trans1d, matrix, column = self.axis, self.ndmin, self.trans1d, self.matrix, False
         items, kinds = [], []

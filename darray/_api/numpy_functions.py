@@ -43,6 +43,7 @@ from .._backend import from_numpy, to_numpy
 from .._core import DArray
 from .._core.elementwise import local_operand, wrap_like
 from .._core.protocols import implements
+from ._common import first_darray
 from .._errors import AxisError, message, names_errors
 
 __all__ = [
@@ -57,17 +58,6 @@ _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 # ---------------------------------------------------------------- helpers
 def _name(func: str) -> str:
     return f"numpy.{func}"
-
-
-def _first_darray(*args) -> DArray | None:
-    for a in args:
-        if isinstance(a, DArray):
-            return a
-        if isinstance(a, (list, tuple)):
-            found = _first_darray(*a)
-            if found is not None:
-                return found
-    return None
 
 
 def _darray(func: str, x, like: DArray | None = None) -> DArray:
@@ -164,7 +154,7 @@ def _atleast(x: DArray, n: int) -> DArray:
 
 
 def _atleast_all(func: str, arys, n: int):
-    like = _first_darray(*arys)
+    like = first_darray(*arys)
     res = [_atleast(_darray(func, a, like), n) for a in arys]
     return res[0] if len(res) == 1 else tuple(res)
 
@@ -220,7 +210,7 @@ def _arrays(func: str, tup) -> list[DArray]:
                                 "a list or tuple of arrays"))
     if len(tup) == 0:
         raise ValueError(message(_name(func), "need at least one array to concatenate", 0, "one or more arrays"))
-    like = _first_darray(*tup)
+    like = first_darray(*tup)
     return [_darray(func, a, like) for a in tup]
 
 
@@ -356,7 +346,7 @@ def ravel(a, order: str = "C") -> DArray:
 
 # ---------------------------------------------------------------- products
 def _pair(func: str, a, b) -> tuple[DArray, DArray]:
-    like = _first_darray(a, b)
+    like = first_darray(a, b)
     return _darray(func, a, like), _darray(func, b, like)
 
 
@@ -574,7 +564,7 @@ def average(a, axis=None, weights=None, returned: bool = False, *, keepdims: boo
     >>> float(average(da.arange(4.0), weights=da.asarray([1.0, 1.0, 1.0, 5.0])))
     2.25
     """
-    x = _darray("average", a, _first_darray(weights))
+    x = _darray("average", a, first_darray(weights))
     axes = _axes("average", axis, x.ndim)
     keepdims = bool(keepdims) if keepdims is not np._NoValue else False
     if weights is None:
@@ -654,7 +644,7 @@ def cov(m, y=None, rowvar: bool = True, bias: bool = False, ddof: int | None = N
     """
     if ddof is not None and ddof != int(ddof):
         raise ValueError(message(_name("cov"), "ddof must be integer", ddof))
-    like = _first_darray(m, y, fweights, aweights)
+    like = first_darray(m, y, fweights, aweights)
     x = _darray("cov", m, like)
     if x.ndim > 2:
         raise ValueError(message(_name("cov"), "m has more than 2 dimensions", x.shape, "a 1-d or 2-d array"))
@@ -948,7 +938,7 @@ def interp(x, xp, fp, left=None, right=None, period=None) -> DArray:
     >>> interp(da.asarray([0.5, 1.5]), [0.0, 1.0, 2.0], [0.0, 10.0, 0.0]).gather().tolist()
     [5.0, 5.0]
     """
-    xd = _darray("interp", x, _first_darray(xp, fp))
+    xd = _darray("interp", x, first_darray(xp, fp))
     if xd.dtype.kind == "c":
         raise TypeError(message(_name("interp"), "x must be real", xd.dtype, "a real numeric dtype"))
     xs, fs = _small("interp", "xp", xp), _small("interp", "fp", fp)
@@ -975,7 +965,7 @@ def digitize(x, bins, right: bool = False) -> DArray:
     >>> digitize(da.asarray([0.5, 1.5, 3.0]), [0.0, 1.0, 2.0]).gather().tolist()
     [1, 2, 3]
     """
-    xd = _darray("digitize", x, _first_darray(bins))
+    xd = _darray("digitize", x, first_darray(bins))
     if xd.dtype.kind == "c":
         raise TypeError(message(_name("digitize"), "x may not be complex", xd.dtype, "a real numeric dtype"))
     b = _small("digitize", "bins", bins)
@@ -1009,7 +999,7 @@ def bincount(x, /, weights=None, minlength: int = 0) -> DArray:
     >>> bincount(da.asarray([0, 1, 1, 3])).gather().tolist()
     [1, 2, 0, 1]
     """
-    xd = _darray("bincount", x, _first_darray(weights))
+    xd = _darray("bincount", x, first_darray(weights))
     if xd.ndim != 1:
         raise ValueError(message(_name("bincount"), "x must be 1-d", xd.shape, "a 1-d array of non-negative ints"))
     if xd.dtype.kind not in "biu":  # NumPy 2 also takes uint64 (values past int64's range count as negative)

@@ -48,7 +48,8 @@ from .._core.elementwise import local_operand
 from .._core.protocols import implements
 from .._errors import message, names_errors
 from .._layout import Layout
-from .numpy_functions import _darray, _first_darray, _owner
+from .numpy_functions import _darray, _owner
+from ._common import first_darray
 
 __all__ = ["einsum_path", "histogram2d", "histogram_bin_edges", "histogramdd", "matvec", "vecmat"]
 
@@ -98,7 +99,7 @@ def _rows_layout(layout: Layout) -> Layout:
 def _sample(func: str, sample, weights) -> DArray:
     """The sample as an (N, D) DArray cut (if at all) along rows only; ``sample`` is an (N, D) array or a
     sequence of D 1-d arrays of one length, as NumPy takes it."""
-    like = _first_darray(sample, weights)
+    like = first_darray(sample, weights)
     if isinstance(sample, DArray) and sample.ndim == 1:
         sample = [sample]
     if isinstance(sample, DArray) or not isinstance(sample, (list, tuple)):
@@ -211,7 +212,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     >>> h.gather().tolist(), ye.gather().tolist()
     ([[1.0], [1.0]], [0.5, 1.5])
     """
-    like = _first_darray(x, y, weights)
+    like = first_darray(x, y, weights)
     xd, yd = _darray("histogram2d", x, like), _darray("histogram2d", y, like)
     if xd.ndim != 1 or yd.ndim != 1 or xd.shape != yd.shape:
         raise ValueError(message("numpy.histogram2d", "x and y must be 1-d arrays of the same length",
@@ -399,7 +400,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DArray:  # noqa
     [0.0, 1.0, 2.0, 3.0]
     """
     func = "numpy.histogram_bin_edges"
-    x = _darray("histogram_bin_edges", a, _first_darray(weights, bins))
+    x = _darray("histogram_bin_edges", a, first_darray(weights, bins))
     if weights is not None and tuple(np.shape(weights)) != x.shape:
         raise ValueError(message(func, "weights should have the same shape as a", np.shape(weights), x.shape))
     if x.dtype.kind not in "biuf":
@@ -426,7 +427,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DArray:  # noqa
 
 # ---------------------------------------------------------------- matrix-vector products
 def _gufunc_operands(func: str, x1, x2, nd1: int, nd2: int) -> tuple[DArray, DArray]:
-    like = _first_darray(x1, x2)
+    like = first_darray(x1, x2)
     a = _darray(func, x1, like)
     b = _darray(func, x2, a)
     if a.ndim < nd1 or b.ndim < nd2:

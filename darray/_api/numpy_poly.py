@@ -72,7 +72,8 @@ from .._layout import Layout
 from .creation import as_darray, asarray
 from .manipulation import expand_dims, reshape
 from .numpy_creation import _window
-from .numpy_functions import _blocks, _darray, _first_darray
+from .numpy_functions import _blocks, _darray
+from ._common import first_darray
 
 __all__ = ["apply_along_axis", "apply_over_axes", "emath", "i0", "kaiser", "kron", "poly", "poly1d", "polyadd",
            "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub", "polyval", "roots", "unwrap",
@@ -150,7 +151,7 @@ def _small_function(name: str, example: str) -> Callable:
 
     @names_errors(f"numpy.{name}")
     def function(*args, **kwargs):
-        like = _first_darray(*args, *kwargs.values())
+        like = first_darray(*args, *kwargs.values())
         result = numpy_function(*(_whole(a) for a in args), **{k: _whole(v) for k, v in kwargs.items()})
         if isinstance(result, tuple):
             return tuple(_replicated(r, like) for r in result)
@@ -205,7 +206,7 @@ def polyval(p, x):
     >>> polyval(da.asarray([3.0, 0.0, 1.0]), da.asarray([5.0, 1.0])).gather().tolist()
     [76.0, 4.0]
     """
-    like = _first_darray(p, x)
+    like = first_darray(p, x)
     p = _whole(p)
     if isinstance(x, np.poly1d) or isinstance(p, np.poly1d):
         return _replicated(np.polyval(p, _whole(x)), like)
@@ -277,7 +278,7 @@ def polyfit(x, y, deg, rcond=None, full: bool = False, w=None, cov=False):
     [3.0, -1.0]
     """
     func = "numpy.polyfit"
-    like = _first_darray(x, y, w)
+    like = first_darray(x, y, w)
     x, y = _darray("polyfit", x, like), _darray("polyfit", y, like)
     w = None if w is None else _darray("polyfit", w, like)
     order = _fit_checks(func, x, y, deg, w)
@@ -386,7 +387,7 @@ class vectorize:
         inds = [i for i in range(len(args)) if i not in excluded]
         names = [k for k in kwargs if k not in excluded]
         vargs = [args[i] for i in inds] + [kwargs[k] for k in names]
-        like = _first_darray(*vargs)
+        like = first_darray(*vargs)
         if like is None:
             return self._numpy(*args, **kwargs)
         the_args, the_kwargs = list(args), dict(kwargs)
@@ -597,7 +598,7 @@ def kron(a, b) -> DArray:
     >>> kron(da.asarray([1, 10]), [1, 2, 3]).gather().tolist()
     [1, 2, 3, 10, 20, 30]
     """
-    like = _first_darray(a, b)
+    like = first_darray(a, b)
     a, b = _darray("kron", a, like), _darray("kron", b, like)
     if a.dtype == np.bool_ and b.dtype == np.bool_:  # NumPy's product of booleans is their AND
         a, b = _da.astype(a, np.uint8), _da.astype(b, np.uint8)
@@ -755,7 +756,7 @@ def _logn(n, x) -> DArray:
     [3.0]
     """
     func = "numpy.emath.logn"
-    like = _first_darray(n, x)
+    like = first_darray(n, x)
     x, n = _fix(func, x, _negative, like, np.log), _fix(func, n, _negative, like, np.log)
     lx, ln = _da.log(x), _da.log(n)
     dtype = np.result_type(lx.dtype, ln.dtype)
@@ -772,7 +773,7 @@ def _power(x, p) -> DArray:
     [0.5, 0.25]
     """
     func = "numpy.emath.power"
-    like = _first_darray(x, p)
+    like = first_darray(x, p)
     x, p = _fix(func, x, _negative, like), as_darray(func, p, like)
     if p.dtype.kind in "iu" and _any(p < 0):
         p = _da.astype(p, np.float64)  # NumPy's p * 1.0

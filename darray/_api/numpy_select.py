@@ -62,7 +62,9 @@ from .._core.elementwise import align_target, local_operand, wrap_like
 from .._core.protocols import implements
 from .._errors import AxisError, message, names_errors
 from .._comm.base import agree
+from ._common import first_darray
 from .creation import as_darray
+from .numpy_functions import _CASTINGS
 from .manipulation import reshape
 from .sorting import argsort, sort
 
@@ -70,22 +72,10 @@ __all__ = ["choose", "compress", "copyto", "extract", "fill_diagonal", "lexsort"
            "select", "sort_complex"]
 
 _SCALARS = (bool, int, float, complex)
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _MODES = ("raise", "wrap", "clip")
 
 
 # ---------------------------------------------------------------- helpers
-def _first(*args) -> DArray | None:
-    for a in args:
-        if isinstance(a, DArray):
-            return a
-        if isinstance(a, (list, tuple)):
-            found = _first(*a)
-            if found is not None:
-                return found
-    return None
-
-
 def _target(func: str, x, what: str) -> DArray:
     if not isinstance(x, DArray):
         raise TypeError(message(func, f"{what} must be a DArray (it is changed in place)", type(x).__name__,
@@ -226,7 +216,7 @@ def select(condlist, choicelist, default=0) -> DArray:
     if not condlist:
         raise ValueError(message(func, "select with an empty condition list is not possible", 0,
                                  "at least one condition"))
-    like = _first(condlist, choicelist, default)
+    like = first_darray(condlist, choicelist, default)
     if like is None:
         return _no_darray(func, np.select, condlist, choicelist, default)
     choices = [_operand(c) for c in [*choicelist, default]]
@@ -273,7 +263,7 @@ def choose(a, choices, out=None, mode: str = "raise") -> DArray:
     choices = _items(choices)
     if not choices:
         raise ValueError(message(func, "0-length sequence", 0, "at least one choice"))
-    like = _first(a, choices, out)
+    like = first_darray(a, choices, out)
     if like is None:
         return _no_darray(func, np.choose, a, choices, mode=mode)
     a = a if isinstance(a, DArray) else np.asarray(a)
@@ -353,7 +343,7 @@ def compress(condition, a, axis=None, out=None) -> DArray:
     [[1, 2], [5, 6]]
     """
     func = "numpy.compress"
-    like = _first(condition, a, out)
+    like = first_darray(condition, a, out)
     if like is None:
         return _no_darray(func, np.compress, condition, a, axis=axis)
     a = as_darray(func, a, like)
@@ -401,7 +391,7 @@ def extract(condition, arr) -> DArray:
     [0, 2, 4]
     """
     func = "numpy.extract"
-    like = _first(condition, arr)
+    like = first_darray(condition, arr)
     if like is None:
         return _no_darray(func, np.extract, condition, arr)
     cond = reshape(_bool(func, condition, like), (-1,))
@@ -568,7 +558,7 @@ def piecewise(x, condlist, funclist, *args, **kw) -> DArray:
     [2.0, 1.0, 0.0, 10.0, 20.0]
     """
     func = "numpy.piecewise"
-    like = _first(x, condlist)
+    like = first_darray(x, condlist)
     x = as_darray(func, x, like)
     funclist = list(funclist)
     # NumPy's rule: a single condition is promoted to a list of one (a DArray is one condition)
@@ -697,7 +687,7 @@ def lexsort(keys, axis: int = -1) -> DArray:
     [3, 1, 2, 0]
     """
     func = "numpy.lexsort"
-    like = _first(keys)
+    like = first_darray(keys)
     if like is None:
         return _no_darray(func, np.lexsort, keys, axis=axis)
     items = _items(keys) if not isinstance(keys, DArray) or keys.ndim else []

@@ -43,7 +43,8 @@ from .._core.protocols import implements
 from .._errors import message
 from .._layout import Layout
 from .manipulation import concat, moveaxis, reshape
-from .numpy_functions import _darray, _first_darray
+from .numpy_functions import _darray
+from ._common import first_darray
 from .sets import isin as _isin, unique_all, unique_inverse
 from .sorting import line_layout, sample_sort
 
@@ -53,7 +54,7 @@ __all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_along"]
 # ---------------------------------------------------------------- helpers
 def _operands(func: str, *arrays) -> list[DArray]:
     """The operands as DArrays (non-DArrays replicated on the first DArray's ranks), real or boolean."""
-    like = _first_darray(*arrays)
+    like = first_darray(*arrays)
     if like is None:
         raise TypeError(message(f"numpy.{func}", "needs a DArray operand", tuple(type(a).__name__ for a in arrays)))
     out = [_darray(func, a, like) for a in arrays]
@@ -251,7 +252,7 @@ def _numpy_isin(element, test_elements, assume_unique: bool = False, invert: boo
     """``numpy.isin``: :func:`darray.isin` (``element``'s layout; the test set is held whole by every rank)."""
     if kind not in (None, "sort", "table"):
         raise ValueError(message("numpy.isin", "unknown kind", repr(kind), "None, 'sort' or 'table'"))
-    like = _first_darray(element, test_elements)
+    like = first_darray(element, test_elements)
     return _isin(_darray("isin", element, like), test_elements, invert=bool(invert))
 
 
