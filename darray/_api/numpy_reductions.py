@@ -33,8 +33,9 @@ import numpy
 
 from .._core import DArray
 from .._core.methods import into
+from .._core.reductions import normalize_axes
 from .._errors import message
-from .ufunc_methods import NO_VALUE
+from .ufunc_methods import NO_VALUE, where_mask
 from .ufuncs import UFUNCS
 
 __all__ = ["reduction", "UFUNC_OF"]
@@ -85,7 +86,7 @@ def _moment(name: str, a: DArray, axis, dtype, keepdims: bool, where, ddof) -> D
     work = numpy.dtype(dtype) if dtype is not None else numpy.dtype(numpy.float64 if kind in "biu" else a.dtype)
     mask = where if where is True else _mask(f"numpy.{name}", a, where)
     count = (add.reduce(astype(mask, numpy.float64), axis=axis, keepdims=True) if mask is not True  # float: divides
-             else float(numpy.prod([a.shape[i] for i in _axes(axis, a.ndim)])))
+             else float(numpy.prod([a.shape[i] for i in normalize_axes(f"numpy.{name}", axis, a.ndim)])))
     total = add.reduce(a, axis=axis, dtype=work, keepdims=True, where=mask)
     with numpy.errstate(invalid="ignore", divide="ignore"):
         mean = total / count
@@ -104,37 +105,20 @@ def _moment(name: str, a: DArray, axis, dtype, keepdims: bool, where, ddof) -> D
     return _shaped(out, axis, keepdims, a.ndim)
 
 
-def _axes(axis, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    return tuple(a % ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
-
-
 def _shaped(x, axis, keepdims: bool, ndim: int):
     """``x`` (keepdims-shaped) without the reduced axes unless ``keepdims``."""
     if keepdims:
         return x
     from .manipulation import squeeze  # noqa: PLC0415
 
-    axes = _axes(axis, ndim)
+    axes = normalize_axes("squeeze", axis, ndim)
     return squeeze(x, axis=axes) if axes else x
 
 
 def _mask(func: str, a: DArray, where) -> DArray:
-    """``where`` as a boolean DArray that broadcasts to ``a`` (NumPy's checks, before any message)."""
-    from .creation import as_darray  # noqa: PLC0415
-
-    mask = where if isinstance(where, DArray) else as_darray(func, where, a)
-    if mask.dtype != numpy.bool_:
-        raise TypeError(message(func, "where= must be a boolean mask", str(mask.dtype), "bool"))
-    try:
-        fits = numpy.broadcast_shapes(mask.shape, a.shape) == a.shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(message(func, "where= must broadcast to the array", mask.shape,
-                                 f"a shape broadcastable to {a.shape}"))
-    if mask.shape != a.shape:  # the count needs every cell's flag
+    """``where`` as a boolean DArray of ``a``'s shape (the count needs every cell's flag)."""
+    mask = where_mask(func, a, where)
+    if mask.shape != a.shape:
         from .manipulation import broadcast_to  # noqa: PLC0415
 
         mask = broadcast_to(mask, a.shape)

@@ -45,7 +45,8 @@ from .._core.reductions import _finish, normalize_axes
 from .._errors import message
 from .._layout import normalize_axis
 
-__all__ = ["NO_VALUE", "as_darray", "call_with_keywords", "reduce", "accumulate", "outer", "at", "reduceat"]
+__all__ = ["NO_VALUE", "as_darray", "call_with_keywords", "reduce", "accumulate", "outer", "at", "reduceat",
+           "where_mask"]
 
 NO_VALUE = numpy._NoValue  # NumPy's "initial not given"
 
@@ -80,6 +81,24 @@ def as_darray(name: str, a, sequence: bool = False) -> DArray:
 
         return stack([convert(name, v) for v in a])
     return convert(name, a)
+
+
+def where_mask(func: str, x: DArray, where) -> DArray:
+    """NumPy's ``where=`` of a reduction over ``x`` as a boolean DArray that broadcasts to ``x`` (checked from
+    replicated metadata, before anything moves: TypeError for another dtype, ValueError for another shape)."""
+    from .creation import as_darray as convert
+
+    mask = where if isinstance(where, DArray) else convert(func, where, x)
+    if mask.dtype != numpy.bool_:
+        raise TypeError(message(func, "where= must be a boolean mask", str(mask.dtype), "bool"))
+    try:
+        fits = numpy.broadcast_shapes(mask.shape, x.shape) == x.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(message(func, "where= must broadcast to the array", mask.shape,
+                                 f"a shape broadcastable to {x.shape}"))
+    return mask
 
 
 def _binary(f, method: str) -> str:
@@ -217,17 +236,7 @@ def reduce(f, array, axis=0, dtype=None, out=None, keepdims=False, initial=NO_VA
                                            "use a where mask one has to specify 'initial'", None, "initial="))
         from .searching import where as select
 
-        mask = where if isinstance(where, DArray) else as_darray(name, where)
-        try:
-            fits = numpy.broadcast_shapes(mask.shape, x.shape) == x.shape
-        except ValueError:
-            fits = False
-        if mask.dtype != numpy.bool_:
-            raise TypeError(message(name, "where= must be a boolean mask", str(mask.dtype), "bool"))
-        if not fits:
-            raise ValueError(message(name, "where= must broadcast to the array", mask.shape,
-                                     f"a shape broadcastable to {x.shape}"))
-        x = select(mask, x, numpy.asarray(fill).astype(to_numpy_dtype(x.dtype)).item())  # fill of x's kind
+        x = select(where_mask(name, x, where), x, numpy.asarray(fill).astype(to_numpy_dtype(x.dtype)).item())  # fill of x's kind
     _associative(f if reducer is f else reducer, x, axes, name)
     rdt = _result_dtype(reducer, x._xp, x.dtype, dtype)
     if empty:
