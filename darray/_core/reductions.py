@@ -108,8 +108,12 @@ def _fast_plan(x: DArray, key: tuple):
     return x._layout._derived.get(key)
 
 
-def _remember(x: DArray, key: tuple, axes, layout, accepted: set, count: int = 1) -> None:
-    """Remember a validated reduction over uncut axes (non-empty: empty ones keep their checks and warnings)."""
+def _remember(x: DArray, key: tuple, axes, layout, accepted: set) -> None:
+    """Remember a validated reduction over uncut axes, with its count of reduced cells (non-empty ones only:
+    empty reductions keep their checks and warnings)."""
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
     if count and (key[1] is None or type(key[1]) is int) and x._xp is _NUMPY:
         x._layout._derived[key] = (axes, layout, count)
         accepted.add(x._block.dtype)
@@ -161,7 +165,7 @@ def _simple(func: str, op: str, neutral):
             out = _as_array(xp, out)
             layout = x._layout.reduced(axes, keepdims)
             if dtype is None and ufunc is not None:
-                _remember(x, (func, axis, keepdims), axes, layout, accepted, 0 not in x.shape)
+                _remember(x, (func, axis, keepdims), axes, layout, accepted)
             return DArray._wrap(out if back is None else xp.astype(out, back), layout, x._comm, xp)
         if neutral is not None and builtins.any(block.shape[a] == 0 for a in axes):
             shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
@@ -263,7 +267,7 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
             np.divide(partial, count, out=partial)
         layout = x._layout.reduced(axes, keepdims)
         if not builtins.any(cut):
-            _remember(x, ("mean", axis, keepdims), axes, layout, _mean_accepted, count)
+            _remember(x, ("mean", axis, keepdims), axes, layout, _mean_accepted)
         return DArray._wrap(partial, layout, x._comm, xp)
     if x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
         block = xp.astype(block, xp.float64)
