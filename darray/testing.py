@@ -10,7 +10,8 @@ from ._backend import to_numpy
 from ._comm.base import agree
 from ._core import DArray
 
-__all__ = ["assert_equal", "assert_raises_everywhere", "agree", "backend_dtypes", "uneven_sizes"]
+__all__ = ["assert_equal", "assert_results_equal", "assert_raises_everywhere", "agree", "backend_dtypes",
+           "uneven_sizes"]
 
 
 def backend_dtypes() -> frozenset[str]:
@@ -98,6 +99,27 @@ def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float 
         detail = problem or "this rank's block matches"
         raise AssertionError(f"{err_msg + ': ' if err_msg else ''}DArray differs from the expected array on "
                              f"ranks {failed} of {x.comm.size} ({detail}); layout {x.layout}")
+
+
+def assert_results_equal(got, expected, err_msg: str = "", **tolerances) -> None:
+    """Assert that a function's results equal NumPy's: tuples item by item, arrays with :func:`assert_equal`
+    (a DArray is expected for each NumPy array), other values (Python scalars, ints) with ``==``.
+
+    Examples
+    --------
+    >>> import numpy, darray as da
+    >>> assert_results_equal((da.arange(3), 3), (numpy.arange(3), 3))
+    """
+    if isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected), f"{err_msg}: got {type(got).__name__}"
+        for i, (g, w) in enumerate(zip(got, expected)):
+            assert_results_equal(g, w, f"{err_msg}[{i}]", **tolerances)
+        return
+    if not isinstance(expected, (np.ndarray, np.generic)):
+        assert got == expected, f"{err_msg}: {got!r} != {expected!r}"
+        return
+    assert isinstance(got, DArray), f"{err_msg}: expected a DArray, got {type(got).__name__}"
+    assert_equal(got, np.asarray(expected), err_msg=err_msg, **tolerances)
 
 
 def assert_raises_everywhere(exc: type[BaseException], func, *args, match: str | None = None, **kwargs) -> str:
