@@ -20,7 +20,7 @@ import darray
 from darray._api.numpy_coverage import SECTIONS, coverage
 
 PAGE = Path(__file__).resolve().parent / "numpy.md"
-STATUSES = ("distributed", "local-only", "NumPy's own", "excluded", "not yet", "missing")
+STATUSES = ("distributed", "local-only", "NumPy's own", "excluded", "missing")
 
 
 def _cell(text: str) -> str:
@@ -46,7 +46,6 @@ def page() -> str:
         "- **NumPy's own**: the NumPy object itself (dtypes, `errstate`, `ndindex`, `issubdtype`):",
         "  nothing in it holds an array;",
         "- **excluded**: not in darray, with the reason and the alternative;",
-        "- **not yet**: not in darray yet (issue #15).",
         "",
         "The reasons live in one table, `darray/_api/numpy_coverage.py`; a test fails on any public",
         "NumPy name that is neither in darray nor in that table.",

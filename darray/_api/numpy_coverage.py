@@ -11,7 +11,7 @@ methods and attributes) is, in darray:
 - **NumPy's own**: the very NumPy object (dtypes, ``errstate``, ``ndindex``,
   ``issubdtype``: nothing in it holds an array);
 - **excluded** (:data:`EXCLUDED`): not in darray, with the reason and the
-  alternative; **not yet**: excluded for now, the reason being :data:`NOT_YET`.
+  alternative.
 
 ``tests/test_numpy_surface.py`` fails on any public NumPy name that is
 neither in darray nor in :data:`EXCLUDED`, and on an exclusion that darray
@@ -35,9 +35,7 @@ import numpy
 
 from .._core.methods import EXCLUDED as METHOD_EXCLUDED
 
-__all__ = ["EXCLUDED", "LOCAL_ONLY", "NOT_YET", "SECTIONS", "coverage", "missing", "numpy_names", "stale"]
-
-NOT_YET = "not yet implemented (issue #15)"
+__all__ = ["EXCLUDED", "LOCAL_ONLY", "SECTIONS", "coverage", "missing", "numpy_names", "stale"]
 
 _DTYPE = ("not a darray dtype: distributed blocks hold the Array API dtypes (bool, int8-64, uint8-64, float32/64, "
           "complex64/128) on every local library; use NumPy for this one")
@@ -150,7 +148,7 @@ def coverage(namespace: ModuleType) -> dict[str, dict[str, tuple[str, str]]]:
     """Section -> NumPy name -> (status, note) for darray's ``namespace`` (the ``darray`` module).
 
     status: ``"distributed"``, ``"local-only"``, ``"NumPy's own"``,
-    ``"excluded"``, ``"not yet"`` (:data:`NOT_YET`) or ``"missing"`` (neither
+    ``"excluded"`` or ``"missing"`` (neither
     in darray nor in the table).
     """
     out: dict[str, dict[str, tuple[str, str]]] = {}
@@ -176,7 +174,7 @@ def coverage(namespace: ModuleType) -> dict[str, dict[str, tuple[str, str]]]:
                 else:
                     rows[name] = ("distributed", "")
             elif key in EXCLUDED:
-                rows[name] = ("not yet" if EXCLUDED[key] == NOT_YET else "excluded", EXCLUDED[key])
+                rows[name] = ("excluded", EXCLUDED[key])
             else:
                 rows[name] = ("missing", "")
         out[section] = rows
@@ -194,5 +192,5 @@ def stale(namespace: ModuleType) -> list[str]:
     names = {_key(s, n) for s, ns in numpy_names().items() for n in ns}
     rows = coverage(namespace)
     have = {_key(s, n) for s, r in rows.items() for n, (status, _) in r.items()
-            if status not in ("excluded", "not yet")}
+            if status != "excluded"}
     return sorted(k for k in EXCLUDED if k in have or k not in names)
