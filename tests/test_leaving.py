@@ -81,7 +81,8 @@ def test_ctrl_c_prints_one_short_message(via):
     command = ([_mpiexec(), "-n", "3", sys.executable, script] if via == "mpiexec" else
                [sys.executable, "-m", "darray.cli", "run", "-n", "3", script])
     code, out, elapsed = _interrupt(command)
-    lines = [line for line in out.splitlines() if line.strip() and line != "ready"]
+    # every rank prints "ready"; two ranks' writes may share a line ("readyready")
+    lines = [line for line in out.splitlines() if line.replace("ready", "").strip()]
     assert code != 0 and elapsed < 10, out
     assert out.count("darray: interrupted on rank") == 1, out
     assert "Traceback" not in out and len(lines) <= 3, out  # mpiexec adds its own two lines
