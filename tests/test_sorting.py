@@ -182,7 +182,7 @@ def test_sort_2d_stable_bit_for_bit():
 
 
 def test_sample_sort_spreads_duplicates():
-    from darray._api.sorting import sample_sort_values
+    from darray._core.sample_sort import sample_sort_values
 
     comm = da.default_communicator()
     p = comm.size

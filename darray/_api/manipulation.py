@@ -15,16 +15,16 @@ What moves, per function:
 from __future__ import annotations
 
 import numbers
-from math import prod
 
 import numpy as np
 
-from .._core import DArray, redistribute_to
+from .._core import DArray
 from .._core.elementwise import align_target, local_operand
 from .._core.indexing import getitem
 from .._core.manipulation import balanced_like, permute_dims, place
+from .._core.reshape import reshape as _reshape
 from .._errors import message
-from .._layout import Layout, balanced_sizes, normalize_axis
+from .._layout import Layout, normalize_axis
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims",
            "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
@@ -135,7 +135,7 @@ def broadcast_arrays(*arrays) -> list[DArray]:
     if not arrays:
         return []
     target, layout = align_target("broadcast_arrays", arrays)
-    layout = layout.replace(halo=(0,) * layout.ndim, boundary=("none",) * layout.ndim)
+    layout = layout.without_halo()
     rank = target._comm.rank
     return [DArray._wrap(a._xp.broadcast_to(local_operand("broadcast_arrays", a, layout, target),
                                             layout.block_shape(rank)), layout, a._comm, a._xp) for a in arrays]
@@ -226,7 +226,7 @@ def _roll_axis(x: DArray, shift: int, axis: int) -> DArray:
     if n == 0:
         return x
     shift %= n
-    layout = x._layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
+    layout = x._layout.without_halo()
     if layout.axis_dim[axis] is None or shift == 0:
         return DArray._wrap(x._xp.roll(x.local, shift, axis=axis), layout, x._comm, x._xp)
     xp = x._xp
@@ -300,113 +300,4 @@ def tile(x, repetitions, /) -> DArray:
 def reshape(x, /, shape, *, copy: bool | None = None) -> DArray:
     """C-order reshape; local when every block is a run of whole rows of the new shape."""
     _check("reshape", x)
-    shape = _resolve_shape(x, shape)
-    if shape == x.shape:
-        return x if not copy else x.astype(x.dtype, copy=True)
-    if copy is False:
-        raise ValueError(message("reshape", "copy=False but the reshape may need a copy", shape))
-    comm = x._comm
-    nprocs = comm.size
-    if x.size == 0 or not shape or x.ndim == 0:
-        return _via_replicated_small(x, shape)
-    if x._layout.is_replicated:
-        return _via_replicated_small(x, shape)
-    if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
-        return _insert_remove_ones(x, shape)  # only length-1 axes change: the cut stays where it is
-    rows = _row_split(x)
-    if rows is not None:
-        done = _local_reshape(rows, shape)
-        if done is not None:
-            return done
-    # general path: flat 1-d blocks, rebalanced to whole rows of the new shape
-    rows = rows if rows is not None else redistribute_to(x, _rows_layout(x.shape, nprocs, x._layout.dims))
-    flat_sizes = [s * prod(x.shape[1:]) for s in rows._layout.sizes[0]]
-    flat = _as_flat(rows, flat_sizes)
-    inner = prod(shape[1:])
-    target_rows = balanced_sizes(shape[0], len(flat_sizes))
-    target = Layout((x.size,), flat._layout.dims, flat._layout.split, (tuple(r * inner for r in target_rows),),
-                    (0,), ("none",))
-    flat = redistribute_to(flat, target)
-    return _local_reshape(flat, shape)
-
-
-def _insert_remove_ones(x: DArray, shape) -> DArray:
-    """Reshape that only adds or drops length-1 axes: indexing with 0 and None, no data moves."""
-    drop = tuple(0 if n == 1 else slice(None) for n in x.shape)
-    core = getitem(x, drop) if any(n == 1 for n in x.shape) else x
-    if core.ndim == len(shape):
-        return core
-    return getitem(core, tuple(None if n == 1 else slice(None) for n in shape))
-
-
-def _resolve_shape(x, shape) -> tuple[int, ...]:
-    if isinstance(shape, numbers.Integral):
-        shape = (shape,)
-    if isinstance(shape, (str, bytes)) or not all(isinstance(s, numbers.Integral) for s in shape):
-        raise TypeError(message("reshape", "shape must be an int or a tuple of ints", shape))
-    shape = tuple(int(s) for s in shape)
-    if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
-        raise ValueError(message("reshape", "invalid shape", shape, "non-negative sizes and at most one -1"))
-    if -1 in shape:
-        known = prod(s for s in shape if s != -1)
-        if known == 0 or x.size % known:
-            raise ValueError(message("reshape", f"cannot reshape an array of size {x.size}", shape))
-        shape = tuple(x.size // known if s == -1 else s for s in shape)
-    if prod(shape) != x.size:
-        raise ValueError(message("reshape", f"cannot reshape an array of size {x.size}", shape,
-                                 f"a shape with {x.size} elements"))
-    return shape
-
-
-def _rows_layout(shape, nprocs, dims) -> Layout:
-    """Balanced blocks of whole leading-axis rows over all ranks (1-d grid)."""
-    sizes = (balanced_sizes(shape[0], nprocs),) + tuple((n,) for n in shape[1:])
-    return Layout(tuple(shape), (nprocs,), (0,), sizes, (0,) * len(shape), ("none",) * len(shape))
-
-
-def _row_split(x: DArray):
-    """``x`` if it is cut along axis 0 only (or replicated on one rank), else None."""
-    layout = x._layout
-    cut = [a for a in range(x.ndim) if layout.axis_dim[a] is not None]
-    if cut == [0] and len(layout.dims) == 1:
-        return x
-    if not cut and x._comm.size == 1:
-        return x
-    return None
-
-
-def _as_flat(x: DArray, flat_sizes) -> DArray:
-    layout = x._layout
-    flat = Layout((x.size,), layout.dims, (0,) if x._comm.size > 1 else (None,),
-                  (tuple(flat_sizes),) if x._comm.size > 1 else ((x.size,),), (0,), ("none",))
-    return DArray._wrap(x._xp.reshape(x.local, (-1,)), flat, x._comm, x._xp)
-
-
-def _local_reshape(x: DArray, shape):
-    """Reshape blocks that are runs of whole rows of ``shape`` (x cut along axis 0 only), or None."""
-    layout = x._layout
-    inner_old = prod(x.shape[1:])
-    inner_new = prod(shape[1:])
-    if inner_new == 0:
-        return None
-    counts = []
-    for s in layout.sizes[0]:
-        n = s * inner_old
-        if n % inner_new:
-            return None
-        counts.append(n // inner_new)
-    if layout.axis_dim[0] is None:
-        split, sizes0 = (None,) * len(layout.dims), (shape[0],)
-    else:
-        split, sizes0 = (0,), tuple(counts)
-    new = Layout(shape, layout.dims, split, (sizes0,) + tuple((n,) for n in shape[1:]), (0,) * len(shape),
-                 ("none",) * len(shape))
-    return DArray._wrap(x._xp.reshape(x.local, new.block_shape(x._comm.rank)), new, x._comm, x._xp)
-
-
-def _via_replicated_small(x: DArray, shape) -> DArray:
-    """Replicated arrays, empty arrays and 0-d shapes: replicate (if needed), then reshape locally."""
-    full = redistribute_to(x, x._layout.replicated())
-    layout = Layout(shape, x._layout.dims, (None,) * len(x._layout.dims), tuple((n,) for n in shape),
-                    (0,) * len(shape), ("none",) * len(shape))
-    return DArray._wrap(x._xp.reshape(full.local, shape), layout, x._comm, x._xp)
+    return _reshape(x, shape, copy)

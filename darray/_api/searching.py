@@ -19,11 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._backend import NUMPY, to_numpy
-from .._core import DArray, align_target, local_operand, redistribute_to, wrap_like
+from .._core import DArray, align_target, local_operand, wrap_like
+from .._core.keys import nonzero as _nonzero
 from .._core.reductions import normalize_axes, sum as _sum
+from .._core.sample_sort import Routed
 from .._errors import message, names_errors
-from .._layout import Layout
-from .sorting import Routed, sample_sort, sort
+from .sorting import sort
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -126,7 +127,7 @@ def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> DArray:
     _check("count_nonzero", x)
     layout = x._layout
     if layout.has_halo:
-        layout = layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
+        layout = layout.without_halo()
     xp = x._xp
     mask = x.local if x.dtype == np.bool_ else x.local != 0  # strict namespaces refuse bool != int
     nonzero_ = DArray._wrap(xp.astype(mask, xp.uint8), layout, x._comm, xp)
@@ -171,40 +172,10 @@ def where(condition, x1=_ONE, x2=_ONE, /):
 
 
 # ---------------------------------------------------------------- nonzero
-def _c_ordered(layout: Layout) -> bool:
-    """Do the blocks, in rank order, list the elements in C order (each exactly once)?"""
-    cut = [a for a in range(layout.ndim) if layout.axis_dim[a] is not None]
-    return len(layout.dims) == 1 and cut in ([], [0])
-
-
 def nonzero(x, /) -> tuple[DArray, ...]:
     """Indices of the non-zero elements, one 1-d int64 array per axis, in C order (distributed)."""
     _check("nonzero", x)
-    if x.ndim == 0:
-        raise ValueError(message("nonzero", "not defined for 0-d arrays", x.shape, "an array with ndim >= 1"))
-    layout = x._layout
-    comm = x._comm
-    rank, nprocs = comm.rank, comm.size
-    block = to_numpy(x.local)
-    if layout.is_replicated:
-        found = np.nonzero(block)
-        out_layout = Layout((len(found[0]),), layout.dims, (None,) * len(layout.dims), ((len(found[0]),),), (0,),
-                            ("none",))
-        return tuple(DArray._wrap(_to_backend(x, f.astype(np.int64)), out_layout, comm, x._xp) for f in found)
-    # a replicated grid dim holds copies: only coordinate 0 there contributes
-    coords = layout.coords(rank)
-    owner = all(c == 0 for g, c in enumerate(coords) if layout.split[g] is None)
-    found = np.nonzero(block) if owner else tuple(np.zeros(0, dtype=np.intp) for _ in range(x.ndim))
-    start = layout.block_start(rank)
-    flat = np.ravel_multi_index(tuple(f + s for f, s in zip(found, start)), x.shape).astype(np.int64)
-    counts = tuple(int(c) for c in to_numpy(comm.allgather(np.asarray([flat.shape[0]], dtype=np.int64)))[:, 0])
-    if not _c_ordered(layout):
-        flat, _, counts = sample_sort(comm, flat, sum(counts[:rank]), index=False)
-    total = sum(counts)
-    out_layout = Layout((total,), (nprocs,), (0,), (counts,), (0,), ("none",))
-    parts = np.unravel_index(flat, x.shape) if x.ndim > 1 else (flat,)
-    return tuple(DArray._wrap(_to_backend(x, np.asarray(p, dtype=np.int64)), out_layout, comm, x._xp)
-                 for p in parts)
+    return _nonzero(x)
 
 
 # ---------------------------------------------------------------- searchsorted
@@ -233,7 +204,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> DArray:
     comm = x1._comm
     dtype = np.result_type(x1.dtype, x2.dtype)
     queries = to_numpy(x2.local).astype(dtype, copy=False)
-    layout = x2._layout.replace(halo=(0,) * x2.ndim, boundary=("none",) * x2.ndim) if x2._layout.has_halo \
+    layout = x2._layout.without_halo() if x2._layout.has_halo \
         else x2._layout
     l1 = x1._layout
     if l1.is_replicated:

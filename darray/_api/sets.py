@@ -24,8 +24,13 @@ from .._backend import NUMPY, from_numpy, to_numpy
 from .._core import DArray, redistribute_to
 from .._errors import message
 from .._layout import Layout
+from .._core.advanced import take
+from .creation import full_like
+from .cumulative import cumulative_sum, diff
 from .manipulation import reshape
-from .sorting import Routed, line_layout, sample_sort
+from .searching import nonzero
+from .sorting import argsort, line_layout
+from .._core.sample_sort import Routed, sample_sort
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
@@ -64,11 +69,13 @@ def _wrap(x: DArray, array: np.ndarray, layout: Layout) -> DArray:
 def _unique(func: str, x, indices: bool = False, inverse: bool = False, counts: bool = False):
     if not isinstance(x, DArray):
         raise TypeError(message(func, "expected a DArray", type(x).__name__))
-    if x.dtype.kind not in "biuf":
-        raise TypeError(message(func, "unsupported dtype", x.dtype, "a real numeric or boolean dtype"))
+    if x.dtype.kind not in "biufc":
+        raise TypeError(message(func, "unsupported dtype", x.dtype, "a numeric or boolean dtype"))
     comm = x._comm
     if x._layout.is_replicated:
         return _unique_local(x, indices, inverse, counts)
+    if x.dtype.kind == "c":
+        return _unique_complex(x, indices, inverse, counts)
     rank, nprocs = comm.rank, comm.size
     flat = reshape(x, (-1,))
     canonical = line_layout(flat, 0)
@@ -112,10 +119,36 @@ def _unique(func: str, x, indices: bool = False, inverse: bool = False, counts: 
         local = np.empty(sizes[rank], dtype=np.int64)
         local[got_index - offset] = got_uid
         inv = reshape(_wrap(x, local, canonical), x.shape)
-        target = x._layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim) if x._layout.has_halo \
+        target = x._layout.without_halo() if x._layout.has_halo \
             else x._layout
         result_inverse = redistribute_to(inv, target)
     return result_values, result_indices, result_inverse, result_counts
+
+
+def _unique_complex(x: DArray, indices: bool, inverse: bool, counts: bool):
+    """Complex values: runs of equal values in NumPy's complex order (real part, then imaginary part, NaNs last).
+
+    The sample sort keys real numbers, so the order comes from two stable
+    distributed argsorts (imaginary part, then real part); the runs are found
+    on the sorted values as for real ones, from darray's own distributed
+    operations: a shifted comparison, boolean-mask selection, ``nonzero`` and
+    ``diff`` for counts, and a scatter of run ids for the inverse.
+    """
+    flat = reshape(x, (-1,))
+    order = argsort(flat.imag, stable=True)
+    order = take(order, argsort(take(flat.real, order), stable=True))
+    ordered = take(flat, order)
+    keep = full_like(ordered, True, dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]  # NaN != NaN: every NaN is distinct
+    result_counts = result_inverse = None
+    if counts:
+        result_counts = diff(nonzero(keep)[0], append=ordered.shape[0])
+    if inverse:
+        run_ids = cumulative_sum(keep, dtype=np.int64) - 1
+        scattered = full_like(order, 0)
+        scattered[order] = run_ids
+        result_inverse = reshape(scattered, x.shape)
+    return ordered[keep], order[keep] if indices else None, result_inverse, result_counts
 
 
 def _unique_local(x: DArray, indices: bool, inverse: bool, counts: bool):
@@ -165,5 +198,5 @@ def isin(x1, x2, /, *, invert: bool = False) -> DArray:
     else:
         values = np.asarray(x2)
     local = np.isin(to_numpy(x1.local), values, invert=invert)
-    plain = x1.layout.replace(halo=(0,) * x1.ndim, boundary=("none",) * x1.ndim)
+    plain = x1.layout.without_halo()
     return wrap_like(x1._xp.asarray(local, device=x1.device), plain, x1)

@@ -21,6 +21,7 @@ import numbers
 import numpy as np
 
 from .._backend import from_numpy, is_numpy_namespace, to_numpy
+from .._comm.base import agree
 from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
@@ -30,6 +31,7 @@ from .indexing import getitem, local_key, normalize_key, setitem, sliced_layout
 from .keys import Advanced, out_of_bounds, resolve, split_key
 from .manipulation import permute_dims
 from .redistribute import redistribute_to
+from .reshape import reshape
 
 __all__ = ["take", "take_along_axis", "getitem_advanced", "setitem_advanced"]
 
@@ -87,8 +89,6 @@ def take_along_axis(x: DArray, indices, /, *, axis: int = -1) -> DArray:
     rank = comm.rank
     local_idx = to_numpy(indices.local).astype(np.int64)
     bad = (local_idx < -n) | (local_idx >= n)
-    from ..testing import agree
-
     if agree(comm, not bad.any()):
         raise IndexError(message("take_along_axis", f"index out of bounds for axis {axis} of size {n}", None,
                                  f"indices in [{-n}, {n})"))
@@ -98,11 +98,9 @@ def take_along_axis(x: DArray, indices, /, *, axis: int = -1) -> DArray:
     grids = list(np.meshgrid(*[np.arange(s, s + m) for s, m in zip(starts, local_idx.shape)], indexing="ij"))
     grids[axis] = local_idx
     flat_ids = np.ravel_multi_index(tuple(grids), x.shape) if local_idx.size else np.zeros(0, np.int64)
-    from .._api.manipulation import reshape  # noqa: PLC0415  (engines of one chapter reuse another's)
-
     flat = as_rows(reshape(x, (-1,)))
     values = fetch_rows(flat, flat_ids.reshape(-1))
-    out_layout = indices.layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
+    out_layout = indices.layout.without_halo()
     return DArray._wrap(xp.reshape(values, local_idx.shape), out_layout, comm, xp)
 
 
@@ -362,8 +360,7 @@ def _set_mask(x: DArray, mask, value, scalar: bool) -> None:
         layout = rows_layout(shape, comm.size, sizes=counts.tolist())
         rows.local[local_mask] = _values_in(value, layout, x, "__setitem__")
     if rows is not x:
-        x.local[...] = redistribute_to(rows, x._layout.replace(halo=(0,) * x.ndim,
-                                                               boundary=("none",) * x.ndim)).local
+        x.local[...] = redistribute_to(rows, x._layout.without_halo()).local
     x._halo_fresh = False
 
 

@@ -28,11 +28,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._backend import to_numpy
+from .._backend import NUMPY, to_numpy
 from .._errors import message
+from .._layout import Layout
 from .array import DArray
+from .sample_sort import sample_sort
 
-__all__ = ["Advanced", "split_key", "resolve", "INVALID"]
+__all__ = ["Advanced", "split_key", "resolve", "nonzero", "INVALID"]
 
 #: NumPy's words for a key item of another type.
 INVALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays "
@@ -207,8 +209,6 @@ def resolve(func: str, adv: Advanced, x: DArray) -> Advanced:
     """DArray masks replaced by their (distributed) ``nonzero``, ``B`` computed. Collective if a mask is a DArray."""
     if adv.bshape is not None:
         return adv
-    from .._api.searching import nonzero  # noqa: PLC0415  (a mask's nonzero is the searching chapter's engine)
-
     found: dict[int, tuple] = {}
     index = []
     for i in adv.index:
@@ -219,3 +219,48 @@ def resolve(func: str, adv: Advanced, x: DArray) -> Advanced:
             i = found[id(mask)][axis]
         index.append(i)
     return adv._replace(index=tuple(index), bshape=_broadcast(func, index))
+
+
+# ---------------------------------------------------------------- nonzero (the engine of darray.nonzero)
+def _c_ordered(layout: Layout) -> bool:
+    """Do the blocks, in rank order, list the elements in C order (each exactly once)?"""
+    cut = [a for a in range(layout.ndim) if layout.axis_dim[a] is not None]
+    return len(layout.dims) == 1 and cut in ([], [0])
+
+
+def nonzero(x: DArray) -> tuple[DArray, ...]:
+    """Indices of the non-zero elements of DArray ``x``, one 1-d int64 array per axis, in C order (collective).
+
+    Each rank finds its nonzeros; only their flat indices move (a sample sort
+    into C order, skipped when the blocks are already in C order).
+    :func:`darray.nonzero` checks its argument and calls this.
+    """
+    if x.ndim == 0:
+        raise ValueError(message("nonzero", "not defined for 0-d arrays", x.shape, "an array with ndim >= 1"))
+    layout = x._layout
+    comm = x._comm
+    rank, nprocs = comm.rank, comm.size
+    block = to_numpy(x.local)
+    if layout.is_replicated:
+        found = np.nonzero(block)
+        out_layout = Layout((len(found[0]),), layout.dims, (None,) * len(layout.dims), ((len(found[0]),),), (0,),
+                            ("none",))
+        return tuple(DArray._wrap(_on_backend(x, f.astype(np.int64)), out_layout, comm, x._xp) for f in found)
+    # a replicated grid dim holds copies: only coordinate 0 there contributes
+    coords = layout.coords(rank)
+    owner = all(c == 0 for g, c in enumerate(coords) if layout.split[g] is None)
+    found = np.nonzero(block) if owner else tuple(np.zeros(0, dtype=np.intp) for _ in range(x.ndim))
+    start = layout.block_start(rank)
+    flat = np.ravel_multi_index(tuple(f + s for f, s in zip(found, start)), x.shape).astype(np.int64)
+    counts = tuple(int(c) for c in to_numpy(comm.allgather(np.asarray([flat.shape[0]], dtype=np.int64)))[:, 0])
+    if not _c_ordered(layout):
+        flat, _, counts = sample_sort(comm, flat, sum(counts[:rank]), index=False)
+    total = sum(counts)
+    out_layout = Layout((total,), (nprocs,), (0,), (counts,), (0,), ("none",))
+    parts = np.unravel_index(flat, x.shape) if x.ndim > 1 else (flat,)
+    return tuple(DArray._wrap(_on_backend(x, np.asarray(p, dtype=np.int64)), out_layout, comm, x._xp)
+                 for p in parts)
+
+
+def _on_backend(x: DArray, array: np.ndarray):
+    return array if x._xp is NUMPY else x._xp.asarray(array, device=x.device)

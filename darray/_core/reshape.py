@@ -1,0 +1,135 @@
+"""The reshape engine: C-order reshapes without a gather.
+
+Nothing moves when the blocks are contiguous C-order ranges that stay whole
+rows of the new shape (or only length-1 axes change); otherwise at most two
+redistributions through a flat 1-d layout. :func:`darray.reshape` checks its
+argument and calls :func:`reshape`; engines of ``_core`` (``take_along_axis``)
+call it directly.
+"""
+
+from __future__ import annotations
+
+import numbers
+from math import prod
+
+from .._errors import message
+from .._layout import Layout, balanced_sizes
+from .array import DArray
+from .indexing import getitem
+from .redistribute import redistribute_to
+
+__all__ = ["reshape"]
+
+
+def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
+    """C-order reshape of ``x`` (a DArray); local when every block is a run of whole rows of the new shape."""
+    shape = _resolve_shape(x, shape)
+    if shape == x.shape:
+        return x if not copy else x.astype(x.dtype, copy=True)
+    if copy is False:
+        raise ValueError(message("reshape", "copy=False but the reshape may need a copy", shape))
+    comm = x._comm
+    nprocs = comm.size
+    if x.size == 0 or not shape or x.ndim == 0:
+        return _via_replicated_small(x, shape)
+    if x._layout.is_replicated:
+        return _via_replicated_small(x, shape)
+    if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
+        return _insert_remove_ones(x, shape)  # only length-1 axes change: the cut stays where it is
+    rows = _row_split(x)
+    if rows is not None:
+        done = _local_reshape(rows, shape)
+        if done is not None:
+            return done
+    # general path: flat 1-d blocks, rebalanced to whole rows of the new shape
+    rows = rows if rows is not None else redistribute_to(x, _rows_layout(x.shape, nprocs, x._layout.dims))
+    flat_sizes = [s * prod(x.shape[1:]) for s in rows._layout.sizes[0]]
+    flat = _as_flat(rows, flat_sizes)
+    inner = prod(shape[1:])
+    target_rows = balanced_sizes(shape[0], len(flat_sizes))
+    target = Layout((x.size,), flat._layout.dims, flat._layout.split, (tuple(r * inner for r in target_rows),),
+                    (0,), ("none",))
+    flat = redistribute_to(flat, target)
+    return _local_reshape(flat, shape)
+
+
+def _insert_remove_ones(x: DArray, shape) -> DArray:
+    """Reshape that only adds or drops length-1 axes: indexing with 0 and None, no data moves."""
+    drop = tuple(0 if n == 1 else slice(None) for n in x.shape)
+    core = getitem(x, drop) if any(n == 1 for n in x.shape) else x
+    if core.ndim == len(shape):
+        return core
+    return getitem(core, tuple(None if n == 1 else slice(None) for n in shape))
+
+
+def _resolve_shape(x, shape) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    if isinstance(shape, (str, bytes)) or not all(isinstance(s, numbers.Integral) for s in shape):
+        raise TypeError(message("reshape", "shape must be an int or a tuple of ints", shape))
+    shape = tuple(int(s) for s in shape)
+    if sum(s == -1 for s in shape) > 1 or any(s < -1 for s in shape):
+        raise ValueError(message("reshape", "invalid shape", shape, "non-negative sizes and at most one -1"))
+    if -1 in shape:
+        known = prod(s for s in shape if s != -1)
+        if known == 0 or x.size % known:
+            raise ValueError(message("reshape", f"cannot reshape an array of size {x.size}", shape))
+        shape = tuple(x.size // known if s == -1 else s for s in shape)
+    if prod(shape) != x.size:
+        raise ValueError(message("reshape", f"cannot reshape an array of size {x.size}", shape,
+                                 f"a shape with {x.size} elements"))
+    return shape
+
+
+def _rows_layout(shape, nprocs, dims) -> Layout:
+    """Balanced blocks of whole leading-axis rows over all ranks (1-d grid)."""
+    sizes = (balanced_sizes(shape[0], nprocs),) + tuple((n,) for n in shape[1:])
+    return Layout(tuple(shape), (nprocs,), (0,), sizes, (0,) * len(shape), ("none",) * len(shape))
+
+
+def _row_split(x: DArray):
+    """``x`` if it is cut along axis 0 only (or replicated on one rank), else None."""
+    layout = x._layout
+    cut = [a for a in range(x.ndim) if layout.axis_dim[a] is not None]
+    if cut == [0] and len(layout.dims) == 1:
+        return x
+    if not cut and x._comm.size == 1:
+        return x
+    return None
+
+
+def _as_flat(x: DArray, flat_sizes) -> DArray:
+    layout = x._layout
+    flat = Layout((x.size,), layout.dims, (0,) if x._comm.size > 1 else (None,),
+                  (tuple(flat_sizes),) if x._comm.size > 1 else ((x.size,),), (0,), ("none",))
+    return DArray._wrap(x._xp.reshape(x.local, (-1,)), flat, x._comm, x._xp)
+
+
+def _local_reshape(x: DArray, shape):
+    """Reshape blocks that are runs of whole rows of ``shape`` (x cut along axis 0 only), or None."""
+    layout = x._layout
+    inner_old = prod(x.shape[1:])
+    inner_new = prod(shape[1:])
+    if inner_new == 0:
+        return None
+    counts = []
+    for s in layout.sizes[0]:
+        n = s * inner_old
+        if n % inner_new:
+            return None
+        counts.append(n // inner_new)
+    if layout.axis_dim[0] is None:
+        split, sizes0 = (None,) * len(layout.dims), (shape[0],)
+    else:
+        split, sizes0 = (0,), tuple(counts)
+    new = Layout(shape, layout.dims, split, (sizes0,) + tuple((n,) for n in shape[1:]), (0,) * len(shape),
+                 ("none",) * len(shape))
+    return DArray._wrap(x._xp.reshape(x.local, new.block_shape(x._comm.rank)), new, x._comm, x._xp)
+
+
+def _via_replicated_small(x: DArray, shape) -> DArray:
+    """Replicated arrays, empty arrays and 0-d shapes: replicate (if needed), then reshape locally."""
+    full = redistribute_to(x, x._layout.replicated())
+    layout = Layout(shape, x._layout.dims, (None,) * len(x._layout.dims), tuple((n,) for n in shape),
+                    (0,) * len(shape), ("none",) * len(shape))
+    return DArray._wrap(x._xp.reshape(full.local, shape), layout, x._comm, x._xp)
