@@ -109,18 +109,12 @@ def explain(x, /, *, nprocs: int | None = None, split="auto", grid=None, halo=No
     out = Explanation(layout, itemsize)
     for rank in range(layout.nprocs):
         plan = halo_plan(layout, rank)
-        remote = [(p, r) for p, r in plan.sends if p != rank]
-        out.bytes_sent.append(sum(_volume(r) for _, r in remote) * itemsize)
-        out.messages.append(len(remote))
+        out.bytes_sent.append(plan.volume(rank=rank) * itemsize)
+        out.messages.append(sum(p != rank for p, _ in plan.sends))
         out.interior.append(prod(layout.block_shape(rank)))
     return out
 
 
 def redistribution_bytes(src: Layout, dst: Layout, itemsize: int = 8) -> list[int]:
     """Bytes every rank sends to move an array from ``src`` to ``dst`` (same shape and rank count)."""
-    return [sum(_volume(r) for p, r in redistribution_plan(src, dst, rank).sends if p != rank) * itemsize
-            for rank in range(src.nprocs)]
-
-
-def _volume(region) -> int:
-    return prod(max(0, s.stop - s.start) for s in region)
+    return [redistribution_plan(src, dst, rank).volume(rank=rank) * itemsize for rank in range(src.nprocs)]

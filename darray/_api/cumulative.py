@@ -47,7 +47,7 @@ def _scan(func: str, x, axis, dtype, include_initial: bool) -> DArray:
         else:
             offset = xp.prod(before, axis=0) if before.shape[0] else None
             local = local * offset if offset is not None else local
-    new = layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
+    new = layout.without_halo()
     if include_initial:
         initial = xp.full(tuple(1 if a == axis else s for a, s in enumerate(local.shape)),
                           0 if kind == "sum" else 1, dtype=local.dtype, device=x.device)

@@ -177,13 +177,6 @@ def _check_layout(func: str, layout, x: DArray, steps) -> None:
 
 
 # ------------------------------------------------------------------ layout derivations (cached)
-def _plain(layout: Layout) -> Layout:
-    """The same blocks without halo."""
-    if not layout.has_halo:
-        return layout
-    return layout.replace(halo=(0,) * layout.ndim, boundary=("none",) * layout.ndim)
-
-
 @lru_cache(maxsize=256)
 def _freeing(layout: Layout, axis: int, busy: frozenset) -> Layout | None:
     """A layout in which ``axis`` is not cut, reached by moving its grid dim to a free axis.
@@ -256,7 +249,8 @@ def _apply(y: DArray, steps: list[_Step]) -> DArray:
     xp = y._xp
     a = y.local
     rank = y._comm.rank
-    layout = _with_lengths(_plain(y._layout), {t.axis: t.out_len for t in steps})
+    plain = y._layout.without_halo() if y._layout.has_halo else y._layout
+    layout = _with_lengths(plain, {t.axis: t.out_len for t in steps})
     if 0 in tuple(a.shape):  # an empty block: torch's FFTs refuse zero-length axes, and there is nothing to do
         dtype = _np_dtype(a)
         for step in _grouped(steps):
@@ -306,7 +300,7 @@ def _make_local(y: DArray, axis: int, busy: frozenset) -> DArray:
 
 def _execute(x: DArray, first: _Step | None, middle: list[_Step], last: _Step | None, layout) -> DArray:
     """``first``, then ``middle`` (in any order: they commute), then ``last``; then the output layout."""
-    y = x if not x._layout.has_halo else DArray._wrap(x.local, _plain(x._layout), x._comm, x._xp)
+    y = x if not x._layout.has_halo else DArray._wrap(x.local, x._layout.without_halo(), x._comm, x._xp)
     tail = frozenset({last.axis}) if last is not None else frozenset()
     if first is not None:
         y = _make_local(y, first.axis, frozenset(t.axis for t in middle) | tail | {first.axis})
@@ -397,7 +391,7 @@ def _resize(x: DArray, n: int) -> DArray:
     """``x`` cropped or zero-padded to length ``n`` (1-d), cut the way ``x`` is."""
     from .._core.manipulation import place
 
-    layout = _like_input(_plain(x._layout), (n,))
+    layout = _like_input(x._layout.without_halo() if x._layout.has_halo else x._layout, (n,))
     xp = x._xp
     out = DArray._wrap(xp.zeros(layout.block_shape(x._comm.rank), dtype=x._block.dtype, device=x.device),
                        layout, x._comm, xp)

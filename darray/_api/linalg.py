@@ -124,11 +124,6 @@ def _full(x: DArray):
     return (x if x._layout.is_replicated else redistribute_to(x, x._layout.replicated())).local
 
 
-def _no_halo(layout: Layout) -> Layout:
-    n = layout.ndim
-    return layout.replace(halo=(0,) * n, boundary=("none",) * n) if layout.has_halo else layout
-
-
 def _out(local, like: DArray, layout: Layout | None = None) -> DArray:
     """Wrap a result computed identically on every rank: into ``layout`` (a local slice) when given and of
     the same shape; otherwise replicated, cut by a local slice when large."""
@@ -139,7 +134,7 @@ def _out(local, like: DArray, layout: Layout | None = None) -> DArray:
     if comm.size == 1:
         return out
     if layout is not None and layout.shape == shape:
-        return redistribute_to(out, _no_halo(layout))
+        return redistribute_to(out, layout.without_halo() if layout.has_halo else layout)
     if out.size >= config.min_distributed_size and out.ndim:
         return redistribute_to(out, Layout.create("linalg", shape, comm.size, split="auto",
                                                   min_size=config.min_distributed_size))
@@ -302,7 +297,7 @@ def matrix_power(x, n, /) -> DArray:
 
 def _identity_like(x: DArray) -> DArray:
     """Identity matrices broadcast over the batch axes, in ``x``'s layout (built locally)."""
-    layout = _no_halo(x._layout)
+    layout = x._layout.without_halo() if x._layout.has_halo else x._layout
     rank = x._comm.rank
     xp = x._xp
     slices = layout.block_slices(rank)
@@ -466,7 +461,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> DArray:
     if a.ndim < -end or b.ndim < -end or a.shape[end] != 3 or b.shape[end] != 3:
         raise ValueError(message("cross", f"operands must have size 3 along axis {axis}", (a.shape, b.shape)))
     target, layout = align_target("cross", (a, b))
-    layout = _no_halo(layout)
+    layout = layout.without_halo() if layout.has_halo else layout
     g = layout.axis_dim[ax]
     if g is not None:  # the vector axis is cut: re-cut the target without it
         split = tuple(None if i == g else s for i, s in enumerate(layout.split))
@@ -497,9 +492,9 @@ def diagonal(x, /, *, offset: int = 0) -> DArray:
     L = max(0, min(M - rs, N - cs))
     layout = x._layout
     if layout.axis_dim[nd - 2] is not None and layout.axis_dim[nd - 1] is not None:
-        layout = layout.replace(split=tuple(None if s == nd - 1 else s for s in layout.split),
-                                sizes=tuple((N,) if a == nd - 1 else s for a, s in enumerate(layout.sizes)),
-                                halo=(0,) * nd, boundary=("none",) * nd)
+        layout = layout.without_halo().replace(split=tuple(None if s == nd - 1 else s for s in layout.split),
+                                               sizes=tuple((N,) if a == nd - 1 else s
+                                                           for a, s in enumerate(layout.sizes)))
         x = redistribute_to(x, layout)
     by_rows = layout.axis_dim[nd - 1] is None  # the cut (if any) of the matrix axes is the row axis
     axis, shift = (nd - 2, rs) if by_rows else (nd - 1, cs)

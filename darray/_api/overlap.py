@@ -63,7 +63,7 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     if layout.shape != first.shape or any(a.shape != first.shape for a in arrays):
         raise ValueError(message("map_overlap", "arrays must have one shape", tuple(a.shape for a in arrays)))
     rank = first._comm.rank
-    plain = first._layout.replace(halo=(0,) * first.ndim, boundary=("none",) * first.ndim)
+    plain = first._layout.without_halo()
     if out is not None and (not isinstance(out, DArray) or out._layout.blocks_key != plain.blocks_key):
         raise ValueError(message("map_overlap", "out must be a DArray with the same blocks as the first array",
                                  getattr(out, "layout", type(out).__name__), plain))

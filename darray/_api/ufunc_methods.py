@@ -336,7 +336,7 @@ def _into(name: str, out, result: DArray, casting: str = "same_kind"):
     if not numpy.can_cast(result.dtype, out.dtype, casting):
         raise TypeError(message(name, f"cannot cast the result to out's dtype with casting={casting!r}",
                                 str(result.dtype), f"a dtype {result.dtype} casts to"))
-    plain = out._layout.replace(halo=(0,) * out.ndim, boundary=("none",) * out.ndim)
+    plain = out._layout.without_halo()
     src = result if result._layout.blocks_key == plain.blocks_key else redistribute_to(result, plain)
     xp = out._xp
     local = src.local
@@ -393,7 +393,7 @@ def accumulate(f, array, axis=0, dtype=None, out=None) -> DArray:
             local = _apply(f, xp, carry, local)
             if local.dtype != rdt:
                 local = xp.astype(local, rdt)
-    plain = layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
+    plain = layout.without_halo()
     return _into(name, out, DArray._wrap(local, plain, x._comm, xp))
 
 
@@ -532,7 +532,7 @@ def _at_routed(f, a: DArray, flat, b: DArray, selection, name: str) -> None:
         ids[:, 0] -= rows._layout.block_start(rank)[0]
         f._np.at(rows.local, tuple(ids.T), got)
     if rows is not a:
-        a.local[...] = redistribute_to(rows, a._layout.replace(halo=(0,) * a.ndim, boundary=("none",) * a.ndim)).local
+        a.local[...] = redistribute_to(rows, a._layout.without_halo()).local
 
 
 # ------------------------------------------------------------ reduceat
@@ -570,10 +570,10 @@ def reduceat(f, array, indices, axis=0, dtype=None, out=None) -> DArray:
     layout, rank = x._layout, x._comm.rank
     g = layout.axis_dim[axis]
     K = idx.shape[0]
-    result_layout = layout.replace(shape=tuple(K if i == axis else s for i, s in enumerate(x.shape)),
-                                   split=tuple(None if s == axis else s for s in layout.split),
-                                   sizes=tuple((K,) if i == axis else s for i, s in enumerate(layout.sizes)),
-                                   halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
+    result_layout = layout.without_halo().replace(
+        shape=tuple(K if i == axis else s for i, s in enumerate(x.shape)),
+        split=tuple(None if s == axis else s for s in layout.split),
+        sizes=tuple((K,) if i == axis else s for i, s in enumerate(layout.sizes)))
     if g is None:
         local = f._np.reduceat(x.local, idx, axis=axis, dtype=dtype)
         return _into(name, out, DArray._wrap(local, result_layout, x._comm, x._xp))

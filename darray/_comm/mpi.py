@@ -17,6 +17,7 @@ import numpy as np
 
 from .._backend import is_host_array, to_numpy
 from .. import _debug, _tracing
+from .._layout import coords_of, volume
 from . import signature, watch
 from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
 
@@ -175,8 +176,6 @@ class MPICommunicator:
         key = (tuple(dims), tuple(bool(k) for k in keep))
         sub = self._subs.get(key)
         if sub is None:
-            from .._layout import coords_of
-
             coords = coords_of(self.rank, dims)
             color = 0
             for c, d, k in zip(coords, dims, keep):
@@ -369,7 +368,7 @@ class MPICommunicator:
                 peers.append(peer)
         trace = None
         if _tracing.active is not None:
-            nbytes = sum(_volume(r) for _, r in sends) * sbuf.itemsize
+            nbytes = sum(volume(r) for _, r in sends) * sbuf.itemsize
             trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _tracing.now(),
                      _tracing.label)
         request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers, self)
@@ -398,7 +397,7 @@ class MPICommunicator:
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Send_init(self._message(buf, region), dest=peer, tag=tag))
                 peers.append(peer)
-        nbytes = sum(_volume(r) for _, r in sends) * buf.itemsize
+        nbytes = sum(volume(r) for _, r in sends) * buf.itemsize
         return _PersistentExchange(self, buf, pairs, reqs, peers, nbytes, messages)
 
     def __repr__(self):
@@ -414,13 +413,6 @@ def _keyed_tags(messages) -> list[int]:
         seen[peer] = k + 1
         tags.append(KEYED_TAG + k)
     return tags
-
-
-def _volume(region) -> int:
-    n = 1
-    for s in region:
-        n *= max(0, s.stop - s.start)
-    return n
 
 
 def install_abort_hook(comm: MPICommunicator) -> None:

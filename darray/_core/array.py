@@ -157,7 +157,7 @@ class DArray:
                                     f"{self.dtype}"))
         from .redistribute import redistribute_to
 
-        plain = self._layout.replace(halo=(0,) * self.ndim, boundary=("none",) * self.ndim)
+        plain = self._layout.without_halo()
         self.local[...] = redistribute_to(result, plain).local
         self._halo_fresh = False
         return self

@@ -27,7 +27,7 @@ import numpy as np
 
 from .._backend import is_numpy_namespace
 from .. import _debug, _tracing
-from .._layout import Layout, locate
+from .._layout import Layout, locate, mirror_source, volume
 from .array import DArray
 from .plans import Plan
 
@@ -156,14 +156,7 @@ def _fill_boundaries(x: DArray) -> None:
                 where[axis] = slice(p, p + 1)
                 block[tuple(where)] = kind
             continue
-        sources = []
-        for p in outside:
-            g = first + p
-            if kind == "nearest":
-                src = 0 if g < 0 else n - 1
-            else:  # reflect: mirror including the edge cell
-                src = -g - 1 if g < 0 else 2 * n - 1 - g
-            sources.append(src - first)
+        sources = [mirror_source(kind, first + p, n) - first for p in outside]
         values = xp.take(block, xp.asarray(sources, device=x.device), axis=axis)
         for i, p in enumerate(outside):
             where[axis] = slice(p, p + 1)
@@ -235,7 +228,7 @@ def accumulate_halos(x: DArray) -> DArray:
     plan = halo_plan(layout, rank)
     # the forward plan's receives are now sends (ghost regions); its sends become receives,
     # each into its own slice of a flat staging buffer so that overlapping targets add up
-    volumes = [_count(r) for _, r in plan.sends]
+    volumes = [volume(r) for _, r in plan.sends]
     starts = [0]
     for v in volumes:
         starts.append(starts[-1] + v)
@@ -248,10 +241,3 @@ def accumulate_halos(x: DArray) -> DArray:
         shape = tuple(s.stop - s.start for s in region)
         out[region] = out[region] + xp.reshape(staging[a:a + v], shape)
     return DArray._wrap(out, layout, x._comm, xp)
-
-
-def _count(region) -> int:
-    n = 1
-    for s in region:
-        n *= s.stop - s.start
-    return n

@@ -242,7 +242,7 @@ def _broadcast_owner(x: DArray, part, selections, cut_ints):
 def _flipped(layout: Layout, axis: int) -> Layout:
     sizes = list(layout.sizes)
     sizes[axis] = tuple(reversed(sizes[axis]))
-    return layout.replace(sizes=tuple(sizes), halo=(0,) * layout.ndim, boundary=("none",) * layout.ndim)
+    return layout.without_halo().replace(sizes=tuple(sizes))
 
 
 def flip_axis(x: DArray, axis: int) -> DArray:

@@ -21,7 +21,7 @@ def permute_dims(x: DArray, axes) -> DArray:
                  tuple(None if s is None else position[s] for s in layout.split),
                  tuple(layout.sizes[a] for a in axes), tuple(layout.halo[a] for a in axes),
                  tuple(layout.boundary[a] for a in axes))
-    new = new.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim) if new.has_halo else new
+    new = new.without_halo() if new.has_halo else new
     return DArray._wrap(x._xp.permute_dims(x.local, axes), new, x._comm, x._xp)
 
 

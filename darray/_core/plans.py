@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import product
 
-from .._layout import Layout, locate
+from .._layout import Layout, locate, volume
 
 __all__ = ["Plan", "redistribution_plan", "placement_plan", "gather_plan"]
 
@@ -33,10 +33,7 @@ class Plan:
         for peer, region in self.sends:
             if remote_only and peer == rank:
                 continue
-            n = 1
-            for s in region:
-                n *= s.stop - s.start
-            total += n
+            total += volume(region)
         return total
 
     def __repr__(self):

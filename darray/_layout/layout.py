@@ -103,7 +103,6 @@ class Layout:
         halo_t = normalize_halo(func, halo, ndim)
         boundary_t = normalize_boundary(func, boundary, ndim)
         dims, split_t = normalize_split(func, split, grid, shape, nprocs, halo_t, min_size)
-        axis_dim = _axis_dims(dims, split_t, ndim)
         named = [None] * ndim  # grid dim named for each axis, even a dim of size 1
         for g, axis in enumerate(split_t):
             if axis is not None:
@@ -135,6 +134,23 @@ class Layout:
         layout = self.replace(halo=halo_t, boundary=boundary_t)
         layout.check_halo(func)
         return layout
+
+    def without_halo(self) -> Layout:
+        """The same blocks with no ghost cells (``self`` when it has none).
+
+        Examples
+        --------
+        >>> lay = Layout.create("example", (10,), nprocs=2, split=0, halo=1, boundary="periodic")
+        >>> lay.without_halo().halo, lay.without_halo().boundary
+        ((0,), ('none',))
+        """
+        if not self.has_halo and all(b == "none" for b in self.boundary):
+            return self
+        found = self._derived.get("without_halo")
+        if found is None:
+            found = self._derived["without_halo"] = self.replace(halo=(0,) * self.ndim,
+                                                                 boundary=("none",) * self.ndim)
+        return found
 
     def check_halo(self, func: str) -> None:
         """Refuse ghost widths wider than the axis (wider than a block is fine: multi-hop)."""

@@ -34,7 +34,7 @@ import numpy as np
 from .._core import DArray, redistribute_to
 from .._core.halo import accumulate_halos
 from .._errors import message
-from .._layout import Layout
+from .._layout import Layout, mirror_source
 
 __all__ = ["Rule", "RULES", "register", "Context", "unbroadcast", "to_layout", "zeros_in", "accumulate",
            "allreduce_partial", "ELEMENTWISE_UNARY", "ELEMENTWISE_BINARY", "NONDIFFERENTIABLE"]
@@ -430,7 +430,7 @@ def _getitem_backward(ctx, g):
     if not is_basic_key(key):
         raise NotImplementedError(message("backward", "gradients of advanced indexing are not supported", key,
                                           "integers, slices, ... and None"))
-    out = zeros_in(x._layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim), g)
+    out = zeros_in(x._layout.without_halo(), g)
     out[key] = g
     return (out,)
 
@@ -518,10 +518,7 @@ def fold_boundaries(g: DArray) -> DArray:
             gpos = first + p
             if 0 <= gpos < n:
                 continue
-            if kind == "nearest":
-                src = 0 if gpos < 0 else n - 1
-            else:
-                src = -gpos - 1 if gpos < 0 else 2 * n - 1 - gpos
+            src = mirror_source(kind, gpos, n)
             here = [slice(None)] * block.ndim
             there = [slice(None)] * block.ndim
             here[axis] = slice(p, p + 1)

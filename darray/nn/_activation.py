@@ -8,7 +8,7 @@ from .._core.elementwise import wrap_like
 from .._errors import message
 from ..autodiff import apply, register
 from ._kernels import kernels_for
-from ._util import as_var, darray_namespace, data, plain
+from ._util import as_var, darray_namespace, data
 
 __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "dropout"]
 
@@ -130,7 +130,7 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None):
     if p == 1.0:
         return x * 0.0
     rng = generator if generator is not None else da.random.default_rng()
-    layout = plain(xd._layout)
+    layout = xd._layout.without_halo()
     sizes = {a: list(layout.sizes[a]) for a in range(layout.ndim) if layout.axis_dim[a] is not None}
     u = rng.random(xd.shape, split=layout.split, grid=layout.dims, sizes=sizes or None, comm=xd._comm)
     mask = da.astype(u >= p, xd.dtype) * (1.0 / (1.0 - p))

@@ -19,7 +19,7 @@ from .._layout import Layout
 from ..autodiff import apply, register
 from ..autodiff.rules import allreduce_partial
 from ._kernels import kernels_for
-from ._util import data, ntuple, plain, to_layout, whole, whole_channel_layout, wrap, zeros
+from ._util import data, ntuple, to_layout, whole, whole_channel_layout, wrap, zeros
 from ._window import WindowPlan, extract, scatter_back, window_plan
 
 __all__ = ["conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d", "conv_transpose2d",
@@ -195,7 +195,7 @@ def _transpose_layout(layout: Layout, cout: int, stride) -> Layout:
 
 def _conv_transpose_forward(ctx, x, w, stride, groups):
     local, weight = x.local, whole(w)
-    out = _transpose_layout(plain(x._layout), weight.shape[1] * groups, stride)
+    out = _transpose_layout(x._layout.without_halo(), weight.shape[1] * groups, stride)
     oshape = out.block_shape(x._comm.rank)
     if any(n == 0 for n in local.shape):
         return wrap(zeros(x, oshape), out, x)
@@ -211,10 +211,10 @@ def _conv_transpose_backward(ctx, g):
     else:
         gx, gw = kernels_for(x._xp).conv_transpose_backward(local, weight, g.local, stride, groups,
                                                             ctx.needs[0], ctx.needs[1])
-    out_x = wrap(gx, plain(x._layout), x) if ctx.needs[0] else None
+    out_x = wrap(gx, x._layout.without_halo(), x) if ctx.needs[0] else None
     out_w = None
     if ctx.needs[1]:
-        gw = allreduce_partial(gw, plain(x._layout), x)
+        gw = allreduce_partial(gw, x._layout.without_halo(), x)
         out_w = wrap(gw, w._layout.replicated(), w)
     return out_x, out_w
 

@@ -9,7 +9,7 @@ from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
 from ..autodiff.rules import allreduce_partial
-from ._util import data, plain, whole, wrap
+from ._util import data, whole, wrap
 
 __all__ = ["linear"]
 
@@ -17,7 +17,7 @@ __all__ = ["linear"]
 def _linear_forward(ctx, x, w, axis):
     xp, local, weight = x._xp, x.local, whole(w)
     y = xp.moveaxis(xp.tensordot(local, weight, axes=([axis], [1])), -1, axis)
-    layout = plain(x._layout)
+    layout = x._layout.without_halo()
     shape, sizes = list(layout.shape), list(layout.sizes)
     shape[axis], sizes[axis] = weight.shape[0], (weight.shape[0],)
     return wrap(y, layout.replace(shape=tuple(shape), sizes=tuple(sizes)), x)
@@ -29,7 +29,7 @@ def _linear_backward(ctx, g):
     xp, local, weight, gl = x._xp, x.local, whole(w), g.local
     gx = gw = None
     if ctx.needs[0]:
-        gx = wrap(xp.moveaxis(xp.tensordot(gl, weight, axes=([axis], [0])), -1, axis), plain(x._layout), x)
+        gx = wrap(xp.moveaxis(xp.tensordot(gl, weight, axes=([axis], [0])), -1, axis), x._layout.without_halo(), x)
     if ctx.needs[1]:
         others = [a for a in range(local.ndim) if a != axis]
         part = xp.tensordot(gl, local, axes=(others, others)) if math.prod(local.shape) else \
@@ -48,7 +48,7 @@ def linear(x, weight, bias=None, axis: int = -1):
     if xd.shape[axis] != data(weight).shape[1]:
         raise ValueError(message("linear", "feature size does not match the weight", xd.shape[axis],
                                  f"{data(weight).shape[1]} (weight of shape {data(weight).shape})"))
-    layout = plain(xd._layout)
+    layout = xd._layout.without_halo()
     if layout.axis_dim[axis] is not None:
         g = layout.axis_dim[axis]
         split = tuple(None if i == g else s for i, s in enumerate(layout.split))

@@ -24,7 +24,7 @@ import numpy as np
 from .. import autodiff as ad
 from .._errors import message
 from ..autodiff import Variable, apply, register
-from ._util import check_input, data, ntuple, plain, wrap, zeros
+from ._util import check_input, data, ntuple, wrap, zeros
 from ._window import covered, extract, scatter_back, window_plan
 
 __all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "pool"]
@@ -158,7 +158,7 @@ def pool(func, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
         raise TypeError(message(func, "pooling needs a real floating-point input", xd.dtype, "float32 or float64"))
     if divisor_override is not None and divisor_override == 0:
         raise ValueError(message(func, "divisor_override must be non-zero", divisor_override, "a non-zero int"))
-    layout = plain(xd._layout)
+    layout = xd._layout.without_halo()
     plan = window_plan(func, layout, None, kernel, stride, dilation, tuple((p, p) for p in pads), bool(ceil_mode))
     fill = -math.inf if mode == "max" else 0.0
     if layout != xd._layout:

@@ -28,7 +28,7 @@ from .. import autodiff as ad
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
-from ._util import data, plain, wrap, zeros
+from ._util import data, wrap, zeros
 
 __all__ = ["interpolate", "upsample"]
 
@@ -230,7 +230,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                                 "float32 or float64"))
     sizes, scales = _sizes(func, xd.shape[2:], nsp, size, scale_factor, recompute_scale_factor)
     align = bool(align_corners)
-    layout = plain(xd._layout)
+    layout = xd._layout.without_halo()
     plans = []
     for i, (n_out, scale) in enumerate(zip(sizes, scales)):
         if n_out == layout.shape[2 + i]:
@@ -239,8 +239,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
         plans.append(plan)
         layout = plan.out
     x = input
-    if plain(xd._layout) != xd._layout:
-        x = ad.redistribute(x, layout=plain(xd._layout))
+    if xd._layout.without_halo() != xd._layout:
+        x = ad.redistribute(x, layout=xd._layout.without_halo())
     for plan in plans:
         depth = [0] * xd.ndim
         depth[plan.axis] = plan.halo

@@ -26,13 +26,6 @@ def as_var(x):
     return x if isinstance(x, Variable) else Variable(x)
 
 
-def plain(layout: Layout) -> Layout:
-    """``layout`` without ghost cells."""
-    if not layout.has_halo:
-        return layout
-    return layout.replace(halo=(0,) * layout.ndim, boundary=("none",) * layout.ndim)
-
-
 def whole(w: DArray):
     """The whole (small, replicated) array on this rank, as a local block."""
     return w.local if w._layout.is_replicated else w.gather()
@@ -70,7 +63,7 @@ def check_input(func: str, x, nsp: int) -> None:
 
 def whole_channel_layout(func: str, xd) -> Layout:
     """``xd``'s layout without halo and with the channel axis (1) whole (the axis a layer contracts)."""
-    layout = plain(xd._layout)
+    layout = xd._layout.without_halo()
     if layout.axis_dim[1] is not None:
         split = tuple(None if s == 1 else s for s in layout.split)
         layout = Layout.create(func, layout.shape, xd._comm.size, split=split, grid=layout.dims)
