@@ -36,8 +36,8 @@ from .._core.halo import accumulate_halos
 from .._errors import message
 from .._layout import Layout, mirror_source
 
-__all__ = ["Rule", "RULES", "register", "Context", "unbroadcast", "to_layout", "zeros_in", "accumulate",
-           "allreduce_partial", "ELEMENTWISE_UNARY", "ELEMENTWISE_BINARY", "NONDIFFERENTIABLE"]
+__all__ = ["Rule", "RULES", "register", "Context", "unbroadcast", "to_layout", "restored", "zeros_in", "accumulate",
+           "allreduce_partial", "namespace", "ELEMENTWISE_UNARY", "ELEMENTWISE_BINARY", "NONDIFFERENTIABLE"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -67,8 +67,13 @@ def register(name: str, forward: Callable, backward: Callable) -> None:
     RULES[name] = Rule(forward, backward)
 
 
-def _da():
-    import darray
+def namespace():
+    """The public namespace :mod:`darray`, whose functions the rules (and :mod:`darray.nn`) compute with.
+
+    Looked up at call time: ``darray/__init__.py`` imports :mod:`darray.autodiff` while it assembles
+    the namespace, so a module-level import here would be a cycle.
+    """
+    import darray  # the namespace is assembled above this layer (see the docstring)
 
     return darray
 
@@ -96,6 +101,18 @@ def to_layout(g: DArray, layout: Layout) -> DArray:
     return redistribute_to(g, layout)
 
 
+def restored(value, like: DArray) -> DArray:
+    """``value`` (a NumPy array or DArray, e.g. from a checkpoint) as a new DArray in ``like``'s layout and dtype."""
+    if not isinstance(value, DArray):
+        value = namespace().asarray(np.asarray(value), dtype=like.dtype, split=None, comm=like.comm)
+    elif value.dtype != like.dtype:
+        value = value.astype(like.dtype)
+    out = to_layout(value, like.layout)
+    if out is value:
+        out = value.astype(value.dtype, copy=True)
+    return out
+
+
 def accumulate(a: DArray | None, b: DArray) -> DArray:
     """``a + b`` for gradients of one variable, ghost cells included (both in ``a``'s layout)."""
     if a is None:
@@ -111,7 +128,7 @@ def unbroadcast(g: DArray, shape: tuple[int, ...]) -> DArray:
     A :func:`darray.sum` over distributed axes allreduces: the result is the
     global sum on every rank.
     """
-    da = _da()
+    da = namespace()
     if g.shape == tuple(shape):
         return g
     lead = g.ndim - len(shape)
@@ -144,7 +161,7 @@ def _reduce_to(g, x):
 
 # ------------------------------------------------------------------ elementwise
 def _f(name):
-    return getattr(_da(), name)
+    return getattr(namespace(), name)
 
 
 #: unary name -> d(out)/dx given (g, x, y), y the output.
@@ -181,13 +198,13 @@ NONDIFFERENTIABLE = ("sign", "floor", "ceil", "trunc", "round")
 
 def _half_mask(a, b, pick):
     """1 where ``pick(a, b)`` strictly, 0.5 on ties (torch's maximum/minimum), else 0."""
-    da = _da()
+    da = namespace()
     return da.astype(pick(a, b), da.float64) + da.astype(da.equal(a, b), da.float64) * 0.5
 
 
 def _pow_b(g, a, b, y):
     """d(a**b)/db = a**b log(a); zero where a <= 0 (torch masks a == 0 likewise)."""
-    da = _da()
+    da = namespace()
     if isinstance(a, _SCALARS):
         return g * y * math.log(a) if a > 0 else g * 0.0
     return g * y * da.log(_where(da.greater(a, 0), a, 1.0))
@@ -214,7 +231,7 @@ ELEMENTWISE_BINARY: dict[str, tuple[Callable, Callable]] = {
 
 def _unary_rule(name, deriv):
     def forward(ctx, x):
-        return getattr(_da(), name)(x)
+        return getattr(namespace(), name)(x)
 
     def backward(ctx, g):
         return (deriv(g, ctx.xs[0], ctx.out),)
@@ -224,7 +241,7 @@ def _unary_rule(name, deriv):
 
 def _binary_rule(name, da_, db_):
     def forward(ctx, a, b):
-        return getattr(_da(), name)(a, b)
+        return getattr(namespace(), name)(a, b)
 
     def backward(ctx, g):
         a, b = ctx.xs
@@ -248,12 +265,7 @@ def _where_forward(ctx, cond, a, b):
 
 
 def _where(cond, a, b):
-    da = _da()
-    if hasattr(da, "where"):
-        return da.where(cond, a, b)
-    from .._api.searching import where
-
-    return where(cond, a, b)
+    return namespace().where(cond, a, b)
 
 
 def _where_backward(ctx, g):
@@ -267,11 +279,11 @@ register("where", _where_forward, _where_backward)
 
 
 def _astype_forward(ctx, x, dtype):
-    return _da().astype(x, dtype)
+    return namespace().astype(x, dtype)
 
 
 def _astype_backward(ctx, g):
-    return (_da().astype(g, ctx.xs[0].dtype),)
+    return (namespace().astype(g, ctx.xs[0].dtype),)
 
 
 register("astype", _astype_forward, _astype_backward)
@@ -286,7 +298,7 @@ def _axes(axis, ndim):
 
 def _expand_back(g, x, axes, keepdims):
     """``g`` (reduced over ``axes``) broadcast back to ``x``'s shape."""
-    da = _da()
+    da = namespace()
     if not keepdims:
         for a in axes:
             g = da.expand_dims(g, axis=a)
@@ -294,7 +306,7 @@ def _expand_back(g, x, axes, keepdims):
 
 
 def _sum_forward(ctx, x, axis=None, keepdims=False):
-    return _da().sum(x, axis=axis, keepdims=keepdims)
+    return namespace().sum(x, axis=axis, keepdims=keepdims)
 
 
 def _sum_backward(ctx, g):
@@ -303,7 +315,7 @@ def _sum_backward(ctx, g):
 
 
 def _mean_forward(ctx, x, axis=None, keepdims=False):
-    return _da().mean(x, axis=axis, keepdims=keepdims)
+    return namespace().mean(x, axis=axis, keepdims=keepdims)
 
 
 def _mean_backward(ctx, g):
@@ -315,11 +327,11 @@ def _mean_backward(ctx, g):
 
 def _extreme(func):
     def forward(ctx, x, axis=None, keepdims=False):
-        return getattr(_da(), func)(x, axis=axis, keepdims=keepdims)
+        return getattr(namespace(), func)(x, axis=axis, keepdims=keepdims)
 
     def backward(ctx, g):
         """Split evenly among the tied extremes (torch's amax/amin)."""
-        da = _da()
+        da = namespace()
         x = ctx.xs[0]
         axes = _axes(ctx.params.get("axis"), x.ndim)
         keep = ctx.params.get("keepdims", False)
@@ -332,11 +344,11 @@ def _extreme(func):
 
 
 def _var_forward(ctx, x, axis=None, correction=0.0, keepdims=False):
-    return _da().var(x, axis=axis, correction=correction, keepdims=keepdims)
+    return namespace().var(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 def _var_backward(ctx, g):
-    da = _da()
+    da = namespace()
     x = ctx.xs[0]
     axes = _axes(ctx.params.get("axis"), x.ndim)
     n = math.prod(x.shape[a] for a in axes)
@@ -346,7 +358,7 @@ def _var_backward(ctx, g):
 
 
 def _std_forward(ctx, x, axis=None, correction=0.0, keepdims=False):
-    return _da().std(x, axis=axis, correction=correction, keepdims=keepdims)
+    return namespace().std(x, axis=axis, correction=correction, keepdims=keepdims)
 
 
 def _std_backward(ctx, g):
@@ -355,7 +367,7 @@ def _std_backward(ctx, g):
 
 
 def _prod_forward(ctx, x, axis=None, keepdims=False):
-    return _da().prod(x, axis=axis, keepdims=keepdims)
+    return namespace().prod(x, axis=axis, keepdims=keepdims)
 
 
 def _prod_backward(ctx, g):
@@ -376,41 +388,41 @@ register("prod", _prod_forward, _prod_backward)
 
 # ------------------------------------------------------------------ shape manipulation
 def _reshape_forward(ctx, x, shape):
-    return _da().reshape(x, shape)
+    return namespace().reshape(x, shape)
 
 
 def _reshape_backward(ctx, g):
-    return (_da().reshape(g, ctx.xs[0].shape),)
+    return (namespace().reshape(g, ctx.xs[0].shape),)
 
 
 def _permute_forward(ctx, x, axes):
-    return _da().permute_dims(x, axes)
+    return namespace().permute_dims(x, axes)
 
 
 def _permute_backward(ctx, g):
     axes = tuple(a % ctx.xs[0].ndim for a in ctx.params["axes"])
     inverse = tuple(int(i) for i in np.argsort(axes))
-    return (_da().permute_dims(g, inverse),)
+    return (namespace().permute_dims(g, inverse),)
 
 
 def _expand_dims_forward(ctx, x, axis=0):
-    return _da().expand_dims(x, axis=axis)
+    return namespace().expand_dims(x, axis=axis)
 
 
 def _expand_dims_backward(ctx, g):
-    return (_da().squeeze(g, axis=ctx.params.get("axis", 0)),)
+    return (namespace().squeeze(g, axis=ctx.params.get("axis", 0)),)
 
 
 def _squeeze_forward(ctx, x, axis):
-    return _da().squeeze(x, axis=axis)
+    return namespace().squeeze(x, axis=axis)
 
 
 def _squeeze_backward(ctx, g):
-    return (_da().reshape(g, ctx.xs[0].shape) if g.size else g,)
+    return (namespace().reshape(g, ctx.xs[0].shape) if g.size else g,)
 
 
 def _broadcast_to_forward(ctx, x, shape):
-    return _da().broadcast_to(x, shape)
+    return namespace().broadcast_to(x, shape)
 
 
 def _broadcast_to_backward(ctx, g):
@@ -446,7 +458,7 @@ register("getitem", _getitem_forward, _getitem_backward)
 # ------------------------------------------------------------------ linear algebra
 def matmul_function():
     """``darray.matmul`` if the namespace exports it, else the implementation module's."""
-    da = _da()
+    da = namespace()
     if hasattr(da, "matmul"):
         return da.matmul
     from .._api.linear_algebra import matmul
@@ -459,12 +471,12 @@ def _matmul_forward(ctx, a, b):
 
 
 def _mt(x):
-    da = _da()
+    da = namespace()
     return da.permute_dims(x, (*range(x.ndim - 2), x.ndim - 1, x.ndim - 2))
 
 
 def _matmul_backward(ctx, g):
-    da = _da()
+    da = namespace()
     a, b = ctx.xs
     mm = matmul_function()
     ga = gb = None

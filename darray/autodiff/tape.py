@@ -24,7 +24,7 @@ import numpy as np
 from .._core import DArray
 from .._core.table import ELEMENTWISE
 from .._errors import message
-from .rules import RULES, Context, accumulate, to_layout
+from .rules import RULES, Context, accumulate, namespace, to_layout
 
 __all__ = ["Variable", "apply", "backward", "grad", "value_and_grad", "no_grad", "enable_grad",
            "is_grad_enabled", "FUNCTIONS"]
@@ -121,9 +121,7 @@ class Variable:
         if isinstance(data, Variable):
             data = data.data
         if not isinstance(data, DArray):
-            import darray
-
-            data = darray.asarray(data)
+            data = namespace().asarray(data)
         self.data = data
         self.grad: DArray | None = None
         self.requires_grad = bool(requires_grad)
@@ -322,9 +320,7 @@ def _seed(root: Variable, grad) -> DArray:
         if data.size != 1:
             raise ValueError(message("backward", "grad can be implied only for single-element outputs",
                                      data.shape, "a scalar loss, or pass grad="))
-        import darray
-
-        return darray.ones_like(data)
+        return namespace().ones_like(data)
     if isinstance(grad, Variable):
         grad = grad.data
     if not isinstance(grad, DArray) or grad.shape != data.shape:
@@ -407,9 +403,7 @@ def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0) -> Callable:
                                     type(out).__name__))
         if out.requires_grad:
             backward(out)
-        import darray
-
-        grads = [leaf.grad if leaf.grad is not None else darray.zeros_like(leaf.data) for leaf in leaves]
+        grads = [leaf.grad if leaf.grad is not None else namespace().zeros_like(leaf.data) for leaf in leaves]
         value = out.data
         return value, (grads[0] if isinstance(argnums, int) else tuple(grads))
 

@@ -7,8 +7,9 @@ import math
 from .._core.elementwise import wrap_like
 from .._errors import message
 from ..autodiff import apply, register
+from ..autodiff.rules import namespace
 from ._kernels import kernels_for
-from ._util import as_var, darray_namespace, data
+from ._util import as_var, data
 
 __all__ = ["relu", "leaky_relu", "gelu", "silu", "sigmoid", "tanh", "softplus", "dropout"]
 
@@ -125,7 +126,7 @@ def dropout(x, p: float = 0.5, training: bool = True, generator=None):
         raise ValueError(message("dropout", "probability out of range", p, "0 <= p <= 1"))
     if not training or p == 0.0:
         return x
-    da = darray_namespace()
+    da = namespace()
     xd = data(x)
     if p == 1.0:
         return x * 0.0

@@ -19,7 +19,7 @@ from .._layout import Layout
 from ..autodiff import apply, register
 from ..autodiff.rules import allreduce_partial
 from ._kernels import kernels_for
-from ._util import data, ntuple, to_layout, whole, whole_channel_layout, wrap, zeros
+from ._util import data, ntuple, redistributed, whole, whole_channel_layout, wrap_storage, zeros
 from ._window import WindowPlan, extract, scatter_back, window_plan
 
 __all__ = ["conv", "conv1d", "conv2d", "conv3d", "conv_transpose", "conv_transpose1d", "conv_transpose2d",
@@ -68,10 +68,10 @@ def _conv_local_forward(ctx, p, w, plan: WindowPlan, groups: int):
     oshape = plan.out.block_shape(rank)
     ctx.saved["win"] = win
     if any(on == 0 for *_, on in win) or block.shape[0] == 0:
-        return wrap(zeros(p, oshape), plan.out, p)
+        return wrap_storage(zeros(p, oshape), plan.out, p)
     sub, _ = extract(p._xp, block, win, 0.0, p.device)
     out = kernels_for(p._xp).conv(sub, weight, plan.stride, plan.dilation, groups)
-    return wrap(out, plan.out, p)
+    return wrap_storage(out, plan.out, p)
 
 
 def _conv_local_backward(ctx, g):
@@ -89,11 +89,11 @@ def _conv_local_backward(ctx, g):
                                                     ctx.needs[0], ctx.needs[1])
         if ctx.needs[0]:
             gp = scatter_back(p._xp, block.shape, gsub, win, inner, p.device)
-    out_p = wrap(gp, p._layout, p) if ctx.needs[0] else None
+    out_p = wrap_storage(gp, p._layout, p) if ctx.needs[0] else None
     out_w = None
     if ctx.needs[1]:
         gw = allreduce_partial(gw, plan.out, p)
-        out_w = wrap(gw, w._layout.replicated(), w)
+        out_w = wrap_storage(gw, w._layout.replicated(), w)
     return out_p, out_w
 
 
@@ -150,7 +150,7 @@ def conv(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1,
     if padding_mode != "zeros" and any(r > layout.shape[2 + i] for i, r in enumerate(plan.reach)):
         raise ValueError(message("conv", f"padding_mode={padding_mode!r} needs padding at most the input size",
                                  pads, f"at most {layout.shape[2:]}"))
-    x = to_layout(x, layout)
+    x = redistributed(x, layout)
     boundary = ("none", "none") + (_MODES[padding_mode],) * nsp
     padded = ad.halo(x, plan.halo, boundary) if any(plan.halo) else x
     out = apply("conv_local", padded, weight, plan=plan, groups=groups)
@@ -198,8 +198,8 @@ def _conv_transpose_forward(ctx, x, w, stride, groups):
     out = _transpose_layout(x._layout.without_halo(), weight.shape[1] * groups, stride)
     oshape = out.block_shape(x._comm.rank)
     if any(n == 0 for n in local.shape):
-        return wrap(zeros(x, oshape), out, x)
-    return wrap(kernels_for(x._xp).conv_transpose(local, weight, stride, groups), out, x)
+        return wrap_storage(zeros(x, oshape), out, x)
+    return wrap_storage(kernels_for(x._xp).conv_transpose(local, weight, stride, groups), out, x)
 
 
 def _conv_transpose_backward(ctx, g):
@@ -211,11 +211,11 @@ def _conv_transpose_backward(ctx, g):
     else:
         gx, gw = kernels_for(x._xp).conv_transpose_backward(local, weight, g.local, stride, groups,
                                                             ctx.needs[0], ctx.needs[1])
-    out_x = wrap(gx, x._layout.without_halo(), x) if ctx.needs[0] else None
+    out_x = wrap_storage(gx, x._layout.without_halo(), x) if ctx.needs[0] else None
     out_w = None
     if ctx.needs[1]:
         gw = allreduce_partial(gw, x._layout.without_halo(), x)
-        out_w = wrap(gw, w._layout.replicated(), w)
+        out_w = wrap_storage(gw, w._layout.replicated(), w)
     return out_x, out_w
 
 
@@ -249,7 +249,7 @@ def conv_transpose(x, weight, bias=None, stride=1, padding=0, output_padding=0, 
         raise ValueError(message(_func, "bias shape does not match the output channels", data(bias).shape,
                                  (cout,)))
     kernel, stride = transpose_geometry(_func, nsp, tuple(wd.shape[2:]), stride, padding, output_padding, dilation)
-    x = to_layout(x, whole_channel_layout(_func, xd))
+    x = redistributed(x, whole_channel_layout(_func, xd))
     out = apply("conv_transpose_local", x, weight, stride=stride, groups=groups)
     return _add_bias(out, bias, cout, nsp)
 

@@ -9,7 +9,7 @@ from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
 from ..autodiff.rules import allreduce_partial
-from ._util import data, whole, wrap
+from ._util import data, whole, wrap_storage
 
 __all__ = ["linear"]
 
@@ -20,7 +20,7 @@ def _linear_forward(ctx, x, w, axis):
     layout = x._layout.without_halo()
     shape, sizes = list(layout.shape), list(layout.sizes)
     shape[axis], sizes[axis] = weight.shape[0], (weight.shape[0],)
-    return wrap(y, layout.replace(shape=tuple(shape), sizes=tuple(sizes)), x)
+    return wrap_storage(y, layout.replace(shape=tuple(shape), sizes=tuple(sizes)), x)
 
 
 def _linear_backward(ctx, g):
@@ -29,12 +29,12 @@ def _linear_backward(ctx, g):
     xp, local, weight, gl = x._xp, x.local, whole(w), g.local
     gx = gw = None
     if ctx.needs[0]:
-        gx = wrap(xp.moveaxis(xp.tensordot(gl, weight, axes=([axis], [0])), -1, axis), x._layout.without_halo(), x)
+        gx = wrap_storage(xp.moveaxis(xp.tensordot(gl, weight, axes=([axis], [0])), -1, axis), x._layout.without_halo(), x)
     if ctx.needs[1]:
         others = [a for a in range(local.ndim) if a != axis]
         part = xp.tensordot(gl, local, axes=(others, others)) if math.prod(local.shape) else \
             xp.zeros(tuple(weight.shape), dtype=weight.dtype, device=x.device)
-        gw = wrap(allreduce_partial(part, x._layout, x), w._layout.replicated(), w)
+        gw = wrap_storage(allreduce_partial(part, x._layout, x), w._layout.replicated(), w)
     return gx, gw
 
 

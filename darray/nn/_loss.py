@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from .. import autodiff as ad
 from .._errors import message
-from ._util import as_var, darray_namespace, data
+from ..autodiff.rules import namespace
+from ._util import as_var, data
 
 __all__ = ["softmax", "log_softmax", "mse_loss", "l1_loss", "huber_loss", "cross_entropy"]
 
 
 def log_softmax(x, axis: int = 1):
     xd = data(x)
-    shift = darray_namespace().max(xd, axis=axis, keepdims=True)  # a constant: no gradient
+    shift = namespace().max(xd, axis=axis, keepdims=True)  # a constant: no gradient
     z = as_var(x) - shift
     return z - ad.log(ad.sum(ad.exp(z), axis=axis, keepdims=True))
 
@@ -52,7 +53,7 @@ def cross_entropy(input, target, reduction: str = "mean", label_smoothing: float
     Class-index targets average over every sample and spatial cell (torch's
     ``reduction='mean'`` without weights or ignore_index).
     """
-    da = darray_namespace()
+    da = namespace()
     xd = data(input)
     td = data(target)
     c = xd.shape[1]

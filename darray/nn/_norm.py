@@ -6,7 +6,8 @@ import numbers
 
 from .. import autodiff as ad
 from .._errors import message
-from ._util import as_var, darray_namespace, data
+from ..autodiff.rules import namespace
+from ._util import as_var, data
 
 __all__ = ["batch_norm", "group_norm", "layer_norm"]
 
@@ -37,7 +38,7 @@ def batch_norm(x, running_mean=None, running_var=None, weight=None, bias=None, t
     if training:
         y, mean, var = _normalize(x, axes, eps)
     else:
-        da = darray_namespace()
+        da = namespace()
         mean = da.reshape(running_mean, shape)
         var = da.reshape(running_var, shape)
         y = as_var(x) - mean

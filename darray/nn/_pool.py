@@ -24,7 +24,7 @@ import numpy as np
 from .. import autodiff as ad
 from .._errors import message
 from ..autodiff import Variable, apply, register
-from ._util import check_input, data, ntuple, wrap, zeros
+from ._util import check_input, data, ntuple, wrap_storage, zeros
 from ._window import covered, extract, scatter_back, window_plan
 
 __all__ = ["avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d", "max_pool3d", "pool"]
@@ -63,7 +63,7 @@ def _pool_forward(ctx, p, plan, mode, fill, count_include_pad, divisor_override)
     win = plan.window(p._layout, rank)
     ctx.saved["win"] = win
     if any(n == 0 for n in oshape):
-        return wrap(zeros(p, oshape), plan.out, p)
+        return wrap_storage(zeros(p, oshape), plan.out, p)
     sub, _ = extract(xp, block, win, fill, p.device)
     out = arg = None
     for kf, index in enumerate(_offsets(plan, oshape)):
@@ -86,7 +86,7 @@ def _pool_forward(ctx, p, plan, mode, fill, count_include_pad, divisor_override)
     else:
         ctx.saved["arg"] = arg
         out = xp.asarray(out, copy=True) if kf == 0 else out
-    return wrap(out, plan.out, p)
+    return wrap_storage(out, plan.out, p)
 
 
 def _pool_backward(ctx, g):
@@ -96,7 +96,7 @@ def _pool_backward(ctx, g):
     oshape = tuple(g.local.shape)
     win = ctx.saved["win"]
     if any(n == 0 for n in oshape):
-        return (wrap(zeros(p, block.shape), p._layout, p),)
+        return (wrap_storage(zeros(p, block.shape), p._layout, p),)
     inner, shape = covered(tuple(block.shape), win)
     # windows that do not overlap write their cells once (no read-modify-write); tiling ones cover every cell
     disjoint = all(s >= span for s, span in zip(plan.stride, plan.span))
@@ -113,7 +113,7 @@ def _pool_backward(ctx, g):
             gsub[index] = part
         else:
             gsub[index] += part
-    return (wrap(scatter_back(xp, block.shape, gsub, win, inner, p.device), p._layout, p),)
+    return (wrap_storage(scatter_back(xp, block.shape, gsub, win, inner, p.device), p._layout, p),)
 
 
 register("pool_local", _pool_forward, _pool_backward)
@@ -183,7 +183,7 @@ def pool(func, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     if arg is None:
         arg = pd._xp.zeros(tuple(oshape), dtype=pd._xp.int32, device=pd.device)
     index = _indices(plan, arg, rank, layout.shape[2:], pd._xp, pd.device)
-    return out, wrap(index, plan.out, pd)
+    return out, wrap_storage(index, plan.out, pd)
 
 
 def _max_pool(nsp):

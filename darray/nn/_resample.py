@@ -28,7 +28,7 @@ from .. import autodiff as ad
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
-from ._util import data, wrap, zeros
+from ._util import data, wrap_storage, zeros
 
 __all__ = ["interpolate", "upsample"]
 
@@ -138,15 +138,15 @@ def _resample_forward(ctx, p, plan: AxisPlan):
     xp, rank, ax = p._xp, p._comm.rank, plan.axis
     oshape = plan.out.block_shape(rank)
     if any(n == 0 for n in oshape):
-        return wrap(zeros(p, oshape), plan.out, p)
+        return wrap_storage(zeros(p, oshape), plan.out, p)
     if plan.repeat:
-        return wrap(xp.repeat(p.local, plan.repeat, axis=ax), plan.out, p)
+        return wrap_storage(xp.repeat(p.local, plan.repeat, axis=ax), plan.out, p)
     forward, _ = plan.maps(p._layout, rank, xp, p.device, p._block.dtype)
     out = None
     for index, weight in forward:
         term = xp.take(p._block, index, axis=ax) * weight
         out = term if out is None else out + term
-    return wrap(out, plan.out, p)
+    return wrap_storage(out, plan.out, p)
 
 
 def _resample_backward(ctx, g):
@@ -155,13 +155,13 @@ def _resample_backward(ctx, g):
     xp, rank, ax = p._xp, p._comm.rank, plan.axis
     gl = g.local
     if any(n == 0 for n in gl.shape):
-        return (wrap(zeros(p, p._block.shape), p._layout, p),)
+        return (wrap_storage(zeros(p, p._block.shape), p._layout, p),)
     if plan.repeat:  # a sum of strided views: much faster than a reduction over a short inner axis
         out = None
         for i in range(plan.repeat):
             part = gl[(slice(None),) * ax + (slice(i, None, plan.repeat), ...)]
             out = part if out is None else out + part
-        return (wrap(out if plan.repeat > 1 else xp.asarray(out, copy=True), p._layout, p),)
+        return (wrap_storage(out if plan.repeat > 1 else xp.asarray(out, copy=True), p._layout, p),)
     _, backward = plan.maps(p._layout, rank, xp, p.device, p._block.dtype)
     out = None
     for index, weight in backward:
@@ -169,7 +169,7 @@ def _resample_backward(ctx, g):
         out = term if out is None else out + term
     if out is None:
         out = zeros(p, p._block.shape)
-    return (wrap(out, p._layout, p),)
+    return (wrap_storage(out, p._layout, p),)
 
 
 register("resample_local", _resample_forward, _resample_backward)

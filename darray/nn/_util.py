@@ -7,13 +7,7 @@ import numbers
 from .._core import DArray
 from .._errors import message
 from .._layout import Layout
-from ..autodiff import Variable
-
-
-def darray_namespace():
-    import darray
-
-    return darray
+from ..autodiff import Variable, redistribute
 
 
 def data(x):
@@ -44,8 +38,8 @@ def ntuple(func, name, value, n) -> tuple[int, ...]:
     return out
 
 
-def wrap(block, layout: Layout, like: DArray) -> DArray:
-    """A DArray of ``layout`` on ``like``'s communicator and backend around the local ``block``."""
+def wrap_storage(block, layout: Layout, like: DArray) -> DArray:
+    """A DArray of ``layout`` on ``like``'s communicator and backend whose storage (ghost cells included) is ``block``."""
     return DArray._wrap(block, layout, like._comm, like._xp)
 
 
@@ -70,8 +64,6 @@ def whole_channel_layout(func: str, xd) -> Layout:
     return layout
 
 
-def to_layout(x, layout: Layout):
+def redistributed(x, layout: Layout):
     """``x`` (a Variable or DArray) in ``layout``, redistributed on the tape when it is not already."""
-    from .. import autodiff as ad
-
-    return x if data(x)._layout == layout else ad.redistribute(x, layout=layout)
+    return x if data(x)._layout == layout else redistribute(x, layout=layout)

@@ -26,12 +26,10 @@ from __future__ import annotations
 from ._activation import dropout, gelu, leaky_relu, relu, sigmoid, silu, softplus, tanh
 from ._conv import (conv, conv1d, conv2d, conv3d, conv_transpose, conv_transpose1d, conv_transpose2d,
                     conv_transpose3d)
-from ._conv import transpose_geometry as _transpose_geometry  # noqa: F401  (used by the layers)
 from ._linear import linear
 from ._loss import cross_entropy, huber_loss, l1_loss, log_softmax, mse_loss, softmax
 from ._norm import batch_norm, group_norm, layer_norm
 from ._pool import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
-from ._pool import pool as _pool  # noqa: F401  (used by the layers)
 from ._resample import interpolate, upsample
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

@@ -6,9 +6,13 @@ import math
 import numbers
 
 from .._errors import message
-from ..autodiff import no_grad
+from ..autodiff import Variable, no_grad
+from ..autodiff.rules import namespace
+from ..random import default_rng
 from . import functional as F
 from . import init
+from ._conv import transpose_geometry
+from ._pool import pool
 from .module import Module, Parameter
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
@@ -19,9 +23,7 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
 
 
 def _zeros(shape, dtype="float64"):
-    import darray
-
-    return darray.zeros(shape, dtype=dtype, split=None)
+    return namespace().zeros(shape, dtype=dtype, split=None)
 
 
 def _ntuple(value, n):
@@ -149,7 +151,7 @@ class _ConvTransposeNd(Module):
         self.stride, self.padding = _ntuple(stride, n), _ntuple(padding, n)
         self.output_padding, self.dilation = _ntuple(output_padding, n), _ntuple(dilation, n)
         self.groups, self.padding_mode = groups, padding_mode
-        F._transpose_geometry(name, n, self.kernel_size, self.stride, self.padding, self.output_padding,
+        transpose_geometry(name, n, self.kernel_size, self.stride, self.padding, self.output_padding,
                               self.dilation)
         dtype = dtype or "float64"
         self.weight = Parameter(_zeros((in_channels, out_channels // groups, *self.kernel_size), dtype))
@@ -277,7 +279,7 @@ class _MaxPoolNd(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x):
-        return F._pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, self.dilation,
+        return pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, self.dilation,
                        self.ceil_mode, "max", self._nsp, return_indices=self.return_indices)
 
     def extra_repr(self):
@@ -296,7 +298,7 @@ class _AvgPoolNd(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, x):
-        return F._pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, 1, self.ceil_mode,
+        return pool(type(self).__name__, x, self.kernel_size, self.stride, self.padding, 1, self.ceil_mode,
                        "avg", self._nsp, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
@@ -331,27 +333,21 @@ class Upsample(Module):
 class _BatchNormNd(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
-        import darray
-
         super().__init__()
         _ints(type(self).__name__, "num_features", num_features)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         dtype = dtype or "float64"
         if affine:
-            self.weight = Parameter(darray.ones((num_features,), dtype=dtype, split=None))
+            self.weight = Parameter(namespace().ones((num_features,), dtype=dtype, split=None))
             self.bias = Parameter(_zeros((num_features,), dtype))
         else:
             self.weight = self.bias = None
         if track_running_stats:
             self.register_buffer("running_mean", _zeros((num_features,), dtype))
-            self.register_buffer("running_var", darray.ones((num_features,), dtype=dtype, split=None))
+            self.register_buffer("running_var", namespace().ones((num_features,), dtype=dtype, split=None))
 
     def forward(self, x):
-        import darray
-
-        from ..autodiff import Variable
-
         xd = x.data if isinstance(x, Variable) else x
         if xd.shape[1] != self.num_features:
             raise ValueError(message(type(self).__name__, "channel count differs", xd.shape[1], self.num_features))
@@ -364,8 +360,8 @@ class _BatchNormNd(Module):
             with no_grad():
                 axes = (0,) + tuple(range(2, xd.ndim))
                 count = xd.size // xd.shape[1]
-                mean = darray.mean(xd, axis=axes)
-                var = darray.var(xd, axis=axes, correction=1 if count > 1 else 0)
+                mean = namespace().mean(xd, axis=axes)
+                var = namespace().var(xd, axis=axes, correction=1 if count > 1 else 0)
                 m = self.momentum
                 self.running_mean = self.running_mean * (1 - m) + mean * m
                 self.running_var = self.running_var * (1 - m) + var * m
@@ -374,8 +370,6 @@ class _BatchNormNd(Module):
 
 class GroupNorm(Module):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
-        import darray
-
         super().__init__()
         _ints("GroupNorm", "num_groups", num_groups)
         _ints("GroupNorm", "num_channels", num_channels)
@@ -385,7 +379,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         dtype = dtype or "float64"
         if affine:
-            self.weight = Parameter(darray.ones((num_channels,), dtype=dtype, split=None))
+            self.weight = Parameter(namespace().ones((num_channels,), dtype=dtype, split=None))
             self.bias = Parameter(_zeros((num_channels,), dtype))
         else:
             self.weight = self.bias = None
@@ -396,13 +390,11 @@ class GroupNorm(Module):
 
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
-        import darray
-
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, numbers.Integral) else tuple(normalized_shape)
         self.normalized_shape, self.eps = shape, eps
         dtype = dtype or "float64"
-        self.weight = Parameter(darray.ones(shape, dtype=dtype, split=None)) if elementwise_affine else None
+        self.weight = Parameter(namespace().ones(shape, dtype=dtype, split=None)) if elementwise_affine else None
         self.bias = Parameter(_zeros(shape, dtype)) if elementwise_affine and bias else None
 
     def forward(self, x):
@@ -417,13 +409,11 @@ class Dropout(Module):
     """
 
     def __init__(self, p: float = 0.5, inplace: bool = False, seed=None):
-        import darray
-
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(message("Dropout", "probability out of range", p, "0 <= p <= 1"))
         self.p = p
-        self.generator = darray.random.default_rng(seed) if seed is not None else \
+        self.generator = default_rng(seed) if seed is not None else \
             init.default_generator().spawn(1)[0]
 
     def forward(self, x):

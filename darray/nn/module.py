@@ -16,6 +16,7 @@ import numpy as np
 from .._core import DArray
 from .._errors import message
 from ..autodiff import Variable
+from ..autodiff.rules import restored
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
 
@@ -159,7 +160,7 @@ class Module:
         for key, value in state.items():
             if key not in own:
                 continue
-            new = _as_layout(value, own[key])
+            new = restored(value, own[key])
             if key in params:
                 params[key].data = new
             else:
@@ -184,22 +185,6 @@ class Module:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + ("\n)" if len(lines) > 1 else ")")
-
-
-def _as_layout(value, like: DArray) -> DArray:
-    """``value`` (NumPy array or DArray) as a DArray in ``like``'s layout and dtype."""
-    import darray
-
-    from ..autodiff.rules import to_layout
-
-    if not isinstance(value, DArray):
-        value = darray.asarray(np.asarray(value), dtype=like.dtype, split=None, comm=like.comm)
-    elif value.dtype != like.dtype:
-        value = value.astype(like.dtype)
-    out = to_layout(value, like.layout)
-    if out is value:
-        out = value.astype(value.dtype, copy=True)
-    return out
 
 
 class Sequential(Module):

@@ -8,10 +8,11 @@ each rank applies the same update to its copy: no communication in a step.
 
 from __future__ import annotations
 
+from ..io.checkpoint import load_checkpoint, save_checkpoint
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .lr_scheduler import CosineAnnealingLR, StepLR
-from .optimizer import Optimizer, load_checkpoint, save_checkpoint
+from .optimizer import Optimizer
 from .sgd import SGD
 
 __all__ = sorted(["Adam", "AdamW", "CosineAnnealingLR", "Optimizer", "SGD", "StepLR", "load_checkpoint",
