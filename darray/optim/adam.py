@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .._errors import message
+from ..autodiff.rules import namespace
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -23,8 +24,7 @@ class Adam(Optimizer):
                                       amsgrad=amsgrad, maximize=maximize))
 
     def _update(self, data, grad, state, group):
-        import darray
-
+        da = namespace()
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         g = -grad if group["maximize"] else grad
         if wd and self._decoupled:
@@ -40,11 +40,11 @@ class Adam(Optimizer):
         state["exp_avg"], state["exp_avg_sq"] = m, v
         if group["amsgrad"]:
             vmax = state.get("max_exp_avg_sq")
-            vmax = v if vmax is None else darray.maximum(vmax, v)
+            vmax = v if vmax is None else da.maximum(vmax, v)
             state["max_exp_avg_sq"] = vmax
             v = vmax
         bc1, bc2 = 1.0 - b1 ** step, 1.0 - b2 ** step
-        denom = darray.sqrt(v) / math.sqrt(bc2) + eps
+        denom = da.sqrt(v) / math.sqrt(bc2) + eps
         return data - m / denom * (lr / bc1)
 
 
