@@ -20,7 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from . import _tracing
+from . import _recorder
 from ._backend import to_numpy
 from ._comm import Communicator, default_communicator
 
@@ -40,13 +40,13 @@ class Trace:
 
     def __enter__(self) -> Trace:
         self.comm = self.comm or default_communicator()
-        self.started = _tracing.now()
-        self._previous = _tracing.start(self.events)
+        self.started = _recorder.now()
+        self._previous = _recorder.start(self.events)
         return self
 
     def __exit__(self, *exc) -> None:
-        _tracing.stop(self._previous)
-        self.stopped = _tracing.now()
+        _recorder.stop(self._previous)
+        self.stopped = _recorder.now()
 
     # ------------------------------------------------------------ per rank
     def totals(self) -> dict:

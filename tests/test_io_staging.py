@@ -1,4 +1,4 @@
-"""Stale staging entries of killed saves (darray.io._staging, darray.io.clean_staging).
+"""Stale staging entries of killed saves (darray.io._stage_markers, darray.io.clean_staging).
 
 - A save killed mid-way (SIGKILL of the whole job, 1 and 2 ranks, every saver: zarr, npy, HDF5, checkpoint;
   at a fixed point and at random points, reusing tests/test_faults.py's saver scripts) leaves its staging
@@ -39,7 +39,7 @@ import pytest
 
 import darray as da
 from darray import optim
-from darray.io import _atomic, _staging, clean_staging, load, load_hdf5, load_npy, save, save_hdf5, save_npy
+from darray.io import _atomic, _stage_markers, clean_staging, load, load_hdf5, load_npy, save, save_hdf5, save_npy
 from darray.testing import agree, assert_equal, assert_raises_everywhere
 
 zarr = pytest.importorskip("zarr")
@@ -48,7 +48,7 @@ h5py = pytest.importorskip("h5py")
 from test_faults import KILL_BETWEEN, SAVER, _env, _mpiexec  # noqa: E402 - the fault tests' saver scripts
 
 mpi = pytest.mark.mpi
-MARKER = _staging.MARKER
+MARKER = _stage_markers.MARKER
 DAY = 86400.0
 
 
@@ -114,12 +114,12 @@ def plant(parent: Path, targets: list[str], *, pid: int | None = None, host: str
     else:
         stage = parent / name
         stage.mkdir(mode=0o700)
-    os.close(_staging.mark(str(stage), targets))
+    os.close(_stage_markers.mark(str(stage), targets))
     doc = json.loads((stage / MARKER).read_text())
     if pid is None:
         doc["pid"], doc["start"] = dead_pid(), "0"
     else:
-        doc["pid"], doc["start"] = pid, _staging._start_ticks(pid)
+        doc["pid"], doc["start"] = pid, _stage_markers._start_ticks(pid)
     if host is not None:
         doc["host"] = host
     doc["created"] = time.time() - age
@@ -188,12 +188,12 @@ def _wait_for_creators(out: Path, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     for stage in out.glob("*.tmp-*"):  # killed before its marker existed: abandoned once PARTIAL_GRACE has passed
         if stage.is_dir() and not any(stage.iterdir()):
-            time.sleep(max(0.0, stage.stat().st_mtime + _staging.PARTIAL_GRACE + 0.5 - time.time()))
-    for marker in out.glob(f"*.tmp-*/{_staging.MARKER}"):
+            time.sleep(max(0.0, stage.stat().st_mtime + _stage_markers.PARTIAL_GRACE + 0.5 - time.time()))
+    for marker in out.glob(f"*.tmp-*/{_stage_markers.MARKER}"):
         try:
             pid = json.loads(marker.read_text())["pid"]
         except ValueError:  # killed before its marker was written: abandoned once PARTIAL_GRACE has passed
-            time.sleep(max(0.0, marker.stat().st_mtime + _staging.PARTIAL_GRACE + 0.5 - time.time()))
+            time.sleep(max(0.0, marker.stat().st_mtime + _stage_markers.PARTIAL_GRACE + 0.5 - time.time()))
             continue
         while time.monotonic() < deadline:
             try:
@@ -317,7 +317,7 @@ def test_live_looking_stages_are_kept(fmt, comm, shared):
         comm.barrier()  # rank 0 may still be removing the save's own stage
         everywhere(comm, stages(shared) == before, "the save removed a live-looking stage")
         assert_equal(load_fn(shared / name, split=0), sample(2))
-        for older_than in (_staging.STALE_AFTER, math.inf):
+        for older_than in (_stage_markers.STALE_AFTER, math.inf):
             everywhere(comm, clean_staging(shared / name, older_than=older_than) == [], "clean_staging removed one")
         everywhere(comm, stages(shared) == before, "clean_staging removed a live-looking stage")
         removed = clean_staging(shared / name, older_than=0)  # the explicit override: all but the locked one
@@ -452,7 +452,7 @@ def test_problems_while_removing_are_the_same_warning_on_every_rank(comm, shared
     def cannot_remove(dir_fd, name, problems, where, expect=None):
         problems.append(f"{where}: Permission denied (simulated)")
 
-    monkeypatch.setattr(_staging, "_remove_tree", cannot_remove)
+    monkeypatch.setattr(_stage_markers, "_remove_tree", cannot_remove)
     _, texts = _warned(comm, save_npy, path, da.asarray(sample(6), split=0))
     everywhere(comm, len(texts) == 1 and "Permission denied (simulated)" in texts[0] and "save_npy" in texts[0],
                f"warnings: {texts}")
@@ -463,7 +463,7 @@ def test_problems_while_removing_are_the_same_warning_on_every_rank(comm, shared
     def broken(*args, **kwargs):
         raise RuntimeError("sweep bug (simulated)")
 
-    monkeypatch.setattr(_staging, "sweep", broken)
+    monkeypatch.setattr(_stage_markers, "sweep", broken)
     _, texts = _warned(comm, save_npy, path, da.asarray(sample(7), split=0))
     everywhere(comm, len(texts) == 1 and "sweep bug (simulated)" in texts[0], f"warnings: {texts}")
     assert_equal(load_npy(path, split=0), sample(7))
@@ -519,10 +519,10 @@ def test_a_stage_whose_marker_was_never_written_is_removed_once_old(tmp_path):
     marker: no data, nobody's lock. Removed after PARTIAL_GRACE; kept while fresh, locked, or holding more."""
     import fcntl
 
-    def stage(name, extra=False, age=2 * _staging.PARTIAL_GRACE):
+    def stage(name, extra=False, age=2 * _stage_markers.PARTIAL_GRACE):
         d = tmp_path / name
         d.mkdir(mode=0o700)
-        marker = d / _staging.MARKER
+        marker = d / _stage_markers.MARKER
         marker.write_bytes(b'{"format": "darray-sta')  # cut mid-write
         if extra:
             (d / "data").write_bytes(b"x")
@@ -533,13 +533,13 @@ def test_a_stage_whose_marker_was_never_written_is_removed_once_old(tmp_path):
     old, fresh, fuller, locked = (stage("x.zarr.tmp-old"), stage("x.zarr.tmp-fresh", age=0),
                                   stage("x.zarr.tmp-full", extra=True), stage("x.zarr.tmp-locked"))
     empty_old, empty_fresh = tmp_path / "x.zarr.tmp-emptyold", tmp_path / "x.zarr.tmp-emptyfresh"
-    for d, age in ((empty_old, 2 * _staging.PARTIAL_GRACE), (empty_fresh, 0)):  # killed before the marker
+    for d, age in ((empty_old, 2 * _stage_markers.PARTIAL_GRACE), (empty_fresh, 0)):  # killed before the marker
         d.mkdir(mode=0o700)
         os.utime(d, (time.time() - age,) * 2)
-    holder = os.open(locked / _staging.MARKER, os.O_RDWR)
+    holder = os.open(locked / _stage_markers.MARKER, os.O_RDWR)
     try:
         fcntl.flock(holder, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        found = _staging.sweep(str(tmp_path), ["x.zarr"])
+        found = _stage_markers.sweep(str(tmp_path), ["x.zarr"])
     finally:
         os.close(holder)
     assert sorted(found.removed) == sorted([str(old), str(empty_old)]), found

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import is_host_array, to_numpy
-from .. import _debug, _tracing
+from .. import _debug, _recorder
 from .._layout import coords_of, volume
 from . import signature, watch
 from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
@@ -89,13 +89,13 @@ class _PersistentExchange:
         buf = self.buf
         for src, dst in self.pairs:
             copy_region(buf, src, buf, dst)
-        begin = _tracing.now() if _tracing.active is not None else 0.0
+        begin = _recorder.now() if _recorder.active is not None else 0.0
         for request in self.requests:  # in order: messages of one pair and tag stay ordered
             request.Start()
         self.active = True
         trace = None
-        if _tracing.active is not None:
-            trace = (begin, self.nbytes, sorted(set(self.peers)), _tracing.now(), _tracing.label)
+        if _recorder.active is not None:
+            trace = (begin, self.nbytes, sorted(set(self.peers)), _recorder.now(), _recorder.label)
         request = _Request(comm.MPI, self.requests, None, trace, self.peers, comm)  # wait() rebinds, never mutates
         request.keep = self
         return request
@@ -135,11 +135,11 @@ class _Request:
             if type(self.keep) is _PersistentExchange:
                 self.keep.active = False
             self.keep = None
-        if self.trace is not None and _tracing.active is not None:
+        if self.trace is not None and _recorder.active is not None:
             begin, nbytes, peers, posted, label = self.trace
-            waited = _tracing.now()
+            waited = _recorder.now()
             # overlapped: the caller computed between starting and waiting
-            _tracing.record("comm", label, begin, waited, nbytes, peers, overlapped=waited - posted > 1e-4)
+            _recorder.record("comm", label, begin, waited, nbytes, peers, overlapped=waited - posted > 1e-4)
             self.trace = None
         if self.staged is not None:
             self.staged.finish()
@@ -250,10 +250,10 @@ class MPICommunicator:
         buffer, check = (send, None) if not isinstance(send, np.ndarray) else signature.fold(send, op, self.size,
                                                                                               sign)
         out = self._empty(buffer, buffer.shape)
-        begin = _tracing.now() if _tracing.active is not None else 0.0
+        begin = _recorder.now() if _recorder.active is not None else 0.0
         self._wait(self.comm.Iallreduce(buffer, out, self._ops[op]), f"allreduce.{label}")
-        if _tracing.active is not None:
-            _tracing.record("comm", f"allreduce.{label}", begin, _tracing.now(), send.nbytes, range(self.size))
+        if _recorder.active is not None:
+            _recorder.record("comm", f"allreduce.{label}", begin, _recorder.now(), send.nbytes, range(self.size))
         if check is not None:
             if not check(out):
                 raise _debug.CollectiveMismatch(self._disagree(f"allreduce.{label}"))
@@ -273,10 +273,10 @@ class MPICommunicator:
             self._check("allgather", send.dtype.name, send.size)
         buffer, unpack = (send, None) if not isinstance(send, np.ndarray) else signature.gather_fold(send)
         out = self._empty(buffer, (self.size, *buffer.shape))
-        begin = _tracing.now() if _tracing.active is not None else 0.0
+        begin = _recorder.now() if _recorder.active is not None else 0.0
         self._wait(self.comm.Iallgather(buffer, out), "allgather")
-        if _tracing.active is not None:
-            _tracing.record("comm", "allgather", begin, _tracing.now(), send.nbytes * (self.size - 1),
+        if _recorder.active is not None:
+            _recorder.record("comm", "allgather", begin, _recorder.now(), send.nbytes * (self.size - 1),
                             range(self.size))
         if unpack is not None:
             out, groups = unpack(out)
@@ -290,11 +290,11 @@ class MPICommunicator:
             self._check("bcast", send.dtype.name, send.size, root)
         buf = self._empty(send, send.shape)
         buf[...] = send
-        begin = _tracing.now() if _tracing.active is not None else 0.0
+        begin = _recorder.now() if _recorder.active is not None else 0.0
         self._wait(self.comm.Ibcast(buf, root=root), "bcast")
-        if _tracing.active is not None:
+        if _recorder.active is not None:
             sent = buf.nbytes * (self.size - 1) if self.rank == root else 0
-            _tracing.record("comm", "bcast", begin, _tracing.now(), sent, (root,))
+            _recorder.record("comm", "bcast", begin, _recorder.now(), sent, (root,))
         return self._back(array, buf)
 
     def barrier(self) -> None:
@@ -354,7 +354,7 @@ class MPICommunicator:
         recv_tags = _keyed_tags(recvs) if key is not None else [self._tag] * len(recvs)
         send_tags = _keyed_tags(sends) if key is not None else [self._tag] * len(sends)
         reqs, peers = [], []
-        begin = _tracing.now() if _tracing.active is not None else 0.0
+        begin = _recorder.now() if _recorder.active is not None else 0.0
         for (peer, region), tag in zip(recvs, recv_tags):
             if all(s.stop > s.start for s in region):
                 reqs.append(self.comm.Irecv(self._message(rbuf, region), source=peer, tag=tag))
@@ -367,10 +367,10 @@ class MPICommunicator:
                     reqs.append(self.comm.Isend(self._message(sbuf, region), dest=peer, tag=tag))
                 peers.append(peer)
         trace = None
-        if _tracing.active is not None:
+        if _recorder.active is not None:
             nbytes = sum(volume(r) for _, r in sends) * sbuf.itemsize
-            trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _tracing.now(),
-                     _tracing.label)
+            trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _recorder.now(),
+                     _recorder.label)
         request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers, self)
         request.keep = packed  # packed send buffers live until the wait
         return request

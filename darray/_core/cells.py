@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import _tracing
+from .. import _recorder
 from .._backend import is_numpy_namespace, to_numpy
 from .._layout import Layout, balanced_sizes
 from .array import DArray
@@ -129,7 +129,7 @@ def fetch_cells(y: DArray, axes, coords: list[np.ndarray]):
 
     Collective: every rank calls it with its own (possibly empty) list.
     """
-    with _tracing.labelled("fetch"):
+    with _recorder.labelled("fetch"):
         comm, xp, rank = y._comm, y._xp, y._comm.rank
         owner, local = _owners(y._layout, axes, coords, rank)
         moved = _moved(xp, y.local, axes)
@@ -168,7 +168,7 @@ def scatter_cells(x: DArray, axes, coords: list[np.ndarray], values, rest_key: d
     order of the global list (NumPy's behaviour for repeated indices): ranks
     hold consecutive parts of that list, and receive in rank order.
     """
-    with _tracing.labelled("scatter"):
+    with _recorder.labelled("scatter"):
         comm, xp = x._comm, x._xp
         owner, local = _owners(x._layout, axes, coords, comm.rank)
         if first_cut(x._layout, axes) is None:  # the picked axes are not cut: every rank writes its own cells

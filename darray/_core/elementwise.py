@@ -17,7 +17,7 @@ from .._errors import message
 from .._layout import Layout, balanced_sizes
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
-from .. import _tracing
+from .. import _recorder
 from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .table import ELEMENTWISE, Elementwise
 
@@ -103,10 +103,10 @@ def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     ``temps`` flags operands that are unreferenced temporaries (bit 0: first,
     bit 1: second; see :func:`temporaries`): their buffers may take the result.
     """
-    if _tracing.active is not None:
-        begin, mark = _tracing.now(), len(_tracing.active)
+    if _recorder.active is not None:
+        begin, mark = _recorder.now(), len(_recorder.active)
         out = _apply(row, args, temps)
-        _tracing.record_compute(row.name, begin, mark, out.shape)
+        _recorder.record_compute(row.name, begin, mark, out.shape)
         return out
     return _apply(row, args, temps)
 
@@ -251,7 +251,7 @@ def _aligned_parts(func: str, x, layout: Layout, target: DArray):
     buffer = xp.empty(want.block_shape(rank), dtype=x._block.dtype, device=x.device)
     sends = [(p, r) for p, r in plan.sends if p != rank]
     recvs = [(p, r) for p, r in plan.recvs if p != rank]
-    with _tracing.labelled("align"):
+    with _recorder.labelled("align"):
         x._comm.exchange(x._block, sends, buffer, recvs).wait()
     own_src = [r for p, r in plan.sends if p == rank]
     own_dst = [r for p, r in plan.recvs if p == rank]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _tracing
+from .. import _recorder
 from .._backend import to_numpy
 from .._layout import Layout, balanced_sizes
 from .array import DArray
@@ -39,7 +39,7 @@ def _route(x: DArray, wanted: np.ndarray):
 
 
 def fetch_rows(x: DArray, wanted) -> object:
-    with _tracing.labelled("fetch"):
+    with _recorder.labelled("fetch"):
         return _fetch_rows(x, wanted)
 
 
@@ -77,7 +77,7 @@ def _fetch_rows(x: DArray, wanted) -> object:
 
 
 def scatter_rows(x: DArray, targets, values) -> None:
-    with _tracing.labelled("scatter"):
+    with _recorder.labelled("scatter"):
         _scatter_rows(x, targets, values)
 
 

@@ -26,7 +26,7 @@ from itertools import product
 import numpy as np
 
 from .._backend import is_numpy_namespace
-from .. import _debug, _tracing
+from .. import _debug, _recorder
 from .._layout import Layout, locate, mirror_source, volume
 from .array import DArray
 from .plans import Plan
@@ -198,10 +198,10 @@ def exchange_halos(x: DArray, wait: bool = True, force: bool = False):
         if bound is None or bound.buf is not x._block:  # made once per block: persistent requests under MPI
             plan = halo_plan(x._layout, x._comm.rank)
             bound = x._halo_exchange = x._comm.bind_exchange(x._block, plan.sends, plan.recvs)
-        if _tracing.active is None:
+        if _recorder.active is None:
             request = bound.start()
         else:
-            with _tracing.labelled("halo"):
+            with _recorder.labelled("halo"):
                 request = bound.start()
         handle = HaloExchange(x, request)
     return handle.wait() if wait else handle
@@ -235,7 +235,7 @@ def accumulate_halos(x: DArray) -> DArray:
     staging = xp.empty((starts[-1],), dtype=x._block.dtype, device=x.device)
     recvs = [(p, (slice(a, a + v),)) for (p, _), a, v in zip(plan.sends, starts, volumes)]
     send = xp.asarray(x._block, copy=True)
-    with _tracing.labelled("halo_adjoint"):
+    with _recorder.labelled("halo_adjoint"):
         x._comm.exchange(send, plan.recvs, staging, recvs).wait()
     for (p, region), a, v in zip(plan.sends, starts, volumes):
         shape = tuple(s.stop - s.start for s in region)

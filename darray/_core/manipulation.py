@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _tracing
+from .. import _recorder
 from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
@@ -31,7 +31,7 @@ def place(x: DArray, out: DArray, region, offset) -> None:
 
     plan = placement_plan(x._layout, out._layout, x._comm.rank, tuple(region), tuple(offset))
     block = x._block if x._xp is out._xp else out._xp.asarray(x._block)
-    with _tracing.labelled("place"):
+    with _recorder.labelled("place"):
         x._comm.exchange(block, plan.sends, out._block, plan.recvs).wait()
     out._halo_fresh = False
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _debug, _tracing
+from .. import _debug, _recorder
 from .._layout import Layout
 from .array import DArray
 from .plans import gather_plan, redistribution_plan
@@ -40,7 +40,7 @@ def redistribute_to(x: DArray, layout: Layout) -> DArray:
     xp = x._xp
     alloc = xp.zeros if layout.has_halo else xp.empty
     out = alloc(layout.padded_shape(rank), dtype=x._block.dtype, device=x.device)
-    with _tracing.labelled("redistribute"):
+    with _recorder.labelled("redistribute"):
         x._comm.exchange(x._block, plan.sends, out, plan.recvs).wait()
     return DArray._wrap(out, layout, x._comm, xp)
 
@@ -59,6 +59,6 @@ def gather(x: DArray, root: int | None = None) -> Any:
     xp = x._xp
     shape = x.shape if rank == root else (0,) * x.ndim
     out = xp.empty(shape, dtype=x._block.dtype, device=x.device)
-    with _tracing.labelled("gather"):
+    with _recorder.labelled("gather"):
         x._comm.exchange(x._block, plan.sends, out, plan.recvs).wait()
     return out if rank == root else None

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._errors import message
-from .. import _tracing
+from .. import _recorder
 from .._backend import NUMPY as _NUMPY
 from .._layout import normalize_axis
 from .array import DArray
@@ -103,7 +103,7 @@ def _fast_plan(x: DArray, key: tuple):
     plan is stored by :func:`_remember` once the general path has validated
     the call, so a repeated call is one NumPy reduction and a wrap.
     """
-    if _tracing.active is not None or type(x) is not DArray or x._xp is not _NUMPY:
+    if _recorder.active is not None or type(x) is not DArray or x._xp is not _NUMPY:
         return None
     return x._layout._derived.get(key)
 
@@ -194,11 +194,11 @@ def _traced(func, name: str):
     """``func`` recording one compute event per call while tracing (comm events come from the transport)."""
 
     def traced(x, /, **kwargs):
-        if _tracing.active is None:
+        if _recorder.active is None:
             return func(x, **kwargs)
-        begin, mark = _tracing.now(), len(_tracing.active)
+        begin, mark = _recorder.now(), len(_recorder.active)
         out = func(x, **kwargs)
-        _tracing.record_compute(name, begin, mark, getattr(x, "shape", ()))
+        _recorder.record_compute(name, begin, mark, getattr(x, "shape", ()))
         return out
 
     traced.__wrapped__ = func

@@ -32,13 +32,13 @@ A job killed before the renames leaves the previous file untouched (plus a
 stale ``<name>.tmp-*`` directory that nothing reads but :func:`recovered`). A failure on any rank while
 writing is raised on every rank and the stage is removed.
 
-Stale stages (:mod:`darray.io._staging`): every stage holds a marker,
+Stale stages (:mod:`darray.io._stage_markers`): every stage holds a marker,
 ``.darray-staging.json`` (a reserved target name), that rank 0 writes and
 keeps locked while the save runs. Before creating its stage, a save lets
 rank 0 remove the stale stages of ITS targets left by killed jobs -- only
 stages with a valid marker, whose lock nobody holds, and whose creator is
 provably gone (same machine, process no longer running) or that are older
-than :data:`darray.io._staging.STALE_AFTER`. The outcome is broadcast: a
+than :data:`darray.io._stage_markers.STALE_AFTER`. The outcome is broadcast: a
 problem while removing is the same :class:`RuntimeWarning` on every rank,
 never a failure. A stale stage holding the only copy of the previous target
 is kept until this save has committed, then removed.
@@ -57,7 +57,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import _staging
+from . import _stage_markers
 from ._common import collective
 
 __all__ = ["atomic_targets", "check_target", "recovered"]
@@ -66,7 +66,7 @@ __all__ = ["atomic_targets", "check_target", "recovered"]
 _before_commit = None
 
 _PATH_BYTES = 4096
-_OLD = _staging.OLD
+_OLD = _stage_markers.OLD
 
 
 def check_target(func: str, path) -> str:
@@ -89,7 +89,7 @@ def check_target(func: str, path) -> str:
     if not text or "\0" in text or last in ("", ".", ".."):
         raise ValueError(f"{func}: invalid target path; got {text!r}, expected a file or store name (not empty, "
                          f"'.', '..' or a root, no NUL bytes)")
-    if last == _staging.MARKER:
+    if last == _stage_markers.MARKER:
         raise ValueError(f"{func}: invalid target path; got {text!r}, expected another name ({last!r} is "
                          f"reserved for the marker of darray's staging directories)")
     full = os.path.abspath(text)
@@ -206,7 +206,7 @@ def atomic_targets(func: str, comm, paths):
     The temporaries lie in a staging directory that rank 0 creates with
     :func:`tempfile.mkdtemp` next to the targets (after removing the stale
     stages of the same targets, see :func:`_sweep_agreed`) and marks as
-    live (:func:`darray.io._staging.mark`). The body must be
+    live (:func:`darray.io._stage_markers.mark`). The body must be
     collective-safe itself (failures agreed with
     :func:`darray.io._common.collective`), so every rank leaves it the same way.
     """
@@ -229,9 +229,9 @@ def atomic_targets(func: str, comm, paths):
             for parent in parents:
                 mine = [os.path.basename(f) for f in finals if os.path.dirname(f) == parent]
                 made.append(tempfile.mkdtemp(prefix=f"{mine[0]}.tmp-", dir=parent))
-                held.append(_staging.mark(made[-1], mine))
+                held.append(_stage_markers.mark(made[-1], mine))
         except BaseException:
-            _staging.release(held)
+            _stage_markers.release(held)
             for stage in made:
                 _remove(stage)
             raise
@@ -243,7 +243,7 @@ def atomic_targets(func: str, comm, paths):
 
     def discard():
         if comm.rank == 0:
-            _staging.release(held)  # before removing: NFS keeps an open, removed file as .nfs*
+            _stage_markers.release(held)  # before removing: NFS keeps an open, removed file as .nfs*
             for stage in stages:
                 _discard(stage, os.path.dirname(stage))
 
@@ -268,7 +268,7 @@ def atomic_targets(func: str, comm, paths):
             discard()
     finally:
         if comm.rank == 0:
-            _staging.release(held)  # left without a commit or a discard (a simulated crash): no longer live
+            _stage_markers.release(held)  # left without a commit or a discard (a simulated crash): no longer live
     if deferred:  # the previous data they held is superseded now
         _sweep_agreed(func, comm, finals)
 
@@ -287,8 +287,8 @@ def _sweep_agreed(func: str, comm, finals: list[str]) -> bool:
         kept, problems = False, []
         try:
             for parent in dict.fromkeys(os.path.dirname(f) for f in finals):
-                found = _staging.sweep(parent, [os.path.basename(f) for f in finals if os.path.dirname(f) == parent],
-                                       _staging.STALE_AFTER)
+                found = _stage_markers.sweep(parent, [os.path.basename(f) for f in finals if os.path.dirname(f) == parent],
+                                       _stage_markers.STALE_AFTER)
                 kept = kept or bool(found.only_copy)
                 problems += found.problems
         except Exception as e:  # noqa: BLE001 - cleaning up after other jobs must never fail this save

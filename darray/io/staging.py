@@ -6,7 +6,7 @@ its target (:mod:`darray.io._atomic`). A job killed mid-save leaves that
 directory behind. The next save to the same target removes the stale ones
 itself; :func:`clean_staging` does it on request, with an age threshold of
 your choice, or lists them (``dry_run=True``). The rules for what counts as
-ours and stale are in :mod:`darray.io._staging`.
+ours and stale are in :mod:`darray.io._stage_markers`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from . import _staging
+from . import _stage_markers
 from ._atomic import _agree_targets
 from ._common import collective, comm_of
 
@@ -51,7 +51,7 @@ def _bcast_lines(comm, lines: list[str] | None) -> list[str]:
     return bytes(np.asarray(comm.bcast(buf, 0))).decode("utf-8", "surrogateescape").split("\0")
 
 
-def clean_staging(path, *, older_than=_staging.STALE_AFTER, dry_run: bool = False, comm=None) -> list[str]:
+def clean_staging(path, *, older_than=_stage_markers.STALE_AFTER, dry_run: bool = False, comm=None) -> list[str]:
     """Remove (or list) the stale staging entries that killed saves to ``path`` left behind (collective).
 
     A save writes into a private directory ``<name>.tmp-<random>`` next to
@@ -61,7 +61,7 @@ def clean_staging(path, *, older_than=_staging.STALE_AFTER, dry_run: bool = Fals
     directory of ``path``; every rank returns the same list.
 
     Only entries that darray provably made and that are provably stale are
-    touched (see :mod:`darray.io._staging`): a real directory of this user
+    touched (see :mod:`darray.io._stage_markers`): a real directory of this user
     with mode 0700, named ``<name>.tmp-*`` (``save_npy`` stages:
     ``<name>.sha256.tmp-*``), holding darray's marker file, whose lock no
     live save holds, and that is either at least ``older_than`` seconds old
@@ -79,7 +79,7 @@ def clean_staging(path, *, older_than=_staging.STALE_AFTER, dry_run: bool = Fals
     older_than : float or datetime.timedelta, optional
         Age in seconds from which a stage whose lock nobody holds counts as
         stale even when its creator cannot be checked (another host).
-        Default :data:`darray.io._staging.STALE_AFTER` (24 hours), the
+        Default :data:`darray.io._stage_markers.STALE_AFTER` (24 hours), the
         threshold the saves use. ``0`` removes every such stage, including
         those of saves still running on other hosts on file systems without
         shared locks (NFS ``local_lock=flock``, Lustre ``localflock``); use
@@ -138,9 +138,9 @@ def clean_staging(path, *, older_than=_staging.STALE_AFTER, dry_run: bool = Fals
     found = None
     if comm.rank == 0:
         try:
-            found = _staging.sweep(parent, [name], seconds, dry_run=bool(dry_run))
+            found = _stage_markers.sweep(parent, [name], seconds, dry_run=bool(dry_run))
         except Exception as e:  # noqa: BLE001 - reported below, the same on every rank
-            found = _staging.Sweep(problems=[f"{type(e).__name__}: {e}"])
+            found = _stage_markers.Sweep(problems=[f"{type(e).__name__}: {e}"])
     lines = _bcast_lines(comm, [f"R{p}" for p in sorted(found.removed)] + [f"K{p}" for p in found.only_copy]
                          + [f"P{p}" for p in found.problems] if found else None)
     removed, kept, problems = ([line[1:] for line in lines if line[:1] == k] for k in "RKP")

@@ -1,4 +1,4 @@
-"""The recorder behind :mod:`darray.trace`: a module-level switch checked by every engine.
+"""The event recorder behind :mod:`darray.tracer`: a module-level switch checked by every engine.
 
 When tracing is off (the default) an instrumented call costs one global
 lookup. Imports nothing from darray, so every layer may use it.
