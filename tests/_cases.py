@@ -178,7 +178,7 @@ def values(shape, dtype="float64", seed: int = 0, *, low=None, high=None, key: i
     """A seeded global array of ``shape`` and ``dtype``: the same on every rank.
 
     ``bool``: fair coin; ``int`` / ``uint``: integers in ``[low, high)``
-    (default ``[-50, 50)``, ``[0, 50)`` unsigned); ``float``: standard normal,
+    (default ``[-50, 50)``; unsigned from ``max(low, 0)``); ``float``: standard normal,
     or uniform in ``[low, high)``; ``complex``: such a real part plus an
     imaginary part of the same law. ``key`` separates draws of one test
     (a function name, an argument number).
@@ -190,7 +190,8 @@ def values(shape, dtype="float64", seed: int = 0, *, low=None, high=None, key: i
     if kind == "bool":
         return rng.random(shape) < 0.5
     if kind in ("int", "uint"):
-        lo = (0 if kind == "uint" else -50) if low is None else low
+        lo = -50 if low is None else low
+        lo = max(lo, 0) if kind == "uint" else lo
         return rng.integers(lo, 50 if high is None else high, shape).astype(dt)
 
     def real():
