@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import prod
 
-from ._config import config
-from ._core import DArray
+from ._core import DArray, make_layout
 from ._core.halo import halo_plan
 from ._core.plans import redistribution_plan
 from ._layout import Layout
@@ -93,10 +92,8 @@ def explain(x, /, *, nprocs: int | None = None, split="auto", grid=None, halo=No
         layout = x.layout
         itemsize = itemsize or x.dtype.itemsize
         if nprocs is not None and nprocs != layout.nprocs:
-            layout = Layout.create("explain", layout.shape, nprocs, split=split, grid=grid,
-                                   halo=layout.halo if halo is None else halo,
-                                   boundary=layout.boundary if boundary is None else boundary,
-                                   min_size=config.min_distributed_size)
+            layout = make_layout("explain", layout.shape, nprocs, split, grid, None,
+                                 layout.halo if halo is None else halo, layout.boundary if boundary is None else boundary)
     else:
         if isinstance(x, (str, bytes)) or not all(isinstance(n, int) for n in x):
             raise TypeError(f"explain: expected a DArray or a shape; got {x!r}")

@@ -1,16 +1,14 @@
-"""Argument handling shared by the public functions: devices, communicators, layouts."""
+"""Argument handling shared by the public functions: devices, shapes, the first DArray among arguments."""
 
 from __future__ import annotations
 
 from types import ModuleType
 
 from .._backend import BACKENDS, namespace_named
-from .._comm import Communicator, default_communicator
 from .._config import config
 from .._core import DArray
-from .._layout import Layout
 
-__all__ = ["resolve_device", "resolve_comm", "make_layout", "normalize_shape", "first_darray"]
+__all__ = ["resolve_device", "normalize_shape", "first_darray"]
 
 
 def resolve_device(device) -> tuple[ModuleType, object]:
@@ -44,17 +42,6 @@ def first_darray(*args) -> DArray | None:
             if found is not None:
                 return found
     return None
-
-
-def resolve_comm(comm) -> Communicator:
-    return default_communicator() if comm is None else comm
-
-
-def make_layout(func: str, shape, comm: Communicator, split="auto", grid=None, sizes=None, halo=0,
-                boundary="none") -> Layout:
-    """Validate a layout request for a new array of ``shape`` on ``comm``."""
-    return Layout.create(func, shape, comm.size, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
-                         min_size=config.min_distributed_size)
 
 
 def normalize_shape(func: str, shape) -> tuple[int, ...]:

@@ -20,7 +20,9 @@ from .._core.dtypes import check_dtype
 from .._core.elementwise import astype
 from .._errors import AxisError, message, names_errors
 from .._layout import Layout
-from ._common import make_layout, normalize_shape, resolve_comm, resolve_device
+from .._comm import resolve_comm
+from .._core import make_layout
+from ._common import normalize_shape, resolve_device
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "from_local", "full", "full_like",
            "identity", "linspace", "meshgrid", "ones", "ones_like", "tri", "tril", "triu", "zeros", "zeros_like"]
@@ -45,7 +47,7 @@ def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary
     shape = normalize_shape(func, shape)
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
-    layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+    layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     padded = layout.padded_shape(comm.rank)
     dtype = _dtype(xp, dtype, func=func)
     if fill is None:
@@ -126,8 +128,8 @@ def _like(func, x, fill, dtype, order, shape, device, split, grid, sizes, halo, 
     _check_order(func, order, "CFAK")
     x = as_darray(func, x)  # an array-like, as NumPy takes: its shape and dtype
     if shape is not None and normalize_shape(func, shape) != x.shape:  # NumPy's shape= override: a new layout
-        layout = make_layout(func, normalize_shape(func, shape), x._comm, "auto" if split is None else split, grid,
-                             sizes, halo or 0, boundary or "none")
+        layout = make_layout(func, normalize_shape(func, shape), x._comm.size, "auto" if split is None else split,
+                             grid, sizes, halo or 0, boundary or "none")
     elif split is None and grid is None and sizes is None and halo is None and boundary is None:
         layout = x._layout
     else:
@@ -233,7 +235,7 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
     elif dtype is not None:
         data = xp.astype(data, to_backend_dtype(xp, dtype))
     check_dtype("asarray", data.dtype)
-    layout = make_layout("asarray", tuple(data.shape), comm, split, grid, sizes, halo, boundary)
+    layout = make_layout("asarray", tuple(data.shape), comm.size, split, grid, sizes, halo, boundary)
     part = data[layout.block_slices(comm.rank)] if data.ndim else data
     if isinstance(part, np.ndarray) and xp is not namespace_of(part):
         part = from_numpy(xp, part, device=dev)
@@ -382,7 +384,7 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None, split="auto"
         dtype = np.int64 if integral else np.float64
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
-    layout = make_layout("arange", (n,), comm, split, grid, sizes, halo, boundary)
+    layout = make_layout("arange", (n,), comm.size, split, grid, sizes, halo, boundary)
     lo, hi = layout.block_slices(comm.rank)[0].start, layout.block_slices(comm.rank)[0].stop
     if integral:
         local = xp.arange(start + lo * step, start + hi * step, step, dtype=_dtype(xp, dtype), device=dev)
@@ -422,7 +424,7 @@ def linspace(start, stop, /, num=50, endpoint=True, retstep=False, dtype=None, a
         dtype = np.complex128 if is_complex else np.float64
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
-    layout = make_layout("linspace", (num,), comm, split, grid, sizes, halo, boundary)
+    layout = make_layout("linspace", (num,), comm.size, split, grid, sizes, halo, boundary)
     lo, hi = layout.block_slices(comm.rank)[0].start, layout.block_slices(comm.rank)[0].stop
     div = (num - 1) if endpoint else num
     work = np.complex128 if is_complex else np.float64
@@ -482,7 +484,7 @@ def _band(func, n_rows, n_cols, k, dtype, below: bool, device, split, grid, size
     shape = normalize_shape(func, (n_rows, n_cols))
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
-    layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+    layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     rows, cols = layout.block_slices(comm.rank)
     r = xp.reshape(xp.arange(rows.start, rows.stop, device=dev) + int(k), (-1, 1))
     c = xp.reshape(xp.arange(cols.start, cols.stop, device=dev), (1, -1))
@@ -548,7 +550,7 @@ def meshgrid(*arrays, indexing: str = "xy", split="auto", grid=None, comm=None) 
     first = arrays[0]
     comm = first._comm if isinstance(first, DArray) else resolve_comm(comm)
     xp = first._xp if isinstance(first, DArray) else namespace_of(np.asarray(vectors[0]))
-    layout = make_layout("meshgrid", tuple(shape), comm, split, grid)
+    layout = make_layout("meshgrid", tuple(shape), comm.size, split, grid)
     cells = layout.block_slices(comm.rank)
     out = []
     for i, v in enumerate(vectors):

@@ -67,7 +67,9 @@ from .._core import DArray, redistribute_to, to_backend_dtype
 from .._core.protocols import implements
 from .._errors import message
 from .._layout import Layout, balanced_sizes, normalize_axis
-from ._common import make_layout, resolve_comm, resolve_device
+from .._comm import resolve_comm
+from .._core import make_layout
+from ._common import resolve_device
 from .creation import _place
 from .manipulation import roll
 
@@ -549,7 +551,7 @@ def _freq(func: str, n, d, dtype, device, count: int, negative: bool, split, gri
         raise ValueError(message(func, "dtype must be a real floating dtype", out_dtype, "float32 or float64"))
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
-    layout = make_layout(func, (count,), comm, split, grid, sizes, halo, boundary)
+    layout = make_layout(func, (count,), comm.size, split, grid, sizes, halo, boundary)
     cells = layout.block_slices(comm.rank)[0]
     k = np.arange(cells.start, cells.stop, dtype=np.int64)
     if negative:

@@ -46,7 +46,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._config import config
-from .._core import DArray, redistribute_to
+from .._core import DArray, make_layout, redistribute_to
 from .._core.dtypes import check_category
 from .._core.elementwise import align_target, astype, local_operand
 from .._core.reductions import max as _max, min as _min, normalize_axes, sum as _sum
@@ -136,8 +136,7 @@ def _out(local, like: DArray, layout: Layout | None = None) -> DArray:
     if layout is not None and layout.shape == shape:
         return redistribute_to(out, layout.without_halo() if layout.has_halo else layout)
     if out.size >= config.min_distributed_size and out.ndim:
-        return redistribute_to(out, Layout.create("linalg", shape, comm.size, split="auto",
-                                                  min_size=config.min_distributed_size))
+        return redistribute_to(out, make_layout("linalg", shape, comm.size))
     return out
 
 

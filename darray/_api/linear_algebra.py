@@ -48,7 +48,7 @@ from math import prod
 import numpy as np
 
 from .._config import config
-from .._core import DArray, redistribute_to
+from .._core import DArray, make_layout, redistribute_to
 from .._core.dtypes import check_category
 from .._core.elementwise import astype
 from .._core.indexing import getitem
@@ -116,8 +116,7 @@ def _settle(out: DArray) -> DArray:
     """A replicated result, cut by a local slice (no messages) when it is large enough to distribute."""
     if out.size < config.min_distributed_size or out._comm.size == 1 or out.ndim == 0:
         return out
-    layout = Layout.create("matmul", out.shape, out._comm.size, split="auto", min_size=config.min_distributed_size)
-    return redistribute_to(out, layout)
+    return redistribute_to(out, make_layout("matmul", out.shape, out._comm.size))
 
 
 def _insert_axis(x: DArray, position: int) -> DArray:

@@ -16,7 +16,7 @@ from .self_ import SelfCommunicator
 
 __all__ = ["Communicator", "DoneRequest", "REDUCE_OPS", "Region", "Request", "SelfCommunicator",
            "available_transports", "default_communicator", "launched_by_mpi", "make_communicator",
-           "set_default_communicator"]
+           "resolve_comm", "set_default_communicator"]
 
 #: Environment variables that MPI launchers (MPICH/Hydra, Open MPI, PMIx, Slurm) set.
 _LAUNCHER_VARS = ("PMI_SIZE", "PMI_RANK", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS", "PMI_FD")
@@ -71,6 +71,11 @@ def default_communicator() -> Communicator:
             name = "mpi" if launched_by_mpi() and available_transports()["mpi"] else "self"
         _default = make_communicator(name)
     return _default
+
+
+def resolve_comm(comm: Communicator | None) -> Communicator:
+    """``comm``, or the default communicator when it is None (the ``comm=`` argument of public functions)."""
+    return default_communicator() if comm is None else comm
 
 
 def set_default_communicator(comm: Communicator) -> None:

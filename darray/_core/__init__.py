@@ -3,9 +3,9 @@
 from .array import DArray
 from .dtypes import DTYPES, to_backend_dtype, to_numpy_dtype
 from .elementwise import align_target, apply, astype, calibrate_reuse, local_operand, wrap_like
-from .redistribute import gather, redistribute_to, target_layout
+from .redistribute import gather, make_layout, redistribute_to, target_layout
 
-__all__ = ["DArray", "DTYPES", "align_target", "apply", "astype", "gather", "local_operand", "redistribute_to",
-           "target_layout", "to_backend_dtype", "to_numpy_dtype", "wrap_like"]
+__all__ = ["DArray", "DTYPES", "align_target", "apply", "astype", "gather", "local_operand", "make_layout",
+           "redistribute_to", "target_layout", "to_backend_dtype", "to_numpy_dtype", "wrap_like"]
 
 calibrate_reuse()

@@ -5,21 +5,29 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _debug, _recorder
+from .._config import config
 from .._layout import Layout
 from .array import DArray
 from .plans import gather_plan, redistribution_plan
 
-__all__ = ["redistribute_to", "target_layout", "gather"]
+__all__ = ["redistribute_to", "make_layout", "target_layout", "gather"]
+
+
+def make_layout(func: str, shape, nprocs: int, split="auto", grid=None, sizes=None, halo=0,
+                boundary="none") -> Layout:
+    """Validate a user's layout request for an array of ``shape`` on ``nprocs`` ranks.
+
+    Arrays smaller than ``darray.config.min_distributed_size`` are replicated
+    when ``split="auto"``.
+    """
+    return Layout.create(func, shape, nprocs, split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary,
+                         min_size=config.min_distributed_size)
 
 
 def target_layout(x: DArray, func: str, split="auto", grid=None, sizes=None, halo=None, boundary=None) -> Layout:
-    """Validate a user's layout request for ``x`` (same shape, same ranks)."""
-    from .._config import config
-
-    return Layout.create(func, x.shape, x._comm.size, split=split, grid=grid, sizes=sizes,
-                         halo=x._layout.halo if halo is None else halo,
-                         boundary=x._layout.boundary if boundary is None else boundary,
-                         min_size=config.min_distributed_size)
+    """Validate a user's layout request for ``x`` (same shape, same ranks; halo and boundary kept unless given)."""
+    return make_layout(func, x.shape, x._comm.size, split, grid, sizes, x._layout.halo if halo is None else halo,
+                       x._layout.boundary if boundary is None else boundary)
 
 
 def redistribute_to(x: DArray, layout: Layout) -> DArray:

@@ -29,7 +29,7 @@ import numpy as np
 import darray
 
 __all__ = ["CorruptFileError", "ChecksumError", "MissingChunkError", "MissingChecksumWarning", "collective",
-           "agree", "comm_of", "read_layout", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
+           "agree", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
            "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "check_table", "block_bounds",
            "VERIFY_MAX_BYTES", "mpi_comm", "check_shape", "check_fits", "physical_memory", "MAX_NDIM"]
 
@@ -117,10 +117,6 @@ def token(comm) -> str:
     return bytes(np.asarray(comm.bcast(buf, 0))).decode("ascii")
 
 
-def comm_of(comm):
-    return darray.default_communicator() if comm is None else comm
-
-
 def mpi_comm(comm):
     """The mpi4py communicator behind a darray communicator, or None."""
     inner = getattr(comm, "comm", None)
@@ -194,12 +190,6 @@ def check_fits(func: str, what: str, shape, dtype) -> None:
         raise MemoryError(f"{func}: {what} needs {_gib(nbytes)} (shape {tuple(shape)}, dtype "
                           f"{np.dtype(dtype).str}); got more than this machine's memory ({_gib(limit)}), expected "
                           f"a block that fits (load on more ranks, or check the stored shape)")
-
-
-def read_layout(func: str, shape, comm, split, grid, sizes, halo, boundary):
-    """The layout a loaded array gets (validated identically on every rank)."""
-    return darray.Layout.create(func, tuple(int(n) for n in shape), comm.size, split=split, grid=grid, sizes=sizes,
-                                halo=halo, boundary=boundary, min_size=darray.config.min_distributed_size)
 
 
 def wrap(block: np.ndarray, layout, comm):

@@ -24,7 +24,8 @@ import os
 
 import numpy as np
 
-from ._common import collective, comm_of
+from .._comm import resolve_comm
+from ._common import collective
 from .hdf5_io import load_hdf5, save_hdf5
 from .npy_io import load_npy, save_npy
 from .zarr_io import load as load_zarr
@@ -153,7 +154,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     (5,)
     """
     func = "load"
-    comm = comm_of(comm)
+    comm = resolve_comm(comm)
     kind = collective(comm, _inspect, func, path, func=func)
     code = np.asarray([FORMATS.index(kind)], dtype=np.int64)
     kind = FORMATS[int(np.asarray(comm.bcast(code, 0))[0])]  # every rank runs rank 0's choice

@@ -27,9 +27,10 @@ import os
 import numpy as np
 
 from ._atomic import atomic_targets
-from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape,
-                      check_table, checksum_table, collective, comm_of, host_block, is_writer, mpi_comm, read_layout,
-                      verify_blocks, wrap)
+from .._comm import resolve_comm
+from .._core import make_layout
+from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape, check_table,
+                      checksum_table, collective, host_block, is_writer, mpi_comm, verify_blocks, wrap)
 
 __all__ = ["save_hdf5", "load_hdf5"]
 
@@ -156,7 +157,7 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
     """
     func = _func
     check_dataset_name(func, dataset)
-    comm = comm_of(comm)
+    comm = resolve_comm(comm)
     h5py = collective(comm, _h5py, func=func)
     path = os.path.abspath(os.fspath(path))
     files = []  # the open file, closed once this rank has read everything it needs
@@ -189,7 +190,7 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
 
     try:
         ds, shape, dtype, blocks = collective(comm, open_meta, func=func)
-        layout = read_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+        layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
         start, stop = block_bounds(layout, comm.rank)
 
         def read_region(cells):

@@ -32,9 +32,11 @@ import numpy as np
 import darray
 
 from ._atomic import atomic_targets
-from ._common import (ChecksumError, CorruptFileError, MissingChecksumWarning, block_bounds, check_darray,
-                      check_dtype, check_fits, check_shape, check_table, checksum_table, collective, comm_of,
-                      host_block, is_writer, mpi_comm, read_layout, verify_blocks, wrap, writer_blocks)
+from .._comm import resolve_comm
+from .._core import make_layout
+from ._common import (ChecksumError, CorruptFileError, MissingChecksumWarning, block_bounds, check_darray, check_dtype,
+                      check_fits, check_shape, check_table, checksum_table, collective, host_block, is_writer, mpi_comm,
+                      verify_blocks, wrap, writer_blocks)
 
 __all__ = ["save_npy", "load_npy"]
 
@@ -281,7 +283,7 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
     15.0
     """
     func = _func
-    comm = comm_of(comm)
+    comm = resolve_comm(comm)
     path = os.path.abspath(os.fspath(path))
 
     def open_meta():
@@ -298,7 +300,7 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
                       f"save_npy writes (the data cannot be verified: it was saved without checksums or the sidecar "
                       f"was deleted; verify=False loads it silently, verify=True refuses it)",
                       MissingChecksumWarning, stacklevel=2)
-    layout = read_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+    layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     start, stop = block_bounds(layout, comm.rank)
     region = tuple(slice(a, b) for a, b in zip(start, stop))
 

@@ -43,6 +43,8 @@ import numpy as np
 
 import darray
 from darray._backend import to_numpy
+from darray._comm import resolve_comm
+from darray._core import make_layout
 
 from ._common import collective
 from .npy_io import load_npy, save_npy
@@ -149,7 +151,7 @@ def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, s
     file. ``unpack=True`` returns the columns (a tuple of DArrays).
     """
     path = _path("loadtxt", fname)
-    comm = darray.default_communicator() if comm is None else comm
+    comm = resolve_comm(comm)
 
     def read():
         return np.loadtxt(path, dtype=dtype, comments=comments, delimiter=delimiter, converters=converters,
@@ -179,7 +181,7 @@ def genfromtxt(fname, dtype=float, *, split="auto", comm=None, **kwargs):
     (``delimiter``, ``skip_header``, ``filling_values``, ``usecols``, ...).
     """
     path = _path("genfromtxt", fname)
-    comm = darray.default_communicator() if comm is None else comm
+    comm = resolve_comm(comm)
     data = collective(comm, lambda: _numbers("genfromtxt", np.genfromtxt(path, dtype=dtype, **kwargs)),
                       func="genfromtxt")
     return darray.asarray(data, split=split, comm=comm)
@@ -199,7 +201,7 @@ def fromfile(file, dtype=float, count: int = -1, sep: str = "", offset: int = 0,
     [0.0, 1.0, 2.0, 3.0, 4.0]
     """
     path = _path("fromfile", file)
-    comm = darray.default_communicator() if comm is None else comm
+    comm = resolve_comm(comm)
     dtype = np.dtype(dtype)
     _numbers("fromfile", np.empty(0, dtype=dtype))
     if sep:
@@ -215,8 +217,7 @@ def fromfile(file, dtype=float, count: int = -1, sep: str = "", offset: int = 0,
         return available if count < 0 else count
 
     n = collective(comm, size, func="fromfile")
-    layout = darray.Layout.create("fromfile", (n,), comm.size, split=split,
-                                  min_size=darray.config.min_distributed_size)
+    layout = make_layout("fromfile", (n,), comm.size, split)
     cells = layout.block_slices(comm.rank)[0]
     block = collective(comm, lambda: np.fromfile(path, dtype=dtype, count=cells.stop - cells.start,
                                                  offset=offset + cells.start * dtype.itemsize), func="fromfile")

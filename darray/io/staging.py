@@ -19,9 +19,10 @@ import warnings
 
 import numpy as np
 
+from .._comm import resolve_comm
 from . import _stage_markers
 from ._atomic import _agree_targets
-from ._common import collective, comm_of
+from ._common import collective
 
 __all__ = ["clean_staging"]
 
@@ -122,7 +123,7 @@ def clean_staging(path, *, older_than=_stage_markers.STALE_AFTER, dry_run: bool 
     >>> import shutil; shutil.rmtree(d)
     """
     func = "clean_staging"
-    comm = comm_of(comm)
+    comm = resolve_comm(comm)
     final = _agree_targets(func, comm, [path])[0]
     seconds = _seconds(func, older_than)
     if not isinstance(dry_run, (bool, np.bool_)):

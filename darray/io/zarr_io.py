@@ -49,9 +49,10 @@ from itertools import product
 import numpy as np
 
 from ._atomic import atomic_targets, recovered
+from .._comm import resolve_comm
+from .._core import make_layout
 from ._common import (CorruptFileError, MissingChunkError, block_bounds, check_darray, check_dtype, check_fits,
-                      check_shape, check_table, checksum_table, collective, comm_of, host_block, is_writer,
-                      read_layout, verify_blocks, wrap)
+                      check_shape, check_table, checksum_table, collective, host_block, is_writer, verify_blocks, wrap)
 
 __all__ = ["save", "load", "chunk_plan", "confined_store"]
 
@@ -387,7 +388,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     on every rank.
     """
     func = "load"
-    comm = comm_of(comm)
+    comm = resolve_comm(comm)
     zarr = collective(comm, _zarr, func=func)
     path = recovered(os.path.abspath(os.fspath(path)))
 
@@ -428,7 +429,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
         return array, shape, dtype, blocks, every_chunk
 
     array, shape, dtype, blocks, every_chunk = collective(comm, open_meta, func=func)
-    layout = read_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+    layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     start, stop = block_bounds(layout, comm.rank)
 
     def read_region(cells):

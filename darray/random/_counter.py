@@ -74,7 +74,9 @@ from math import prod
 
 import numpy as np
 
-from .._api._common import make_layout, normalize_shape, resolve_comm, resolve_device
+from .._api._common import normalize_shape, resolve_device
+from .._comm import resolve_comm
+from .._core import make_layout
 from .._api.creation import _place
 from .._backend import to_numpy
 from .._core import DArray, to_numpy_dtype
@@ -374,7 +376,7 @@ class Generator:
         """A new DArray: each rank turns its block's words (``(n, words_per_element)``) into values."""
         comm = resolve_comm(comm)
         xp, dev = resolve_device(device)
-        layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+        layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
         stream = self._stream()
         cells = layout.block_slices(comm.rank)
         starts, length = _runs(shape, cells)
@@ -532,7 +534,7 @@ class Generator:
             raise ValueError(message(func, "cannot take a larger sample than the population without replacement",
                                      count, f"at most {n}"))
         comm = resolve_comm(comm)
-        layout = make_layout(func, shape, comm, split, grid, sizes, halo, boundary)
+        layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
         starts, length = _runs(shape, layout.block_slices(comm.rank))
         if not replace:
             picks = self._permutation_of(n, starts, length)
@@ -572,7 +574,7 @@ class Generator:
                 raise ValueError(message(func, "x must be non-negative", n, "x >= 0"))
             comm = resolve_comm(comm)
             xp, dev = resolve_device(device)
-            layout = make_layout(func, (n,), comm, split, grid, sizes, halo, boundary)
+            layout = make_layout(func, (n,), comm.size, split, grid, sizes, halo, boundary)
             starts, length = _runs((n,), layout.block_slices(comm.rank))
             values = self._permutation_of(n, starts, length)
             return _place(xp.asarray(values, device=dev), layout, comm, xp)

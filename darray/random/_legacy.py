@@ -77,7 +77,9 @@ from math import prod
 
 import numpy as np
 
-from .._api._common import make_layout, normalize_shape, resolve_comm, resolve_device
+from .._api._common import normalize_shape, resolve_device
+from .._comm import resolve_comm
+from .._core import make_layout
 from .._api.creation import _place, asarray
 from .._api.elementwise import exp, isfinite, less
 from .._backend import to_numpy
@@ -220,7 +222,7 @@ def _tiled(func: str, method: str, generator: Generator, params: list, shape: tu
     """``numpy.random.Generator.<method>`` on fixed tiles of the flat index; each rank keeps its cells."""
     comm = resolve_comm(layout["comm"])
     xp, dev = resolve_device(layout["device"])
-    lay = make_layout(func, shape, comm, layout["split"], layout["grid"], layout["sizes"], layout["halo"],
+    lay = make_layout(func, shape, comm.size, layout["split"], layout["grid"], layout["sizes"], layout["halo"],
                       layout["boundary"])
     key = generator._key  # after the layout checks: the legacy state advances only for a valid call
     starts, length = _runs(shape, lay.block_slices(comm.rank))
@@ -567,7 +569,7 @@ class RandomState:
             return _laid_out(self._numpy("choice", "choice", a, size, replace, p), layout)
         picks = np.asarray(self._numpy("choice", "choice", n, shape, replace, p))
         comm = a._comm if layout["comm"] is None else layout["comm"]
-        lay = make_layout("choice", shape, comm, split, grid, sizes, halo, boundary)
+        lay = make_layout("choice", shape, comm.size, split, grid, sizes, halo, boundary)
         mine = np.ascontiguousarray(picks[lay.block_slices(comm.rank)].reshape(-1), dtype=np.int64)
         values = _take_rows("choice", a, mine).reshape(lay.block_shape(comm.rank))
         xp, dev = (a._xp, a.device) if device is None else resolve_device(device)
