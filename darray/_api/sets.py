@@ -26,6 +26,7 @@ from .._errors import message
 from .._layout import Layout
 from .._core.advanced import take
 from .creation import full_like
+from .elementwise import isnan
 from .cumulative import cumulative_sum, diff
 from .manipulation import reshape
 from .searching import nonzero
@@ -128,15 +129,18 @@ def _unique(func: str, x, indices: bool = False, inverse: bool = False, counts: 
 def _unique_complex(x: DArray, indices: bool, inverse: bool, counts: bool):
     """Complex values: runs of equal values in NumPy's complex order (real part, then imaginary part, NaNs last).
 
-    The sample sort keys real numbers, so the order comes from two stable
-    distributed argsorts (imaginary part, then real part); the runs are found
+    The sample sort keys real numbers, so the order comes from three stable
+    distributed argsorts (imaginary part, real part, where the NaNs are); the runs are found
     on the sorted values as for real ones, from darray's own distributed
     operations: a shifted comparison, boolean-mask selection, ``nonzero`` and
     ``diff`` for counts, and a scatter of run ids for the inverse.
     """
     flat = reshape(x, (-1,))
-    order = argsort(flat.imag, stable=True)
-    order = take(order, argsort(take(flat.real, order), stable=True))
+    re, im = flat.real, flat.imag
+    nan_kind = isnan(re).astype(np.int8) * 2 + isnan(im)  # NumPy: R + Rj < R + nanj < nan + Rj < nan + nanj
+    order = argsort(im, stable=True)
+    for key in (re, nan_kind):
+        order = take(order, argsort(take(key, order), stable=True))
     ordered = take(flat, order)
     keep = full_like(ordered, True, dtype=bool)
     keep[1:] = ordered[1:] != ordered[:-1]  # NaN != NaN: every NaN is distinct
@@ -144,7 +148,7 @@ def _unique_complex(x: DArray, indices: bool, inverse: bool, counts: bool):
     if counts:
         result_counts = diff(nonzero(keep)[0], append=ordered.shape[0])
     if inverse:
-        run_ids = cumulative_sum(keep, dtype=np.int64) - 1
+        run_ids = cumulative_sum(keep.astype(np.int64)) - 1
         scattered = full_like(order, 0)
         scattered[order] = run_ids
         result_inverse = reshape(scattered, x.shape)

@@ -19,6 +19,7 @@ from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _recorder
 from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
+from .special_cases import standard_kernel
 from .table import ELEMENTWISE, Elementwise
 
 __all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like",
@@ -44,7 +45,7 @@ def _func(xp, name: str):
         table = _funcs[xp] = {}
     f = table.get(name)
     if f is None:
-        f = table[name] = getattr(xp, name)
+        f = table[name] = standard_kernel(xp, name)
     return f
 
 

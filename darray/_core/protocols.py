@@ -21,6 +21,7 @@ from .._errors import message, naming
 from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
+from .special_cases import FIXED, standard_kernel
 
 __all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNCS", "implements", "array_ufunc", "ufunc_call", "array_function"]
 
@@ -87,18 +88,20 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
         for o in outs:
             if o.shape != layout.shape:
                 raise ValueError(message(ufunc.__name__, "out= has the wrong shape", o.shape, layout.shape))
-        plain = layout.replace(halo=(0,) * len(layout.shape), boundary=("none",) * len(layout.shape))
+        plain = layout.without_halo()
         # write straight into each out's owned cells when it has the operands' blocks, else via a copy
         direct = [o._layout.blocks_key == layout.blocks_key for o in outs]
         buffers = tuple(o.local if ok else redistribute_to(o, plain).local for o, ok in zip(outs, direct))
         ufunc(*local, out=buffers, **kwargs)
         for o, ok, buf in zip(outs, direct, buffers):
             if not ok:
-                o.local[...] = redistribute_to(wrap_like(buf, plain, target), o._layout.replace(
-                    halo=(0,) * o.ndim, boundary=("none",) * o.ndim)).local
+                o.local[...] = redistribute_to(wrap_like(buf, plain, target), o._layout.without_halo()).local
             o._halo_fresh = False
         return outs[0] if ufunc.nout == 1 else outs
-    result = ufunc(*local, **kwargs)
+    if not kwargs and ufunc.__name__ in FIXED:  # the standard's special cases, as darray's own function
+        result = standard_kernel(np, ufunc.__name__)(*local)
+    else:
+        result = ufunc(*local, **kwargs)
     if isinstance(result, tuple):
         return tuple(wrap_like(r, layout, target) for r in result)
     return wrap_like(result, layout, target)
