@@ -53,6 +53,7 @@ from .._core.dtypes import check_category
 from .._core.elementwise import astype
 from .._core.indexing import getitem
 from .._core.manipulation import permute_dims
+from .._core.reductions import combine
 from .._core.reductions import sum as _sum
 from .._errors import message
 from .._layout import Layout, balanced_sizes, normalize_axis
@@ -335,7 +336,7 @@ def _k_layout(shape, k_axis: int, g: int, dims, sizes) -> Layout:
 def _contract(a: DArray, b: DArray, out_shape) -> DArray:
     """Partial products over this rank's contraction block, summed over the grid dim that cuts k."""
     ca, cb = _k_cut(a, a.ndim - 1), _k_cut(b, b.ndim - 2)
-    src, k_axis, (g, dims, _) = (a, a.ndim - 1, ca) if isinstance(ca, tuple) else (b, b.ndim - 2, cb)
+    src, k_axis, (_, dims, _) = (a, a.ndim - 1, ca) if isinstance(ca, tuple) else (b, b.ndim - 2, cb)
     block = src._layout.block_slices(a._comm.rank)[k_axis]
     al, bl = a.local, b.local
     if ca == "replicated":  # the replicated operand is sliced to this rank's contraction block
@@ -343,7 +344,7 @@ def _contract(a: DArray, b: DArray, out_shape) -> DArray:
     if cb == "replicated":
         bl = bl[..., block, :]
     partial = a._xp.matmul(al, bl)
-    partial = a._comm.sub(dims, tuple(i == g for i in range(len(dims)))).allreduce(partial, "sum")
+    partial = combine(partial, "sum", a._comm, src._layout)  # only the grid dim g cuts src
     layout = _replicated_layout(out_shape, a._comm.size, dims)
     return _settle(DArray._wrap(partial, layout, a._comm, a._xp))
 

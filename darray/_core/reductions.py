@@ -29,11 +29,12 @@ import numpy as np
 from .._errors import message
 from .. import _recorder
 from .._backend import NUMPY as _NUMPY
-from .._layout import normalize_axis
+from .._comm import Communicator
+from .._layout import Layout, normalize_axis
 from .array import DArray
 from .dtypes import CATEGORIES, check_category, to_backend_dtype, to_numpy_dtype
 
-__all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes"]
+__all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes", "combine"]
 
 _ALL_AXES = tuple(tuple(range(n)) for n in range(33))
 
@@ -71,12 +72,23 @@ def _finish(x: DArray, local, axes, keepdims: bool) -> DArray:
     return DArray._wrap(local, layout, x._comm, x._xp)
 
 
-def _allreduce_over(x: DArray, cut, local, op: str):
+def combine(partial, op: str, comm: Communicator, layout: Layout, cut: tuple[bool, ...] | None = None):
+    """The combine step of a reduction: this rank's ``partial`` reduced with ``op`` over the grid dims ``cut``.
+
+    ``cut`` marks, per grid dim of ``layout``, whether the ranks along it
+    hold different blocks of the reduced cells (default: every grid dim that
+    cuts an axis, so that copies of a block count once). ``partial`` has the
+    same shape on every rank; the result is the same on the ranks combined.
+    One allreduce on the ranks sharing the other grid coordinates, none when
+    no dim is cut. The global shape and ``cut`` travel as a signature in the
+    allreduce itself (checked on every rank at no extra message;
+    ``DARRAY_DEBUG=1`` checks every collective before it starts).
+    """
+    if cut is None:
+        cut = tuple(s is not None for s in layout.split)
     if not builtins.any(cut):
-        return local
-    # the global shape and the reduced grid dims travel as a signature in the allreduce itself (checked on
-    # every rank at no extra message; DARRAY_DEBUG=1 checks every collective before it starts)
-    return x._comm.sub(x._layout.dims, cut).allreduce(local, op, sign=(x.shape, cut))
+        return partial
+    return comm.sub(layout.dims, cut).allreduce(partial, op, sign=(layout.shape, cut))
 
 
 # NumPy-compatible superset of the standard: booleans sum, multiply and order too (``np.sum(mask)``).
@@ -171,12 +183,12 @@ def _simple(func: str, op: str, neutral):
             shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
             partial = xp.full(shape, neutral(x.dtype), dtype=block.dtype, device=x.device)
         elif ufunc is not None and xp is _NUMPY:  # the result's shape at once: no reshape afterwards
-            partial = _allreduce_over(x, cut, _as_array(xp, ufunc.reduce(block, axis=axes, keepdims=keepdims,
-                                                                         **kwargs)), op)
+            partial = combine(_as_array(xp, ufunc.reduce(block, axis=axes, keepdims=keepdims, **kwargs)), op,
+                              x._comm, x._layout, cut)
             return DArray._wrap(partial, x._layout.reduced(axes, keepdims), x._comm, xp)
         else:
             partial = getattr(xp, func)(block, axis=axes, keepdims=True, **kwargs)
-        partial = _allreduce_over(x, cut, partial, op)
+        partial = combine(partial, op, x._comm, x._layout, cut)
         return _finish(x, partial if back is None else xp.astype(partial, back), axes, keepdims)
 
     traced = _traced(general, func)
@@ -262,7 +274,7 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
         partial = _as_array(xp, np.add.reduce(block, axis=axes, keepdims=keepdims,
                                               dtype=_MEAN_ACCUMULATOR.get(block.dtype)))
         if builtins.any(cut):
-            partial = _allreduce_over(x, cut, partial, "sum")
+            partial = combine(partial, "sum", x._comm, x._layout, cut)
         with _empty_reduction(count):  # in place keeps a 0-d result an array
             np.divide(partial, count, out=partial)
         layout = x._layout.reduced(axes, keepdims)
@@ -274,7 +286,7 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     if not builtins.any(cut):
         out = xp.mean(block, axis=axes, keepdims=keepdims)
         return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
-    partial = _allreduce_over(x, cut, xp.sum(block, axis=axes, keepdims=True), "sum")
+    partial = combine(xp.sum(block, axis=axes, keepdims=True), "sum", x._comm, x._layout, cut)
     with np.errstate(divide="ignore", invalid="ignore"):
         return _finish(x, partial / count, axes, keepdims)
 
@@ -305,7 +317,7 @@ def _global_mean(x: DArray, axes, cut):
                               dtype=np.float64 if block.dtype.kind in "iub" else None)
     else:
         total = xp.sum(_float_block(x), axis=axes, keepdims=True)
-    total = _allreduce_over(x, cut, total, "sum")
+    total = combine(total, "sum", x._comm, x._layout, cut)
     with _empty_reduction(count):
         return total / count, count
 
@@ -443,7 +455,7 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     # (Other libraries take this path uncut too: the standard's var takes real floats only, torch's var over
     # axis=() is 0, not 0 / (1 - correction).)
     mean, count = _global_mean(x, axes, cut)
-    acc = _allreduce_over(x, cut, _deviation_sums(x, axes, mean), "sum")
+    acc = combine(_deviation_sums(x, axes, mean), "sum", x._comm, x._layout, cut)
     divisor = builtins.max(count - correction, 0)
     if count and divisor:
         out = _corrected_m2(xp, acc, count) / divisor

@@ -37,7 +37,7 @@ from .._errors import message
 from .._layout import Layout, mirror_source
 
 __all__ = ["Rule", "RULES", "register", "Context", "unbroadcast", "to_layout", "restored", "zeros_in", "accumulate",
-           "allreduce_partial", "namespace", "ELEMENTWISE_UNARY", "ELEMENTWISE_BINARY", "NONDIFFERENTIABLE"]
+           "namespace", "ELEMENTWISE_UNARY", "ELEMENTWISE_BINARY", "NONDIFFERENTIABLE"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -138,14 +138,6 @@ def unbroadcast(g: DArray, shape: tuple[int, ...]) -> DArray:
     if lead:
         g = g[(0,) * lead]
     return g
-
-
-def allreduce_partial(partial, layout: Layout, like: DArray):
-    """Sum per-rank partials over the ranks that hold distinct blocks of ``layout``."""
-    cut = tuple(s is not None for s in layout.split)
-    if not any(cut):
-        return partial
-    return like._comm.sub(layout.dims, cut).allreduce(partial, "sum")
 
 
 def _shape_of(x) -> tuple:

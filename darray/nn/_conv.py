@@ -14,10 +14,10 @@ from __future__ import annotations
 import inspect
 
 from .. import autodiff as ad
+from .._core.reductions import combine
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
-from ..autodiff.rules import allreduce_partial
 from ._kernels import kernels_for
 from ._util import data, ntuple, redistributed, whole, whole_channel_layout, wrap_storage, zeros
 from ._window import WindowPlan, extract, scatter_back, window_plan
@@ -92,7 +92,7 @@ def _conv_local_backward(ctx, g):
     out_p = wrap_storage(gp, p._layout, p) if ctx.needs[0] else None
     out_w = None
     if ctx.needs[1]:
-        gw = allreduce_partial(gw, plan.out, p)
+        gw = combine(gw, "sum", p._comm, plan.out)
         out_w = wrap_storage(gw, w._layout.replicated(), w)
     return out_p, out_w
 
@@ -214,7 +214,7 @@ def _conv_transpose_backward(ctx, g):
     out_x = wrap_storage(gx, x._layout.without_halo(), x) if ctx.needs[0] else None
     out_w = None
     if ctx.needs[1]:
-        gw = allreduce_partial(gw, x._layout.without_halo(), x)
+        gw = combine(gw, "sum", x._comm, x._layout)
         out_w = wrap_storage(gw, w._layout.replicated(), w)
     return out_x, out_w
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from .. import autodiff as ad
+from .._core.reductions import combine
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
-from ..autodiff.rules import allreduce_partial
 from ._util import data, whole, wrap_storage
 
 __all__ = ["linear"]
@@ -34,7 +34,7 @@ def _linear_backward(ctx, g):
         others = [a for a in range(local.ndim) if a != axis]
         part = xp.tensordot(gl, local, axes=(others, others)) if math.prod(local.shape) else \
             xp.zeros(tuple(weight.shape), dtype=weight.dtype, device=x.device)
-        gw = wrap_storage(allreduce_partial(part, x._layout, x), w._layout.replicated(), w)
+        gw = wrap_storage(combine(part, "sum", x._comm, x._layout), w._layout.replicated(), w)
     return gx, gw
 
 
