@@ -5,13 +5,16 @@ of the global array padded by ``numpy.pad`` axis by axis: boundary
 ``periodic`` is ``wrap``, ``reflect`` is ``symmetric``, ``nearest`` is
 ``edge`` and a number is ``constant``; with ``none`` the ghost cells past the
 global edges keep what they held (a sentinel written before the exchange).
-Layouts cover uneven blocks, empty blocks, blocks narrower than the halo
-(multi-hop), replicated arrays and 2-d / 3-d grids at 4 ranks. The adjoint
+Layouts (``tests/_cases.py``, one test each) cover uneven blocks, empty
+blocks, blocks narrower than the halo (multi-hop), replicated arrays and
+2-d / 3-d grids at 4 ranks. The adjoint
 test checks ``<A x, y> == <x, A^T y>`` for A = "exchange, then return the
 padded block", with A^T written independently here in NumPy.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -20,62 +23,26 @@ import darray as da
 from darray._backend import namespace_of, to_numpy
 from darray._core.dtypes import to_numpy_dtype
 from darray._core.halo import HaloExchange
-from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
+from darray.testing import agree, assert_equal, assert_raises_everywhere
+
+from _cases import COMM, P, by_ndim, catalogue, layouts, values
 
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 SHAPES = {1: (13,), 2: (9, 11), 3: (6, 7, 8)}
 PAD_MODE = {"periodic": "wrap", "reflect": "symmetric", "nearest": "edge"}
 SENTINEL = {"f": -777.0, "i": -777, "c": -777 - 7j, "b": True}
 
-
-def comm():
-    return da.default_communicator()
-
-
-
-def thin(n: int, p: int) -> list[int]:
-    """One-cell blocks and one big last block: halos wider than most blocks (multi-hop)."""
-    return [1] * (p - 1) + [n - (p - 1)]
-
-
-def layouts(ndim: int) -> dict[str, dict]:
-    n = SHAPES[ndim]
-    if ndim == 1:
-        out = {"split0": dict(split=0), "uneven": dict(split=0, sizes=uneven(n[0], P)),
-               "thin": dict(split=0, sizes=thin(n[0], P)), "replicated": dict(split=None)}
-    elif ndim == 2:
-        out = {"split0": dict(split=0), "split1": dict(split=1),
-               "uneven0": dict(split=0, sizes={0: uneven(n[0], P)}),
-               "thin1": dict(split=1, sizes={1: thin(n[1], P)}), "replicated": dict(split=None)}
-        if P == 4:
-            out |= {"grid22": dict(split=(0, 1), grid=(2, 2)), "grid22T": dict(split=(1, 0), grid=(2, 2)),
-                    "grid22-none": dict(split=(None, 1), grid=(2, 2)),
-                    "grid22-uneven": dict(split=(0, 1), grid=(2, 2), sizes={0: [9, 0], 1: [1, 10]})}
-    else:
-        out = {"split0": dict(split=0), "uneven1": dict(split=1, sizes={1: uneven(n[1], P)}),
-               "split2": dict(split=2), "replicated": dict(split=None)}
-        if P == 4:
-            out |= {"grid122": dict(split=(0, 1, 2), grid=(1, 2, 2)), "grid22": dict(split=(2, 0), grid=(2, 2))}
-    return out
+#: Uneven and empty blocks, blocks narrower than the halo (``thin``: multi-hop), replicated, 2-d / 3-d grids.
+LAYOUTS = {1: layouts(SHAPES[1], "split0", "uneven0", "thin0", "replicated"),
+           2: layouts(SHAPES[2], "split0", "split1", "uneven0", "thin1", "replicated", "grid2x2", "grid2x2-10",
+                      "grid2x2-n1", "grid2x2-uneven"),
+           3: layouts(SHAPES[3], "split0", "uneven1", "split2", "replicated", "grid1x2x2", "grid2x2-20")}
 
 
 #: Halo widths per ndim: narrow, per-axis, dict, wider than blocks, the whole axis.
 HALOS = {1: [1, 3, 6, 13], 2: [1, (2, 0), {1: 3}, (4, 6), (9, 11)], 3: [1, (0, 2, 3), (6, 7, 8)]}
 BOUNDARIES = ["none", "periodic", "reflect", "nearest", -1.5]
-
-
-def values(shape, dtype="float64", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(shape)])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(-50, 50, shape).astype(dt)
-    if dt.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
 
 
 def per_axis(spec, ndim, default):
@@ -170,31 +137,36 @@ def with_sentinel(g, sentinel, **kw):
 
 
 # ------------------------------------------------------------------ exchange vs numpy.pad
-@pytest.mark.parametrize("boundary", BOUNDARIES, ids=str)
-@pytest.mark.parametrize("ndim", [1, 2, 3])
-def test_exchange_matches_numpy_pad(ndim, boundary):
-    """Every layout and halo width of ``HALOS`` (incl. wider than a block and the whole axis), float64."""
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_exchange_matches_numpy_pad(ndim, layout):
+    """Every boundary and halo width of ``HALOS`` (incl. wider than a block and the whole axis), float64."""
     g = values(SHAPES[ndim])
-    for name, kw in layouts(ndim).items():
+    for boundary in BOUNDARIES:
         for halo in HALOS[ndim]:
-            x = with_sentinel(g, SENTINEL["f"], halo=halo, boundary=boundary, **kw)
+            x = with_sentinel(g, SENTINEL["f"], halo=halo, boundary=boundary, **layout.kw)
             assert x.exchange_halos() is x
-            assert_block(x, padded_model(g, halo, boundary, SENTINEL["f"]), f"{name} halo={halo} boundary={boundary}")
+            assert_block(x, padded_model(g, halo, boundary, SENTINEL["f"]), f"halo={halo} boundary={boundary}")
 
 
+#: The most cut 2-d layout, a 1-d multi-hop and a 3-d layout, with their halo widths.
+DTYPE_CASES = [(catalogue(SHAPES[2]).get("grid2x2") or catalogue(SHAPES[2])["uneven0"], (2, 3)),
+               (catalogue(SHAPES[1]).get("thin0") or catalogue(SHAPES[1])["split0"], 5),
+               (catalogue(SHAPES[3])["split2"], 2)]
+
+
+@pytest.mark.parametrize("layout,halo", [pytest.param(c, h, id=f"{c.ndim}d-{c}") for c, h in DTYPE_CASES])
 @pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
-def test_exchange_dtypes(dtype):
-    """Other dtypes, every boundary, on the most cut 2-d layout, a 1-d multi-hop and a 3-d layout."""
+def test_exchange_dtypes(dtype, layout, halo):
+    """Other dtypes, every boundary."""
     kind = np.dtype(dtype).kind
     constant = {"f": -1.5, "i": 7, "c": 1 - 2j, "b": 1}[kind]
+    g = values(layout.shape, dtype, seed=3)
     for boundary in BOUNDARIES:
         b = constant if not isinstance(boundary, str) else boundary
-        for ndim, name, halo in [(2, "grid22" if P == 4 else "uneven0", (2, 3)), (1, "thin", 5), (3, "split2", 2)]:
-            g = values(SHAPES[ndim], dtype, seed=3)
-            x = with_sentinel(g, SENTINEL[kind], halo=halo, boundary=b, **layouts(ndim)[name])
-            x.exchange_halos()
-            assert to_numpy_dtype(x.block.dtype) == np.dtype(dtype)
-            assert_block(x, padded_model(g, halo, b, SENTINEL[kind]), f"{dtype} {name} halo={halo} boundary={b}")
+        x = with_sentinel(g, SENTINEL[kind], halo=halo, boundary=b, **layout.kw)
+        x.exchange_halos()
+        assert to_numpy_dtype(x.block.dtype) == np.dtype(dtype)
+        assert_block(x, padded_model(g, halo, b, SENTINEL[kind]), f"{dtype} halo={halo} boundary={b}")
 
 
 MIXED = [
@@ -208,32 +180,32 @@ MIXED = [
 ]
 
 
-@pytest.mark.parametrize("ndim,boundary,halo", MIXED, ids=[f"{n}d-{b}-{h}" for n, b, h in MIXED])
-def test_exchange_mixed_boundaries(ndim, boundary, halo):
-    """A different boundary per axis: the corners follow ``numpy.pad`` applied axis after axis."""
+@pytest.mark.parametrize("ndim,layout", by_ndim({2: LAYOUTS[2], 3: LAYOUTS[3]}))
+def test_exchange_mixed_boundaries(ndim, layout):
+    """A different boundary per axis (each row of ``MIXED``): the corners follow ``numpy.pad`` axis after axis."""
     g = values(SHAPES[ndim], seed=4)
-    for name, kw in layouts(ndim).items():
-        x = with_sentinel(g, SENTINEL["f"], halo=halo, boundary=boundary, **kw)
+    for boundary, halo in [(b, h) for n, b, h in MIXED if n == ndim]:
+        x = with_sentinel(g, SENTINEL["f"], halo=halo, boundary=boundary, **layout.kw)
         x.exchange_halos()
-        assert_block(x, padded_model(g, halo, boundary, SENTINEL["f"]), f"{name} halo={halo} boundary={boundary}")
+        assert_block(x, padded_model(g, halo, boundary, SENTINEL["f"]), f"halo={halo} boundary={boundary}")
 
 
-@pytest.mark.parametrize("ndim", [2, 3])
-def test_exchange_nonblocking(ndim):
+@pytest.mark.parametrize("ndim,layout", by_ndim({2: LAYOUTS[2], 3: LAYOUTS[3]}))
+def test_exchange_nonblocking(ndim, layout):
     """``wait=False`` returns a handle; the ghosts are right after ``wait()`` (which may be called twice)."""
     g = values(SHAPES[ndim], seed=5)
-    for name, kw in layouts(ndim).items():
-        x = da.asarray(g, halo=2, boundary="periodic", **kw)
-        handle = x.exchange_halos(wait=False)
-        assert isinstance(handle, HaloExchange)
-        interior = 2.0 * x.local  # work on owned cells while the messages fly
-        assert handle.wait() is x
-        assert handle.wait() is x
-        assert_block(x, padded_model(g, 2, "periodic", None), f"wait=False {name}")
-        assert np.array_equal(interior, 2.0 * g[x.layout.block_slices(x.comm.rank)])
+    x = layout.array(g, halo=2, boundary="periodic")
+    handle = x.exchange_halos(wait=False)
+    assert isinstance(handle, HaloExchange)
+    interior = 2.0 * x.local  # work on owned cells while the messages fly
+    assert handle.wait() is x
+    assert handle.wait() is x
+    assert_block(x, padded_model(g, 2, "periodic", None), "wait=False")
+    assert np.array_equal(interior, 2.0 * g[x.layout.block_slices(x.comm.rank)])
 
 
-def test_repeated_exchanges_reuse_their_plan_safely():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_repeated_exchanges_reuse_their_plan_safely(layout):
     """Halo exchanges are keyed (transports keep persistent requests per buffer): reuse must stay correct.
 
     Two arrays of one layout in flight together and waited in reverse order,
@@ -241,24 +213,23 @@ def test_repeated_exchanges_reuse_their_plan_safely():
     another of the same shape made in its place, and many rounds of new data.
     """
     g = values(SHAPES[2], seed=15)
-    for name, kw in layouts(2).items():
-        x = da.asarray(g, halo=(2, 1), boundary="periodic", **kw)
-        y = da.asarray(-g, halo=(2, 1), boundary="periodic", **kw)
-        hx, hy = x.exchange_halos(wait=False), y.exchange_halos(wait=False)
-        hy.wait()
-        hx.wait()
-        assert_block(x, padded_model(g, (2, 1), "periodic", None), f"first of two in flight {name}")
-        assert_block(y, padded_model(-g, (2, 1), "periodic", None), f"second of two in flight {name}")
-        first = x.exchange_halos(wait=False, force=True)
-        second = x.exchange_halos(wait=False, force=True)  # the same buffer twice in flight
-        first.wait()
-        second.wait()
-        assert_block(x, padded_model(g, (2, 1), "periodic", None), f"twice in flight {name}")
-        for k in range(3):
-            del x
-            x = da.asarray(g + k, halo=(2, 1), boundary="periodic", **kw)  # may reuse the freed memory
-            x.exchange_halos()
-            assert_block(x, padded_model(g + k, (2, 1), "periodic", None), f"round {k} {name}")
+    x = layout.array(g, halo=(2, 1), boundary="periodic")
+    y = layout.array(-g, halo=(2, 1), boundary="periodic")
+    hx, hy = x.exchange_halos(wait=False), y.exchange_halos(wait=False)
+    hy.wait()
+    hx.wait()
+    assert_block(x, padded_model(g, (2, 1), "periodic", None), "first of two in flight")
+    assert_block(y, padded_model(-g, (2, 1), "periodic", None), "second of two in flight")
+    first = x.exchange_halos(wait=False, force=True)
+    second = x.exchange_halos(wait=False, force=True)  # the same buffer twice in flight
+    first.wait()
+    second.wait()
+    assert_block(x, padded_model(g, (2, 1), "periodic", None), "twice in flight")
+    for k in range(3):
+        del x
+        x = layout.array(g + k, halo=(2, 1), boundary="periodic")  # may reuse the freed memory
+        x.exchange_halos()
+        assert_block(x, padded_model(g + k, (2, 1), "periodic", None), f"round {k}")
 
 
 def test_exchange_keeps_no_block_alive():
@@ -275,45 +246,42 @@ def test_exchange_keeps_no_block_alive():
         del x
     gc.collect()
     alive = sum(r() is not None for r in refs)
-    assert not agree(comm(), alive == 0), f"{alive} blocks of deleted arrays are still alive"
+    assert not agree(COMM, alive == 0), f"{alive} blocks of deleted arrays are still alive"
 
 
-def test_exchange_freshness_and_force():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_exchange_freshness_and_force(layout):
     """A second exchange of unchanged data is skipped; ``__setitem__`` marks halos stale; ``force`` refreshes.
 
     Writing through ``x.local`` is not tracked (documented): only ``force=True`` refreshes then.
     """
     g = values(SHAPES[2], seed=6)
-    for name, kw in layouts(2).items():
-        x = da.asarray(g, halo=1, boundary="nearest", **kw)
-        x.exchange_halos()
-        assert_block(x, padded_model(g, 1, "nearest", None), f"first {name}")
-        g2 = g + 100.0
-        x.local[...] = namespace_of(x.local).asarray(g2[x.layout.block_slices(x.comm.rank)])  # untracked write
-        x.exchange_halos()  # skipped: halos believed fresh
-        assert_block(x, padded_model(g, 1, "nearest", None), f"untracked write then exchange {name}", owned=g2)
-        x.exchange_halos(force=True)
-        assert_block(x, padded_model(g2, 1, "nearest", None), f"force=True {name}")
-        g3 = g2.copy()
-        g3[2:5, 3:] = -3.0
-        x[2:5, 3:] = -3.0  # tracked write
-        x.exchange_halos(wait=False).wait()
-        assert_block(x, padded_model(g3, 1, "nearest", None), f"after setitem {name}")
+    x = layout.array(g, halo=1, boundary="nearest")
+    x.exchange_halos()
+    assert_block(x, padded_model(g, 1, "nearest", None), "first")
+    g2 = g + 100.0
+    x.local[...] = namespace_of(x.local).asarray(g2[x.layout.block_slices(x.comm.rank)])  # untracked write
+    x.exchange_halos()  # skipped: halos believed fresh
+    assert_block(x, padded_model(g, 1, "nearest", None), "untracked write then exchange", owned=g2)
+    x.exchange_halos(force=True)
+    assert_block(x, padded_model(g2, 1, "nearest", None), "force=True")
+    g3 = g2.copy()
+    g3[2:5, 3:] = -3.0
+    x[2:5, 3:] = -3.0  # tracked write
+    x.exchange_halos(wait=False).wait()
+    assert_block(x, padded_model(g3, 1, "nearest", None), "after setitem")
 
 
-def test_redistribute_into_halo_layout():
-    """``redistribute(halo=, boundary=)`` moves the blocks; the exchange then fills the new ghosts."""
-    ndim = 2
-    g = values(SHAPES[ndim], seed=7)
-    names = list(layouts(ndim))
-    src = layouts(ndim)[names[0]]
-    for name in names[1:]:
-        kw = dict(layouts(ndim)[name])
-        x = da.asarray(g, **src).redistribute(kw.pop("split"), kw.pop("grid", None), sizes=kw.pop("sizes", None),
-                                              halo=2, boundary="reflect")
-        assert x.halo == (2,) * ndim
-        x.exchange_halos(force=True)
-        assert_block(x, padded_model(g, 2, "reflect", None), f"to {name}")
+@pytest.mark.parametrize("layout", LAYOUTS[2][1:], ids=str)
+def test_redistribute_into_halo_layout(layout):
+    """``redistribute(halo=, boundary=)`` from the first layout moves the blocks; the exchange fills the new ghosts."""
+    g = values(SHAPES[2], seed=7)
+    kw = dict(layout.kw)
+    x = LAYOUTS[2][0].array(g).redistribute(kw.pop("split"), kw.pop("grid", None), sizes=kw.pop("sizes", None),
+                                            halo=2, boundary="reflect")
+    assert x.halo == (2, 2)
+    x.exchange_halos(force=True)
+    assert_block(x, padded_model(g, 2, "reflect", None))
 
 
 def test_bad_halo_specs_raise_everywhere():
@@ -346,19 +314,17 @@ def adjoint_model(layout, ys, boundary) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("boundary", ["periodic", "reflect", "nearest"])
-@pytest.mark.parametrize("ndim", [1, 2, 3])
-def test_exchange_adjoint(ndim, boundary):
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_exchange_adjoint(ndim, layout):
     """<A x, y> == <x, A^T y> with A: owned cells -> exchanged padded blocks, summed over ranks.
 
-    Every layout (replicated too: each rank's copy is one term of the sum),
-    with a halo wider than some blocks.
+    Boundaries periodic, reflect and nearest; replicated layouts too (each
+    rank's copy is one term of the sum); a halo wider than some blocks.
     """
-    shape = SHAPES[ndim]
     halo = {1: 4, 2: (2, 3), 3: (1, 2, 3)}[ndim]
-    xg = values(shape, seed=8)
-    for name, kw in layouts(ndim).items():
-        x = with_sentinel(xg, np.nan, halo=halo, boundary=boundary, **kw)
+    xg = values(SHAPES[ndim], seed=8)
+    for boundary in ("periodic", "reflect", "nearest"):
+        x = with_sentinel(xg, np.nan, halo=halo, boundary=boundary, **layout.kw)
         lay = x.layout
         # every rank's y, drawn identically on every rank (the model needs all of them)
         ys = [np.random.default_rng([9, r]).standard_normal(lay.padded_shape(r)) for r in range(P)]
@@ -368,7 +334,7 @@ def test_exchange_adjoint(ndim, boundary):
         rhs = float(np.sum(xg * adjoint_model(lay, ys, boundary)))
         ok = np.isfinite(lhs) and abs(lhs - rhs) <= 1e-10 * max(1.0, abs(rhs))
         failed = agree(x.comm, ok)
-        assert not failed, f"{name}: <Ax,y>={lhs} != <x,A^T y>={rhs} on ranks {failed}; {lay}"
+        assert not failed, f"{boundary}: <Ax,y>={lhs} != <x,A^T y>={rhs} on ranks {failed}; {lay}"
 
 
 # ------------------------------------------------------------------ map_overlap
@@ -401,42 +367,39 @@ def box(b: np.ndarray, depth) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("boundary", BOUNDARIES, ids=str)
-def test_map_overlap_trim(boundary):
-    """trim=True with a neighbour stencil: equals the stencil of the globally padded array."""
-    for ndim in (1, 2, 3):
-        g = values(SHAPES[ndim], seed=10)
-        want = cross_reference(g, boundary)
-        for name, kw in layouts(ndim).items():
-            x = da.asarray(g, **kw)
-            got = da.map_overlap(cross, x, depth=1, boundary=boundary)
-            assert got.layout.blocks_key == x.layout.blocks_key and not any(got.halo)
-            assert_equal(got, want, err_msg=f"{ndim}d {name} boundary={boundary}")
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_map_overlap_trim(ndim, layout):
+    """trim=True with a neighbour stencil, every boundary: equals the stencil of the globally padded array."""
+    g = values(SHAPES[ndim], seed=10)
+    x = layout.array(g)
+    for boundary in BOUNDARIES:
+        got = da.map_overlap(cross, x, depth=1, boundary=boundary)
+        assert got.layout.blocks_key == x.layout.blocks_key and not any(got.halo)
+        assert_equal(got, cross_reference(g, boundary), err_msg=f"boundary={boundary}")
 
 
-@pytest.mark.parametrize("boundary", ["periodic", "reflect", "nearest", 0.5], ids=str)
-def test_map_overlap_no_trim_multihop(boundary):
-    """trim=False with a box sum of depth up to wider than blocks, per-axis depths."""
-    for ndim, depth in [(1, 1), (1, 4), (2, (1, 2)), (2, (4, 3)), (3, (2, 0, 1))]:
-        g = values(SHAPES[ndim], seed=11)
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_map_overlap_no_trim_multihop(ndim, layout):
+    """trim=False with a box sum of depth up to wider than blocks, per-axis depths, four boundaries."""
+    g = values(SHAPES[ndim], seed=11)
+    x = layout.array(g)
+    for depth in {1: [1, 4], 2: [(1, 2), (4, 3)], 3: [(2, 0, 1)]}[ndim]:
         d = per_axis(depth, ndim, 0)
-        want = box(padded_model(g, d, boundary, None), d)
-        for name, kw in layouts(ndim).items():
-            got = da.map_overlap(lambda b: box(b, d), da.asarray(g, **kw), depth=depth, boundary=boundary,
-                                 trim=False)
-            assert_equal(got, want, err_msg=f"{ndim}d {name} depth={depth} boundary={boundary}")
+        for boundary in ("periodic", "reflect", "nearest", 0.5):
+            got = da.map_overlap(lambda b: box(b, d), x, depth=depth, boundary=boundary, trim=False)
+            assert_equal(got, box(padded_model(g, d, boundary, None), d), err_msg=f"depth={depth} boundary={boundary}")
 
 
-def test_map_overlap_several_arrays_and_kwargs():
-    """Arrays in different layouts are aligned to the first; kwargs reach ``func``."""
+@pytest.mark.parametrize("index", range(len(LAYOUTS[2])), ids=[str(c) for c in LAYOUTS[2]])
+def test_map_overlap_several_arrays_and_kwargs(index):
+    """Arrays in different layouts (this one and the next) are aligned to the first; kwargs reach ``func``."""
     g, h = values(SHAPES[2], seed=12), values(SHAPES[2], seed=13)
-    names = list(layouts(2))
-    for a_name in names:
-        x = da.asarray(g, **layouts(2)[a_name])
-        y = da.asarray(h, **layouts(2)[names[(names.index(a_name) + 1) % len(names)]])
-        got = da.map_overlap(lambda a, b, scale: cross(a) + scale * b, x, y, depth=1, boundary="periodic", scale=3.0)
-        assert_equal(got, cross_reference(g, "periodic") + 3.0 * h, err_msg=a_name)
-        assert got.layout.blocks_key == x.layout.blocks_key
+    x = LAYOUTS[2][index].array(g)
+    other = LAYOUTS[2][(index + 1) % len(LAYOUTS[2])]
+    y = other.array(h)
+    got = da.map_overlap(lambda a, b, scale: cross(a) + scale * b, x, y, depth=1, boundary="periodic", scale=3.0)
+    assert_equal(got, cross_reference(g, "periodic") + 3.0 * h, err_msg=f"second array {other}")
+    assert got.layout.blocks_key == x.layout.blocks_key
 
 
 def test_map_overlap_reuses_fresh_halos():
@@ -469,22 +432,29 @@ def test_map_overlap_wrong_block_shape_raises_everywhere(monkeypatch):
 
     monkeypatch.setattr(darray._debug, "enabled", True)
     g = values(SHAPES[1])
-    x = da.asarray(g, split=0, sizes=uneven(13, P))
+    x = catalogue(SHAPES[1])["uneven0"].array(g)
     # drops one cell of non-empty blocks only: wrong on some ranks, right on empty ones
     assert_raises_everywhere(ValueError, da.map_overlap, lambda b: b[1:-2] if b.shape[0] > 2 else b[1:-1], x,
                       depth=1, boundary="periodic", trim=False)
 
 
-@pytest.mark.parametrize("boundary", ["none", "periodic", "reflect", "nearest", 0.25])
-def test_map_overlap_matches_dask(boundary):
-    """The same function, depth and boundary through ``dask.array.map_overlap``."""
+@functools.cache
+def dask_cross(ndim: int, boundary) -> np.ndarray:
+    """``cross`` of the seed-15 array through ``dask.array.map_overlap`` (computed once per process)."""
     dask_array = pytest.importorskip("dask.array")
-    for ndim in (1, 2):
-        g = values(SHAPES[ndim], seed=15)
-        chunks = tuple(max(1, n // 3) for n in g.shape)
-        want = dask_array.map_overlap(cross, dask_array.from_array(g, chunks=chunks), depth=1, boundary=boundary,
-                                      trim=True, dtype=g.dtype).compute(scheduler="synchronous")
-        assert np.allclose(want, cross_reference(g, boundary))
-        for name, kw in layouts(ndim).items():
-            assert_equal(da.map_overlap(cross, da.asarray(g, **kw), depth=1, boundary=boundary), want,
-                         err_msg=f"{ndim}d {name} boundary={boundary}")
+    g = values(SHAPES[ndim], seed=15)
+    chunks = tuple(max(1, n // 3) for n in g.shape)
+    want = dask_array.map_overlap(cross, dask_array.from_array(g, chunks=chunks), depth=1, boundary=boundary,
+                                  trim=True, dtype=g.dtype).compute(scheduler="synchronous")
+    assert np.allclose(want, cross_reference(g, boundary))
+    return want
+
+
+@pytest.mark.parametrize("ndim,layout", by_ndim({1: LAYOUTS[1], 2: LAYOUTS[2]}))
+def test_map_overlap_matches_dask(ndim, layout):
+    """The same function, depth and boundary through ``dask.array.map_overlap``."""
+    pytest.importorskip("dask.array")
+    x = layout.array(values(SHAPES[ndim], seed=15))
+    for boundary in ("none", "periodic", "reflect", "nearest", 0.25):
+        assert_equal(da.map_overlap(cross, x, depth=1, boundary=boundary), dask_cross(ndim, boundary),
+                     err_msg=f"boundary={boundary}")
