@@ -3,10 +3,10 @@
 append, delete, insert, resize, rollaxis, fliplr/flipud, hsplit/vsplit/dsplit,
 block, trim_zeros, ediff1d, array_equiv, r_/c_ and row_stack. Each is called
 as ``darray.f(...)`` and as ``numpy.f(...)`` on DArrays (``__array_function__``);
-results are compared with NumPy on the same data over layouts looped inside
-each test and named in every failure: split along the first axis, uneven
-blocks with an empty one along the last, everything on the last rank (1-d),
-replicated, a halo, and a 2x2 grid at 4 ranks. Bad input raises NumPy's
+results are compared with NumPy on the same data, parametrized over layouts
+of ``tests/_cases.py`` (the test id names the layout): split along the first
+axis, uneven blocks with an empty one along the last, everything on the last
+rank (1-d), replicated, a halo, and a 2x2 grid at 4 ranks. Bad input raises NumPy's
 exception type with one message on every rank; what is said not to
 communicate does not (``darray.trace``).
 """
@@ -22,42 +22,40 @@ import darray as da
 from darray import DArray
 from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
+from _cases import P, layouts, values
+
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 
-
-def layouts(shape) -> dict[str, dict]:
+def named(shape) -> list:
     """Replicated, split along the first axis, uneven with an empty block along the last axis, all on the last
     rank (1-d), a halo (2-d) and a 2x2 grid at 4 ranks."""
-    last = len(shape) - 1
-    out = {"replicated": dict(split=None), "split0": dict(split=0)}
-    if P > 1 and shape:
-        out[f"split{last}-uneven"] = dict(split=last, sizes={last: uneven(shape[last], P)})
-        if len(shape) == 1:
-            out["split0-last"] = dict(split=0, sizes={0: [0] * (P - 1) + [shape[0]]})
-    if len(shape) >= 2 and min(shape) >= 2:
-        out["halo"] = dict(split=0, halo=1)
-    if P == 4 and len(shape) >= 2:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-    return out
+    return layouts(shape, "replicated", "split0", *((f"uneven{len(shape) - 1}",) if P > 1 else ()),
+                   *(("last0",) if len(shape) == 1 else ("halo0", "grid2x2")))
 
 
-def values(shape, dtype="int64", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(shape), sum(map(ord, dtype))])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(0 if dt.kind == "u" else -9, 10, shape).astype(dt)
-    if dt.kind == "c":
-        return (rng.integers(-9, 10, shape) + 1j * rng.integers(-9, 10, shape)).astype(dt)
-    return (rng.integers(-9, 10, shape) / 2).astype(dt)
+def over(table: dict, dtypes, shape_of=lambda entry: (7, 5)) -> list:
+    """(case, dtype, i, layout): the cases of ``table`` (the dtypes taken in turn) times the layouts of the case's
+    array, ``shape_of(table[case])``; ``i`` (the layout's place) alternates the spelling."""
+    return [pytest.param(case, dtypes[k % len(dtypes)], i, layout, id=f"{case}-{dtypes[k % len(dtypes)]}-{layout}")
+            for k, case in enumerate(table) for i, layout in enumerate(named(shape_of(table[case])))]
 
 
-def cases(shape, dtype="int64", seed=0):
-    g = values(shape, dtype, seed)
-    return [(name, da.asarray(g, **kw), g) for name, kw in layouts(shape).items()]
+def by_dtype(dtypes, shape=(7, 5)) -> list:
+    """(dtype, i, layout): the layouts of ``shape`` times ``dtypes``, for a large table (its cases, the dtypes
+    taken in turn, are looped in the test: :func:`of_dtype`)."""
+    return [pytest.param(dtype, i, layout, id=f"{dtype}-{layout}") for dtype in dtypes
+            for i, layout in enumerate(named(shape))]
+
+
+def of_dtype(table: dict, dtypes, dtype) -> list[str]:
+    """The cases of ``table`` that :func:`by_dtype` checks with ``dtype``."""
+    return [case for k, case in enumerate(table) if dtypes[k % len(dtypes)] == dtype]
+
+
+def laid(shape) -> list:
+    """``(i, layout)`` parameters over the layouts of ``shape`` (``i`` alternates the spelling), ids the layout's."""
+    return [pytest.param(i, layout, id=str(layout)) for i, layout in enumerate(named(shape))]
 
 
 def check(got, want, err: str) -> None:
@@ -90,20 +88,16 @@ APPEND = {
 }
 
 
-def dtyped(table: dict, dtypes) -> list:
-    """(case, dtype) pairs: the cases of ``table``, the dtypes taken in turn (every dtype, every case once)."""
-    return [pytest.param(case, dtypes[i % len(dtypes)], id=f"{case}-{dtypes[i % len(dtypes)]}")
-            for i, case in enumerate(table)]
-
-
-@pytest.mark.parametrize("case,dtype", dtyped(APPEND, ["int64", "float64", "bool", "complex128"]))
-def test_append(case, dtype):
+@pytest.mark.parametrize("case,dtype,i,layout", over(APPEND, ["int64", "float64", "bool", "complex128"],
+                                                     shape_of=lambda entry: entry[0]))
+def test_append(case, dtype, i, layout):
     shape, vals, axis = APPEND[case]
-    for i, (lname, x, g) in enumerate(cases(shape, dtype)):
-        spelling, f = spelled("append", i)
-        check(f(x, vals, axis=axis), np.append(g, vals, axis=axis), f"{spelling}.append {case} {lname}")
-        dvals = da.asarray(np.asarray(vals), split=0 if np.ndim(vals) else None)
-        check(np.append(dvals, x, axis=axis), np.append(vals, g, axis=axis), f"append(DArray values first) {lname}")
+    g = values(shape, dtype)
+    x = layout.array(g)
+    spelling, f = spelled("append", i)
+    check(f(x, vals, axis=axis), np.append(g, vals, axis=axis), f"{spelling}.append {case}")
+    dvals = da.asarray(np.asarray(vals), split=0 if np.ndim(vals) else None)
+    check(np.append(dvals, x, axis=axis), np.append(vals, g, axis=axis), "append(DArray values first)")
 
 
 # ---------------------------------------------------------------- delete
@@ -125,27 +119,40 @@ DELETE = {
 }
 
 
-@pytest.mark.parametrize("case,dtype", dtyped(DELETE, ["int64", "float64", "bool", "complex128"]))
-def test_delete(case, dtype):
-    obj, axis = DELETE[case]
-    for i, (lname, x, g) in enumerate(cases((7, 5), dtype)):
-        spelling, f = spelled("delete", i)
-        check(f(x, obj, axis=axis), np.delete(g, obj, axis=axis), f"{spelling}.delete {case} {lname}")
+DELETE_DTYPES = ["int64", "float64", "bool", "complex128"]
 
 
-def test_delete_with_darray_obj_and_array_likes():
-    g = values((13,))
-    mask = g > 0
-    for lname, x, _ in cases((13,)):
-        for mname, mkw in (("split", dict(split=0)), ("replicated", dict(split=None))):
-            check(np.delete(x, da.asarray(mask, **mkw)), np.delete(g, mask), f"delete(bool DArray {mname}) {lname}")
-            check(da.delete(x, da.asarray(np.array([3, 0, 12]), **mkw)), np.delete(g, [3, 0, 12]),
-                  f"delete(int DArray {mname}) {lname}")
+@pytest.mark.parametrize("dtype,i,layout", by_dtype(DELETE_DTYPES))
+def test_delete(dtype, i, layout):
+    g = values((7, 5), dtype)
+    x = layout.array(g)
+    spelling, f = spelled("delete", i)
+    for case in of_dtype(DELETE, DELETE_DTYPES, dtype):
+        obj, axis = DELETE[case]
+        check(f(x, obj, axis=axis), np.delete(g, obj, axis=axis), f"{spelling}.delete {case}")
+
+
+@pytest.mark.parametrize("i,layout", laid((13,)))
+def test_delete_with_darray_obj(i, layout):
+    g = values((13,), "int64")
+    x, mask = layout.array(g), g > 0
+    for mname, mkw in (("split", dict(split=0)), ("replicated", dict(split=None))):
+        check(np.delete(x, da.asarray(mask, **mkw)), np.delete(g, mask), f"delete(bool DArray {mname})")
+        check(da.delete(x, da.asarray(np.array([3, 0, 12]), **mkw)), np.delete(g, [3, 0, 12]),
+              f"delete(int DArray {mname})")
+
+
+@pytest.mark.parametrize("i,layout", laid((3, 4, 5)))
+def test_delete_3d(i, layout):
+    g3 = values((3, 4, 5), "float64")
+    check(da.delete(layout.array(g3), [0, 4], axis=2), np.delete(g3, [0, 4], axis=2), "delete 3-d axis 2")
+
+
+def test_delete_array_likes():
+    g = values((13,), "int64")
     check(da.delete(g.tolist(), [1, 2]), np.delete(g, [1, 2]), "delete of a list")
     check(np.delete(g, da.asarray(np.array([4]))), np.delete(g, [4]), "numpy.delete(ndarray, DArray obj)")
     three = values((3, 4, 5), "float64")
-    for lname, x, g3 in cases((3, 4, 5), "float64"):
-        check(da.delete(x, [0, 4], axis=2), np.delete(g3, [0, 4], axis=2), f"delete 3-d axis 2 {lname}")
     check(da.delete(da.asarray(three), 1, axis=1), np.delete(three, 1, axis=1), "delete 3-d middle axis")
 
 
@@ -173,28 +180,40 @@ INSERT = {
 }
 
 
-@pytest.mark.parametrize("case,dtype", dtyped(INSERT, ["int64", "float64", "complex128"]))
-def test_insert(case, dtype):
-    obj, vals, axis = INSERT[case]
-    for i, (lname, x, g) in enumerate(cases((7, 5), dtype)):
-        spelling, f = spelled("insert", i)
-        check(f(x, obj, vals, axis=axis), np.insert(g, obj, vals, axis=axis), f"{spelling}.insert {case} {lname}")
+INSERT_DTYPES = ["int64", "float64", "complex128"]
 
 
-def test_insert_bool_and_darray_values():
-    for lname, x, g in cases((13,), "bool"):
-        check(da.insert(x, [0, 13, 6], [True, False, True]), np.insert(g, [0, 13, 6], [True, False, True]),
-              f"insert bool {lname}")
+@pytest.mark.parametrize("dtype,i,layout", by_dtype(INSERT_DTYPES))
+def test_insert(dtype, i, layout):
+    g = values((7, 5), dtype)
+    x = layout.array(g)
+    spelling, f = spelled("insert", i)
+    for case in of_dtype(INSERT, INSERT_DTYPES, dtype):
+        obj, vals, axis = INSERT[case]
+        check(f(x, obj, vals, axis=axis), np.insert(g, obj, vals, axis=axis), f"{spelling}.insert {case}")
+
+
+@pytest.mark.parametrize("i,layout", laid((13,)))
+def test_insert_bool(i, layout):
+    g = values((13,), "bool")
+    check(da.insert(layout.array(g), [0, 13, 6], [True, False, True]), np.insert(g, [0, 13, 6], [True, False, True]),
+          "insert bool")
+
+
+@pytest.mark.parametrize("i,layout", laid((7, 5)))
+def test_insert_darray_values(i, layout):
+    g = values((7, 5), "float64")
+    x = layout.array(g)
     vals_np = np.arange(7 * 3).reshape(7, 3) * 1.5
-    value_layouts = (("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None)))
-    for i, (lname, x, g) in enumerate(cases((7, 5), "float64")):
-        vname, vkw = value_layouts[i % 3]
-        vals = da.asarray(vals_np, **vkw)
-        check(np.insert(x, [0, 2, 5], vals, axis=1), np.insert(g, [0, 2, 5], vals_np, axis=1),
-              f"insert DArray values {vname} {lname}")
-        check(da.insert(x, 2, vals[:, :1], axis=1), np.insert(g, 2, vals_np[:, :1], axis=1),
-              f"insert DArray slab {vname} {lname}")
-    g = values((6,))
+    vname, vkw = (("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None)))[i % 3]
+    vals = da.asarray(vals_np, **vkw)
+    check(np.insert(x, [0, 2, 5], vals, axis=1), np.insert(g, [0, 2, 5], vals_np, axis=1),
+          f"insert DArray values {vname}")
+    check(da.insert(x, 2, vals[:, :1], axis=1), np.insert(g, 2, vals_np[:, :1], axis=1), f"insert DArray slab {vname}")
+
+
+def test_insert_array_likes():
+    g = values((6,), "int64")
     check(np.insert(g, 2, da.asarray(np.array([7, 8]))), np.insert(g, 2, [7, 8]), "numpy.insert(ndarray, DArray)")
     check(da.insert(g.tolist(), [1, 1], 0.9), np.insert(g, [1, 1], 0.9), "insert into a list casts to int")
 
@@ -203,12 +222,19 @@ def test_insert_bool_and_darray_values():
 RESIZE = {"3x3": (3, 3), "29": 29, "2x7x4": (2, 7, 4), "5": 5, "0x3": (0, 3), "same": (7, 5), "0-d": ()}
 
 
-@pytest.mark.parametrize("case,dtype", dtyped(RESIZE, ["int64", "float64", "bool"]))
-def test_resize(case, dtype):
+@pytest.mark.parametrize("case,dtype,i,layout", over(RESIZE, ["int64", "float64", "bool"]))
+def test_resize(case, dtype, i, layout):
     new_shape = RESIZE[case]
-    for i, (lname, x, g) in enumerate(cases((7, 5), dtype)):
-        spelling, f = spelled("resize", i)
-        check(f(x, new_shape), np.resize(g, new_shape), f"{spelling}.resize {lname}")
+    g = values((7, 5), dtype)
+    spelling, f = spelled("resize", i)
+    check(f(layout.array(g), new_shape), np.resize(g, new_shape), f"{spelling}.resize")
+
+
+@pytest.mark.parametrize("case,dtype", [pytest.param(case, ["int64", "float64", "bool"][k % 3],
+                                                     id=f"{case}-{['int64', 'float64', 'bool'][k % 3]}")
+                                        for k, case in enumerate(RESIZE)])
+def test_resize_array_likes(case, dtype):
+    new_shape = RESIZE[case]
     empty = np.zeros((0, 4), dtype=dtype)
     check(da.resize(da.asarray(empty), new_shape), np.resize(empty, new_shape), "resize of an empty array")
     check(da.resize([1, 2, 3], new_shape), np.resize([1, 2, 3], new_shape), "resize of a list")
@@ -224,44 +250,49 @@ def test_rollaxis(axis, start):
         check(f(x, axis, start), np.rollaxis(g, axis, start), f"{spelling}.rollaxis {lname}")
 
 
-@pytest.mark.parametrize("shape", [(7, 5), (13,), (4, 3, 5)], ids=lambda s: "x".join(map(str, s)))
-def test_flips(shape):
-    for i, (lname, x, g) in enumerate(cases(shape, "float64")):
-        spelling, f = spelled("flipud", i)
-        check(f(x), np.flipud(g), f"{spelling}.flipud {lname}")
-        if len(shape) >= 2:
-            spelling, f = spelled("fliplr", i + 1)
-            check(f(x), np.fliplr(g), f"{spelling}.fliplr {lname}")
+@pytest.mark.parametrize("shape,i,layout", [pytest.param(shape, i, layout, id=f"{'x'.join(map(str, shape))}-{layout}")
+                                            for shape in [(7, 5), (13,), (4, 3, 5)]
+                                            for i, layout in enumerate(named(shape))])
+def test_flips(shape, i, layout):
+    g = values(shape, "float64")
+    x = layout.array(g)
+    spelling, f = spelled("flipud", i)
+    check(f(x), np.flipud(g), f"{spelling}.flipud")
+    if len(shape) >= 2:
+        spelling, f = spelled("fliplr", i + 1)
+        check(f(x), np.fliplr(g), f"{spelling}.fliplr")
 
 
-@pytest.mark.parametrize("name,shape,how", [
-    ("hsplit", (13,), [2, 9]), ("hsplit", (4, 6), 3), ("hsplit", (4, 6, 2), [1, 1, 5]),
-    ("vsplit", (6, 5), 2), ("vsplit", (7, 3), [3, 20]), ("dsplit", (2, 3, 4), 2), ("dsplit", (2, 3, 7), [0, 4]),
-], ids=lambda v: str(v).replace(" ", ""))
-def test_splits(name, shape, how):
-    for i, (lname, x, g) in enumerate(cases(shape, "int64")):
-        want = list(getattr(np, name)(g, how))
-        spelling, f = spelled(name, i)
-        check(f(x, how), want, f"{spelling}.{name} {lname}")
+SPLITS = [("hsplit", (13,), [2, 9]), ("hsplit", (4, 6), 3), ("hsplit", (4, 6, 2), [1, 1, 5]), ("vsplit", (6, 5), 2),
+          ("vsplit", (7, 3), [3, 20]), ("dsplit", (2, 3, 4), 2), ("dsplit", (2, 3, 7), [0, 4])]
+
+
+@pytest.mark.parametrize("name,shape,how,i,layout", [
+    pytest.param(name, shape, how, i, layout, id=f"{name}-{'x'.join(map(str, shape))}-{how}-{layout}".replace(" ", ""))
+    for name, shape, how in SPLITS for i, layout in enumerate(named(shape))])
+def test_splits(name, shape, how, i, layout):
+    g = values(shape, "int64")
+    spelling, f = spelled(name, i)
+    check(f(layout.array(g), how), list(getattr(np, name)(g, how)), f"{spelling}.{name}")
 
 
 # ---------------------------------------------------------------- block
-def test_block_matrix():
-    a_np, b_np, c_np, d_np = values((3, 4)), values((3, 2), seed=1), values((4, 4), seed=2), values((4, 2), seed=3)
-    for i, (lname, kw) in enumerate(layouts((3, 4)).items()):
-        a = da.asarray(a_np, **kw)
-        d = da.asarray(d_np, split=0)
-        want = np.block([[a_np, b_np], [c_np, d_np]])
-        spelling, f = spelled("block", i)
-        check(f([[a, b_np], [c_np, d]]), want, f"{spelling}.block 2x2 {lname}")
-        check(da.block([[a, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]),
-              np.block([[a_np, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]), f"block mixed dtypes {lname}")
+@pytest.mark.parametrize("i,layout", laid((3, 4)))
+def test_block_matrix(i, layout):
+    a_np, b_np, c_np, d_np = values((3, 4), "int64"), values((3, 2), "int64", 1), values((4, 4), "int64", 2), values((4, 2), "int64", 3)
+    a = layout.array(a_np)
+    d = da.asarray(d_np, split=0)
+    want = np.block([[a_np, b_np], [c_np, d_np]])
+    spelling, f = spelled("block", i)
+    check(f([[a, b_np], [c_np, d]]), want, f"{spelling}.block 2x2")
+    check(da.block([[a, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]),
+          np.block([[a_np, b_np.astype(np.float32)], [c_np, 7 * np.ones((4, 2))]]), "block mixed dtypes")
 
 
 @pytest.mark.parametrize("case", ["1d-scalars", "depth-3", "leaf-ndim-above-depth", "single-array", "hstack-like",
                                   "nested-scalars"])
 def test_block_shapes(case):
-    v = values((13,))
+    v = values((13,), "int64")
     x = da.asarray(v, split=0)
     cube = values((2, 3, 4), "float64")
     dc = da.asarray(cube, split=2)
@@ -290,19 +321,24 @@ TRIM = {
 }
 
 
+@pytest.mark.parametrize("case,i,layout", [pytest.param(case, i, layout, id=f"{case}-{layout}")
+                                           for case, g in TRIM.items() for i, layout in enumerate(named(g.shape))])
+def test_trim_zeros(case, i, layout):
+    g = TRIM[case]
+    spelling, f = spelled("trim_zeros", i)
+    check(f(layout.array(g)), np.trim_zeros(g), f"{spelling}.trim_zeros {case}")
+
+
 @pytest.mark.parametrize("case", list(TRIM), ids=list(TRIM))
-def test_trim_zeros(case):
+def test_trim_zeros_trim_and_axis(case):
     g = TRIM[case]
     axes = [0, 1, -1, (0, 1), ()] if g.ndim == 2 else [0, ()]
-    named = list(layouts(g.shape).items())
-    for i, (lname, kw) in enumerate(named):
-        spelling, f = spelled("trim_zeros", i)
-        check(f(da.asarray(g, **kw)), np.trim_zeros(g), f"{spelling}.trim_zeros {case} {lname}")
+    cut = named(g.shape)
     for j, axis in enumerate(axes):
         for k, trim in enumerate(("f", "b", "BF")):
-            lname, kw = named[(j + k) % len(named)]
-            check(da.trim_zeros(da.asarray(g, **kw), trim, axis=axis), np.trim_zeros(g, trim, axis=axis),
-                  f"trim_zeros {case} trim={trim} axis={axis} {lname}")
+            layout = cut[(j + k) % len(cut)]  # the layouts taken in turn
+            check(da.trim_zeros(layout.array(g), trim, axis=axis), np.trim_zeros(g, trim, axis=axis),
+                  f"trim_zeros {case} trim={trim} axis={axis} {layout}")
     as_list = g.reshape(-1).tolist()
     check(da.trim_zeros(as_list), np.trim_zeros(np.asarray(as_list)), f"trim_zeros of a list {case}")
 
@@ -312,14 +348,22 @@ EDGES = {"none": (None, None), "begin": (-99, None), "end": (None, 5), "both": (
          "arrays": (np.array([[4, 5], [6, 7]]), np.arange(3))}
 
 
-@pytest.mark.parametrize("edges", list(EDGES))
-def test_ediff1d(edges):
+@pytest.mark.parametrize("edges,i,layout", [pytest.param(edges, i, layout, id=f"{edges}-{layout}")
+                                            for edges in EDGES for i, layout in enumerate(named((13,)))])
+def test_ediff1d(edges, i, layout):
     to_begin, to_end = EDGES[edges]
-    dtypes = ("int64", "float64", "complex128")
-    runs = [(f"13 {n}", x, g) for n, x, g in cases((13,), dtypes[len(edges) % 3])]
-    runs += [("3x5 split1", da.asarray(values((3, 5), "float64"), split=1), values((3, 5), "float64")),
-             ("1 replicated", da.asarray(values((1,), "complex128")), values((1,), "complex128"))]
-    for i, (lname, x, g) in enumerate(runs):
+    g = values((13,), ("int64", "float64", "complex128")[len(edges) % 3])
+    spelling, f = spelled("ediff1d", i)
+    check(f(layout.array(g), to_end=to_end, to_begin=to_begin), np.ediff1d(g, to_end=to_end, to_begin=to_begin),
+          f"{spelling}.ediff1d")
+
+
+@pytest.mark.parametrize("edges", list(EDGES))
+def test_ediff1d_2d_1_cell_and_uint8(edges):
+    to_begin, to_end = EDGES[edges]
+    runs = [("3x5 split1", da.asarray(values((3, 5), "float64"), split=1), values((3, 5), "float64")),
+            ("1 replicated", da.asarray(values((1,), "complex128")), values((1,), "complex128"))]
+    for i, (lname, x, g) in enumerate(runs, start=len(named((13,)))):
         spelling, f = spelled("ediff1d", i)
         check(f(x, to_end=to_end, to_begin=to_begin), np.ediff1d(g, to_end=to_end, to_begin=to_begin),
               f"{spelling}.ediff1d {lname}")
@@ -330,59 +374,69 @@ def test_ediff1d(edges):
         assert_raises_everywhere(TypeError, da.ediff1d, x, to_end=to_end, to_begin=to_begin, match="same_kind")
 
 
-def test_ediff1d_darray_edges():
+@pytest.mark.parametrize("i,layout", laid((13,)))
+def test_ediff1d_darray_edges(i, layout):
     g = values((13,), "float64")
-    for lname, x, _ in cases((13,), "float64"):
-        check(da.ediff1d(x, to_begin=da.asarray(np.arange(4.0), split=0), to_end=da.asarray(np.array([1.5]))),
-              np.ediff1d(g, to_begin=np.arange(4.0), to_end=[1.5]), f"ediff1d DArray edges {lname}")
+    check(da.ediff1d(layout.array(g), to_begin=da.asarray(np.arange(4.0), split=0), to_end=da.asarray(np.array([1.5]))),
+          np.ediff1d(g, to_begin=np.arange(4.0), to_end=[1.5]), "ediff1d DArray edges")
+
+
+def test_ediff1d_ndarray_with_darray_edges():
+    g = values((13,), "float64")
     check(np.ediff1d(g, to_begin=da.asarray(np.arange(2.0))), np.ediff1d(g, to_begin=np.arange(2.0)),
           "numpy.ediff1d(ndarray, to_begin=DArray)")
 
 
 # ---------------------------------------------------------------- array_equiv
-@pytest.mark.parametrize("other,same", [
-    ("equal", True), ("row", False), ("broadcast-row", True), ("changed", False), ("shape-mismatch", False),
-    ("float-equal", True), ("transposed", False),
-])
-def test_array_equiv(other, same):
-    row = values((5,))
+EQUIV = [("equal", True), ("row", False), ("broadcast-row", True), ("changed", False), ("shape-mismatch", False),
+         ("float-equal", True), ("transposed", False)]
+
+
+@pytest.mark.parametrize("other,same,i,layout", [pytest.param(other, same, i, layout, id=f"{other}-{layout}")
+                                                 for other, same in EQUIV for i, layout in enumerate(named((7, 5)))])
+def test_array_equiv(other, same, i, layout):
+    row = values((5,), "int64")
     g = np.tile(row, (7, 1))
     changed = g.copy()
     changed[6, 4] += 1
     b = {"equal": g, "row": row + 1, "broadcast-row": row, "changed": changed, "shape-mismatch": g[:, :3],
          "float-equal": g.astype(np.float64), "transposed": g.T}[other]
     assert np.array_equiv(g, b) is same
-    others = (("ndarray", b), ("DArray", da.asarray(b, split=0)), ("list", b.tolist()))
-    for i, (lname, kw) in enumerate(layouts(g.shape).items()):
-        x = da.asarray(g, **kw)
-        bname, bb = others[i % 3]
-        spelling, f = spelled("array_equiv", i)
-        got = f(x, bb)
-        assert type(got) is bool and got is same, f"{spelling}.array_equiv {other} {bname} {lname}: {got}"
-        assert da.array_equiv(bb, x) is same, f"array_equiv swapped {other} {bname} {lname}"
+    bname, bb = (("ndarray", b), ("DArray", da.asarray(b, split=0)), ("list", b.tolist()))[i % 3]
+    x = layout.array(g)
+    spelling, f = spelled("array_equiv", i)
+    got = f(x, bb)
+    assert type(got) is bool and got is same, f"{spelling}.array_equiv {other} {bname}: {got}"
+    assert da.array_equiv(bb, x) is same, f"array_equiv swapped {other} {bname}"
 
 
 # ---------------------------------------------------------------- r_, c_, row_stack
 @pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # NumPy's oracle of 'r'/'c' builds a numpy.matrix
-def test_r_and_c_items():
-    v = values((13,))
+@pytest.mark.parametrize("i,layout", laid((13,)))
+def test_r_and_c_items(i, layout):
+    v = values((13,), "int64")
+    x = layout.array(v)
+    check(da.r_[x, 0:4, 7, [1, 2]], np.r_[v, 0:4, 7, [1, 2]], "r_ mixed")
+    check(da.r_[-1:1:5j, x], np.r_[-1:1:5j, v], "r_ linspace")
+    check(da.r_[2.5, x, 0:3:0.5], np.r_[2.5, v, 0:3:0.5], "r_ floats")
+    check(da.c_[x, v, 5:18], np.c_[v, v, 5:18], "c_ columns")
+    check(da.r_["0,2", x, v], np.r_["0,2", v, v], "r_ '0,2'")
+    check(da.r_["0,2,0", x, v], np.r_["0,2,0", v, v], "r_ '0,2,0'")
+    check(da.r_["1,3,1", x[:4], v[:4]], np.r_["1,3,1", v[:4], v[:4]], "r_ '1,3,1'")
+    check(da.r_["r", x, 1], np.asarray(np.r_["r", v, 1]), "r_ 'r'")
+    check(da.r_["c", x], np.asarray(np.r_["c", v]), "r_ 'c'")
+
+
+@pytest.mark.parametrize("i,layout", laid((3, 4)))
+def test_r_and_c_2d_items(i, layout):
     m = values((3, 4), "float64")
-    for lname, kw in layouts((13,)).items():
-        x = da.asarray(v, **kw)
-        check(da.r_[x, 0:4, 7, [1, 2]], np.r_[v, 0:4, 7, [1, 2]], f"r_ mixed {lname}")
-        check(da.r_[-1:1:5j, x], np.r_[-1:1:5j, v], f"r_ linspace {lname}")
-        check(da.r_[2.5, x, 0:3:0.5], np.r_[2.5, v, 0:3:0.5], f"r_ floats {lname}")
-        check(da.c_[x, v, 5:18], np.c_[v, v, 5:18], f"c_ columns {lname}")
-        check(da.r_["0,2", x, v], np.r_["0,2", v, v], f"r_ '0,2' {lname}")
-        check(da.r_["0,2,0", x, v], np.r_["0,2,0", v, v], f"r_ '0,2,0' {lname}")
-        check(da.r_["1,3,1", x[:4], v[:4]], np.r_["1,3,1", v[:4], v[:4]], f"r_ '1,3,1' {lname}")
-        check(da.r_["r", x, 1], np.asarray(np.r_["r", v, 1]), f"r_ 'r' {lname}")
-        check(da.r_["c", x], np.asarray(np.r_["c", v]), f"r_ 'c' {lname}")
-    for lname, kw in layouts((3, 4)).items():
-        y = da.asarray(m, **kw)
-        check(da.r_["-1", y, m], np.r_["-1", m, m], f"r_ '-1' {lname}")
-        check(da.r_[y, m[:1]], np.r_[m, m[:1]], f"r_ 2-d rows {lname}")
-        check(da.c_[y, np.zeros((3, 1))], np.c_[m, np.zeros((3, 1))], f"c_ 2-d {lname}")
+    y = layout.array(m)
+    check(da.r_["-1", y, m], np.r_["-1", m, m], "r_ '-1'")
+    check(da.r_[y, m[:1]], np.r_[m, m[:1]], "r_ 2-d rows")
+    check(da.c_[y, np.zeros((3, 1))], np.c_[m, np.zeros((3, 1))], "c_ 2-d")
+
+
+def test_r_and_c_without_darray():
     check(da.r_[1:4, 0, 0, [7, 8]], np.r_[1:4, 0, 0, [7, 8]], "r_ without any DArray")
     check(da.r_[3], np.r_[3], "r_ of one scalar")
     check(da.r_[:5], np.r_[:5], "r_ of one slice")
@@ -391,16 +445,17 @@ def test_r_and_c_items():
 
 
 @pytest.mark.skipif(not hasattr(np, "row_stack"), reason="numpy.row_stack is gone from this NumPy")
-def test_row_stack():
-    g = values((3, 4))
-    for lname, x, _ in cases((3, 4)):
-        with pytest.warns(DeprecationWarning):
-            got = da.row_stack([x, g[0], x])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            want = np.row_stack([g, g[0], g])
-            check(np.row_stack([x, g[0], x]), want, f"numpy.row_stack {lname}")
-        check(got, want, f"row_stack {lname}")
+@pytest.mark.parametrize("i,layout", laid((3, 4)))
+def test_row_stack(i, layout):
+    g = values((3, 4), "int64")
+    x = layout.array(g)
+    with pytest.warns(DeprecationWarning):
+        got = da.row_stack([x, g[0], x])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        want = np.row_stack([g, g[0], g])
+        check(np.row_stack([x, g[0], x]), want, "numpy.row_stack")
+    check(got, want, "row_stack")
 
 
 def test_row_stack_presence_follows_numpy():
@@ -408,7 +463,7 @@ def test_row_stack_presence_follows_numpy():
 
 
 # ---------------------------------------------------------------- bad input
-X2 = values((7, 5))
+X2 = values((7, 5), "int64")
 BAD = {
     "append-ndim": (lambda x: da.append(x, [1, 2], axis=0), ValueError),
     "append-shape": (lambda x: np.append(x, np.ones((2, 3)), axis=0), ValueError),
