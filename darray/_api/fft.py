@@ -195,20 +195,19 @@ def _freeing(layout: Layout, axis: int, busy: frozenset) -> Layout | None:
     shape, ndim = layout.shape, layout.ndim
     p = layout.dims[g]
     free = [a for a in range(ndim) if a != axis and a not in busy and layout.axis_dim[a] is None]
-    zeros, nones = (0,) * ndim, ("none",) * ndim
     if free:
         target = min(free, key=lambda a: (shape[a] < p, a))
         split = tuple(target if i == g else s for i, s in enumerate(layout.split))
         sizes = tuple(balanced_sizes(shape[a], p) if a == target else (shape[a],) if a == axis else layout.sizes[a]
                       for a in range(ndim))
-        return Layout(shape, layout.dims, split, sizes, zeros, nones)
+        return Layout(shape, layout.dims, split, sizes)
     others = [a for a in range(ndim) if a != axis]
     if not others:
         return None
     nprocs = layout.nprocs
     target = min(others, key=lambda a: (a in busy, shape[a] < nprocs, a))
     sizes = tuple(balanced_sizes(n, nprocs) if a == target else (n,) for a, n in enumerate(shape))
-    return Layout(shape, (nprocs,), (target,), sizes, zeros, nones)
+    return Layout(shape, (nprocs,), (target,), sizes)
 
 
 @lru_cache(maxsize=256)
@@ -219,7 +218,7 @@ def _like_input(layout: Layout, shape: tuple) -> Layout:
     sizes = tuple(layout.sizes[a] if n == layout.shape[a] else
                   balanced_sizes(n, len(layout.sizes[a])) if layout.axis_dim[a] is not None else (n,)
                   for a, n in enumerate(shape))
-    return Layout(shape, layout.dims, layout.split, sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(shape, layout.dims, layout.split, sizes)
 
 
 def _with_lengths(layout: Layout, lengths: dict) -> Layout:

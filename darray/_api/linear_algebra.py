@@ -94,15 +94,14 @@ def _pair(func: str, x1, x2) -> tuple[DArray, DArray]:
 def _replicated_layout(shape, nprocs: int, dims=None) -> Layout:
     shape = tuple(shape)
     dims = dims if dims is not None else (nprocs,)
-    return Layout(shape, dims, (None,) * len(dims), tuple((n,) for n in shape), (0,) * len(shape),
-                  ("none",) * len(shape))
+    return Layout(shape, dims, (None,) * len(dims), tuple((n,) for n in shape))
 
 
 def _cut_layout(shape, nprocs: int, axis: int) -> Layout:
     """Balanced blocks along ``axis`` over a 1-d grid of all ranks."""
     shape = tuple(shape)
     sizes = tuple(balanced_sizes(n, nprocs) if a == axis else (n,) for a, n in enumerate(shape))
-    return Layout(shape, (nprocs,), (axis,), sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(shape, (nprocs,), (axis,), sizes)
 
 
 def _replicate(x: DArray) -> DArray:
@@ -129,7 +128,7 @@ def _insert_axis(x: DArray, position: int) -> DArray:
     sizes = [(1,), (1,)]
     sizes[vec_axis] = layout.sizes[0]
     split = tuple(vec_axis if g is not None and i == g else None for i in range(len(layout.dims)))
-    new = Layout(shape, layout.dims, split, tuple(sizes), (0, 0), ("none", "none"))
+    new = Layout(shape, layout.dims, split, tuple(sizes))
     local = x.local[None, :] if position == 0 else x.local[:, None]
     return DArray._wrap(local, new, x._comm, x._xp)
 
@@ -291,7 +290,7 @@ def _local_product(d: DArray, f: DArray, d_is_a: bool, out_shape) -> DArray:
     split = tuple(None if s is None else s + lead_d for s in ld.split)
     sizes = tuple(ld.sizes[r - lead_d] if r >= lead_d and ld.axis_dim[r - lead_d] is not None else (n,)
                   for r, n in enumerate(out_shape))
-    layout = Layout(out_shape, ld.dims, split, sizes, (0,) * nc, ("none",) * nc)
+    layout = Layout(out_shape, ld.dims, split, sizes)
     return DArray._wrap(local, layout, d._comm, xp)
 
 
@@ -330,7 +329,7 @@ def _contraction_target(a: DArray, b: DArray):
 def _k_layout(shape, k_axis: int, g: int, dims, sizes) -> Layout:
     split = tuple(k_axis if i == g else None for i in range(len(dims)))
     per_axis = tuple(tuple(sizes) if ax == k_axis else (n,) for ax, n in enumerate(shape))
-    return Layout(tuple(shape), dims, split, per_axis, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(tuple(shape), dims, split, per_axis)
 
 
 def _contract(a: DArray, b: DArray, out_shape) -> DArray:
@@ -358,7 +357,7 @@ def _to_block2d(x: DArray, dims) -> DArray:
     if lay.dims == tuple(dims) and lay.split == (0, 1):
         return x
     target = Layout(x.shape, tuple(dims), (0, 1), (balanced_sizes(x.shape[0], dims[0]),
-                                                   balanced_sizes(x.shape[1], dims[1])), (0, 0), ("none", "none"))
+                                                   balanced_sizes(x.shape[1], dims[1])))
     return redistribute_to(x, target)
 
 
@@ -402,7 +401,7 @@ def _summa(a: DArray, b: DArray) -> DArray:
             out += part
     if out is None:  # k == 0
         out = xp.zeros((rows, cols), dtype=al.dtype, device=a.device)
-    layout = Layout((a.shape[0], b.shape[1]), dims, (0, 1), (la.sizes[0], lb.sizes[1]), (0, 0), ("none", "none"))
+    layout = Layout((a.shape[0], b.shape[1]), dims, (0, 1), (la.sizes[0], lb.sizes[1]))
     return DArray._wrap(out, layout, comm, xp)
 
 

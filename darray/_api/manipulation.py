@@ -18,8 +18,8 @@ import numbers
 
 import numpy as np
 
-from .._core import DArray
-from .._core.elementwise import align_target, local_operand
+from .._core import DArray, to_backend_dtype
+from .._core.elementwise import _expand, align_target, local_operand
 from .._core.indexing import getitem
 from .._core.manipulation import balanced_like, permute_dims, place
 from .._core.reshape import reshape as _reshape
@@ -109,8 +109,6 @@ def broadcast_to(x, /, shape) -> DArray:
         ok = False
     if not ok:
         raise ValueError(message("broadcast_to", "cannot broadcast", x.shape, f"a shape broadcastable to {shape}"))
-    from .._core.elementwise import _expand
-
     layout = _expand(x._layout, shape)
     local = local_operand("broadcast_to", x, layout, x)
     return DArray._wrap(x._xp.broadcast_to(local, layout.block_shape(x._comm.rank)), layout, x._comm, x._xp)
@@ -174,8 +172,6 @@ def concat(arrays, /, *, axis: int | None = 0) -> DArray:
 
 
 def _backend_dtype(xp, dtype):
-    from .._core import to_backend_dtype
-
     return to_backend_dtype(xp, dtype)
 
 
@@ -276,7 +272,7 @@ def repeat(x, repeats, /, *, axis: int | None = None) -> DArray:
     shape[axis] = sum(counts)
     sizes = list(layout.sizes)
     sizes[axis] = tuple(counts) if layout.axis_dim[axis] is not None else (shape[axis],)
-    new = Layout(tuple(shape), layout.dims, layout.split, tuple(sizes), (0,) * x.ndim, ("none",) * x.ndim)
+    new = Layout(tuple(shape), layout.dims, layout.split, tuple(sizes))
     return DArray._wrap(local, new, x._comm, xp)
 
 

@@ -86,5 +86,5 @@ def pad_constant(x: DArray, pad_width, constant_values=0, *, func: str = "pad") 
         grown[0] += before
         grown[-1] += after
         sizes[a], shape[a] = tuple(grown), shape[a] + before + after
-    out = Layout(tuple(shape), layout.dims, layout.split, tuple(sizes), (0,) * x.ndim, ("none",) * x.ndim)
+    out = Layout(tuple(shape), layout.dims, layout.split, tuple(sizes))
     return wrap_like(block, out, x)

@@ -103,7 +103,7 @@ def _unique(func: str, x, indices: bool = False, inverse: bool = False, counts: 
     table = to_numpy(comm.allgather(info))
     ucounts = tuple(int(c) for c in table[:, 0])
     total = sum(ucounts)
-    out_layout = Layout((total,), (nprocs,), (0,), (ucounts,), (0,), ("none",))
+    out_layout = Layout((total,), (nprocs,), (0,), (ucounts,))
     result_values = _wrap(x, values[keep], out_layout)
     result_indices = result_inverse = result_counts = None
     if counts:
@@ -167,8 +167,7 @@ def _unique_local(x: DArray, indices: bool, inverse: bool, counts: bool):
         res = type(host)(*(from_numpy(xp, a, device=x.device) for a in host))
 
     def replicated(array, shape):
-        layout = Layout(tuple(shape), dims, (None,) * len(dims), tuple((s,) for s in shape), (0,) * len(shape),
-                        ("none",) * len(shape))
+        layout = Layout(tuple(shape), dims, (None,) * len(dims), tuple((s,) for s in shape))
         return DArray._wrap(array, layout, x._comm, xp)
 
     n = tuple(res.values.shape)

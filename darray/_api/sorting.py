@@ -76,7 +76,7 @@ def _sort(func: str, x, axis, descending: bool, stable: bool, index: bool) -> DA
     if longest is not None and x.shape[longest] >= nprocs:
         # a distributed transpose: make ``axis`` whole on every rank, sort locally, move back
         sizes = tuple(balanced_sizes(n, nprocs) if a == longest else (n,) for a, n in enumerate(x.shape))
-        whole = Layout(x.shape, (nprocs,), (longest,), sizes, (0,) * x.ndim, ("none",) * x.ndim)
+        whole = Layout(x.shape, (nprocs,), (longest,), sizes)
         moved = redistribute_to(x, whole)
         out = DArray._wrap(_local_sort(xp, moved.local, axis, descending, stable, index), whole, comm, xp)
         return redistribute_to(out, layout)
@@ -123,7 +123,7 @@ def line_layout(x: DArray, axis: int) -> Layout:
     if layout.dims == (nprocs,) and layout.split == (axis,):
         return layout.without_halo() if layout.has_halo else layout
     sizes = tuple(balanced_sizes(n, nprocs) if a == axis else (n,) for a, n in enumerate(x.shape))
-    return Layout(x.shape, (nprocs,), (axis,), sizes, (0,) * x.ndim, ("none",) * x.ndim)
+    return Layout(x.shape, (nprocs,), (axis,), sizes)
 
 
 def _sample_sort_lines(x: DArray, axis: int, descending: bool, stable: bool, index: bool) -> DArray:

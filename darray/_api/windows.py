@@ -74,7 +74,7 @@ def _output_layout(layout: Layout, reach: Sequence[int], window_shape) -> Layout
         sizes.append(tuple(int(b - a_) for a_, b in zip(bounds[:-1], bounds[1:])))
     shape = tuple(n - h for n, h in zip(layout.shape, reach)) + tuple(window_shape)
     sizes += [(w,) for w in window_shape]
-    return Layout(shape, layout.dims, layout.split, tuple(sizes), (0,) * len(shape), ("none",) * len(shape))
+    return Layout(shape, layout.dims, layout.split, tuple(sizes))
 
 
 @implements(np.lib.stride_tricks.sliding_window_view)

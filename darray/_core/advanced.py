@@ -26,6 +26,7 @@ from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
 from .cells import cells_layout, fetch_cells, first_cut, index_share, scatter_cells, without_axes
+from .elementwise import local_operand
 from .fetch import as_rows, fetch_rows, rows_layout
 from .indexing import getitem, local_key, normalize_key, setitem, sliced_layout
 from .keys import Advanced, out_of_bounds, resolve, split_key
@@ -107,14 +108,12 @@ def take_along_axis(x: DArray, indices, /, *, axis: int = -1) -> DArray:
 def _mask_and_rows(func: str, x: DArray, mask):
     if isinstance(mask, np.ndarray):
         mask = DArray._wrap(from_numpy(x._xp, mask, device=x.device), Layout(mask.shape, x._layout.dims, (None,) * len(x._layout.dims),
-                                                     tuple((n,) for n in mask.shape), (0,) * mask.ndim,
-                                                     ("none",) * mask.ndim), x._comm, x._xp)
+                                                     tuple((n,) for n in mask.shape)), x._comm, x._xp)
     if mask.ndim == 0 or mask.ndim > x.ndim or mask.shape != x.shape[:mask.ndim]:
         raise IndexError(message(func, "boolean index does not match the indexed array", mask.shape,
                                  f"the leading dims of {x.shape}"))
     rows = as_rows(x)
-    want = Layout(mask.shape, rows._layout.dims, rows._layout.split, rows._layout.sizes[:mask.ndim],
-                  (0,) * mask.ndim, ("none",) * mask.ndim)
+    want = Layout(mask.shape, rows._layout.dims, rows._layout.split, rows._layout.sizes[:mask.ndim])
     mask = redistribute_to(mask, want) if mask._layout.blocks_key != want.blocks_key else mask
     return rows, mask
 
@@ -366,8 +365,6 @@ def _set_mask(x: DArray, mask, value, scalar: bool) -> None:
 
 def _values_in(value, layout: Layout, x: DArray, func: str):
     """This rank's block of ``value`` broadcast to ``layout``'s shape and cut like it."""
-    from .elementwise import local_operand
-
     shape = layout.shape
     vshape = value.shape if hasattr(value, "shape") else np.shape(value)
     extra = len(vshape) - len(shape)

@@ -37,15 +37,14 @@ def without_axes(layout: Layout, axes: tuple) -> Layout:
     keep = [a for a in range(layout.ndim) if a not in axes]
     position = {a: i for i, a in enumerate(keep)}
     split = tuple(position.get(s) if s is not None else None for s in layout.split)
-    return Layout(tuple(layout.shape[a] for a in keep), layout.dims, split, tuple(layout.sizes[a] for a in keep),
-                  (0,) * len(keep), ("none",) * len(keep))
+    return Layout(tuple(layout.shape[a] for a in keep), layout.dims, split, tuple(layout.sizes[a] for a in keep))
 
 
 @lru_cache(maxsize=256)
 def cells_layout(rest: Layout, g0: int | None, bshape: tuple) -> Layout:
     """Layout of ``(B..., rest...)``: ``B[0]`` in balanced blocks over grid dim ``g0``, rest as ``rest``.
 
-    >>> rest = Layout((4, 6), (2, 3), (None, 1), ((4,), (2, 2, 2)), (0, 0), ("none", "none"))
+    >>> rest = Layout((4, 6), (2, 3), (None, 1), ((4,), (2, 2, 2)))
     >>> out = cells_layout(rest, 0, (5,))  # B over grid dim 0, the rest cut as before
     >>> out.split, out.sizes
     ((0, 2), ((3, 2), (4,), (2, 2, 2)))
@@ -54,8 +53,7 @@ def cells_layout(rest: Layout, g0: int | None, bshape: tuple) -> Layout:
     split = tuple(0 if g == g0 else (None if s is None else s + nb) for g, s in enumerate(rest.split))
     first = balanced_sizes(bshape[0], rest.dims[g0]) if g0 is not None else (bshape[0],)
     sizes = (first, *((n,) for n in bshape[1:]), *rest.sizes)
-    ndim = nb + rest.ndim
-    return Layout(tuple(bshape) + rest.shape, rest.dims, split, sizes, (0,) * ndim, ("none",) * ndim)
+    return Layout(tuple(bshape) + rest.shape, rest.dims, split, sizes)
 
 
 def index_share(index, cells: Layout, nb: int, x: DArray) -> np.ndarray:
@@ -80,7 +78,7 @@ def index_share(index, cells: Layout, nb: int, x: DArray) -> np.ndarray:
 def _b_layout(cells: Layout, nb: int) -> Layout:
     """The ``B`` part of a cells layout (its first ``nb`` axes)."""
     return Layout(cells.shape[:nb], cells.dims, tuple(s if s is not None and s < nb else None for s in cells.split),
-                  cells.sizes[:nb], (0,) * nb, ("none",) * nb)
+                  cells.sizes[:nb])
 
 
 def _owners(layout: Layout, axes, coords: list[np.ndarray], rank: int) -> tuple[np.ndarray, np.ndarray]:

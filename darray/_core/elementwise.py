@@ -388,7 +388,7 @@ def _expand(layout: Layout, shape) -> Layout:
         split.append(s + lead if ok else None)
     for a, n in enumerate(shape):
         sizes.append(layout.sizes[a - lead] if a in split else (n,))
-    return Layout(shape, layout.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(shape, layout.dims, split, sizes)
 
 
 def local_operand(func: str, x, layout: Layout, target: DArray):
@@ -502,7 +502,7 @@ def _calibrate() -> int:
     global _probe
     from .._comm import SelfCommunicator
 
-    layout = Layout((2,), (1,), (None,), ((2,),), (0,), ("none",))
+    layout = Layout((2,), (1,), (None,), ((2,),))
     comm = SelfCommunicator()
 
     def make():

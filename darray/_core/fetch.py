@@ -23,8 +23,7 @@ def rows_layout(shape, nprocs: int, sizes=None) -> Layout:
     """Whole leading-axis rows cut over all ranks (1-d grid), balanced unless ``sizes`` is given."""
     shape = tuple(shape)
     first = tuple(sizes) if sizes is not None else balanced_sizes(shape[0], nprocs)
-    return Layout(shape, (nprocs,), (0,), (first,) + tuple((n,) for n in shape[1:]), (0,) * len(shape),
-                  ("none",) * len(shape))
+    return Layout(shape, (nprocs,), (0,), (first,) + tuple((n,) for n in shape[1:]))
 
 
 def _route(x: DArray, wanted: np.ndarray):

@@ -111,7 +111,7 @@ def sliced_layout(layout: Layout, key: tuple) -> tuple[Layout, tuple, tuple]:
         shape.append(m)
         axis += 1
     split = tuple(split_of.get(g) for g in range(len(layout.dims)))
-    out = Layout(tuple(shape), layout.dims, split, tuple(sizes), (0,) * len(shape), ("none",) * len(shape))
+    out = Layout(tuple(shape), layout.dims, split, tuple(sizes))
     return out, tuple(flips), tuple(selections)
 
 

@@ -243,8 +243,7 @@ def nonzero(x: DArray) -> tuple[DArray, ...]:
     block = to_numpy(x.local)
     if layout.is_replicated:
         found = np.nonzero(block)
-        out_layout = Layout((len(found[0]),), layout.dims, (None,) * len(layout.dims), ((len(found[0]),),), (0,),
-                            ("none",))
+        out_layout = Layout((len(found[0]),), layout.dims, (None,) * len(layout.dims), ((len(found[0]),),))
         return tuple(DArray._wrap(_on_backend(x, f.astype(np.int64)), out_layout, comm, x._xp) for f in found)
     # a replicated grid dim holds copies: only coordinate 0 there contributes
     coords = layout.coords(rank)
@@ -256,7 +255,7 @@ def nonzero(x: DArray) -> tuple[DArray, ...]:
     if not _c_ordered(layout):
         flat, _, counts = sample_sort(comm, flat, sum(counts[:rank]), index=False)
     total = sum(counts)
-    out_layout = Layout((total,), (nprocs,), (0,), (counts,), (0,), ("none",))
+    out_layout = Layout((total,), (nprocs,), (0,), (counts,))
     parts = np.unravel_index(flat, x.shape) if x.ndim > 1 else (flat,)
     return tuple(DArray._wrap(_on_backend(x, np.asarray(p, dtype=np.int64)), out_layout, comm, x._xp)
                  for p in parts)

@@ -42,4 +42,4 @@ def balanced_like(layout: Layout, shape, nprocs: int) -> Layout:
 
     sizes = tuple(balanced_sizes(n, len(layout.sizes[a])) if layout.axis_dim[a] is not None else (n,)
                   for a, n in enumerate(shape))
-    return Layout(tuple(shape), layout.dims, layout.split, sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(tuple(shape), layout.dims, layout.split, sizes)

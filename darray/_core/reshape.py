@@ -47,8 +47,7 @@ def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
     flat = _as_flat(rows, flat_sizes)
     inner = prod(shape[1:])
     target_rows = balanced_sizes(shape[0], len(flat_sizes))
-    target = Layout((x.size,), flat._layout.dims, flat._layout.split, (tuple(r * inner for r in target_rows),),
-                    (0,), ("none",))
+    target = Layout((x.size,), flat._layout.dims, flat._layout.split, (tuple(r * inner for r in target_rows),))
     flat = redistribute_to(flat, target)
     return _local_reshape(flat, shape)
 
@@ -84,7 +83,7 @@ def _resolve_shape(x, shape) -> tuple[int, ...]:
 def _rows_layout(shape, nprocs, dims) -> Layout:
     """Balanced blocks of whole leading-axis rows over all ranks (1-d grid)."""
     sizes = (balanced_sizes(shape[0], nprocs),) + tuple((n,) for n in shape[1:])
-    return Layout(tuple(shape), (nprocs,), (0,), sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(tuple(shape), (nprocs,), (0,), sizes)
 
 
 def _row_split(x: DArray):
@@ -101,7 +100,7 @@ def _row_split(x: DArray):
 def _as_flat(x: DArray, flat_sizes) -> DArray:
     layout = x._layout
     flat = Layout((x.size,), layout.dims, (0,) if x._comm.size > 1 else (None,),
-                  (tuple(flat_sizes),) if x._comm.size > 1 else ((x.size,),), (0,), ("none",))
+                  (tuple(flat_sizes),) if x._comm.size > 1 else ((x.size,),))
     return DArray._wrap(x._xp.reshape(x.local, (-1,)), flat, x._comm, x._xp)
 
 
@@ -122,14 +121,12 @@ def _local_reshape(x: DArray, shape):
         split, sizes0 = (None,) * len(layout.dims), (shape[0],)
     else:
         split, sizes0 = (0,), tuple(counts)
-    new = Layout(shape, layout.dims, split, (sizes0,) + tuple((n,) for n in shape[1:]), (0,) * len(shape),
-                 ("none",) * len(shape))
+    new = Layout(shape, layout.dims, split, (sizes0,) + tuple((n,) for n in shape[1:]))
     return DArray._wrap(x._xp.reshape(x.local, new.block_shape(x._comm.rank)), new, x._comm, x._xp)
 
 
 def _via_replicated_small(x: DArray, shape) -> DArray:
     """Replicated arrays, empty arrays and 0-d shapes: replicate (if needed), then reshape locally."""
     full = redistribute_to(x, x._layout.replicated())
-    layout = Layout(shape, x._layout.dims, (None,) * len(x._layout.dims), tuple((n,) for n in shape),
-                    (0,) * len(shape), ("none",) * len(shape))
+    layout = Layout(shape, x._layout.dims, (None,) * len(x._layout.dims), tuple((n,) for n in shape))
     return DArray._wrap(x._xp.reshape(full.local, shape), layout, x._comm, x._xp)

@@ -224,8 +224,8 @@ def move_1d(comm, block: np.ndarray, sizes_from, sizes_to) -> np.ndarray:
         return block
     n = sum(sizes_to)
     nprocs = comm.size
-    src = Layout((n,), (nprocs,), (0,), (sizes_from,), (0,), ("none",))
-    dst = Layout((n,), (nprocs,), (0,), (sizes_to,), (0,), ("none",))
+    src = Layout((n,), (nprocs,), (0,), (sizes_from,))
+    dst = Layout((n,), (nprocs,), (0,), (sizes_to,))
     plan = redistribution_plan(src, dst, comm.rank)
     out = np.empty(dst.block_shape(comm.rank), dtype=block.dtype)
     comm.exchange(np.ascontiguousarray(block), plan.sends, out, plan.recvs).wait()

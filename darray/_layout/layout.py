@@ -43,8 +43,8 @@ class Layout:
         cut an axis (their entry is normalised to None).
     sizes : per array axis, the block sizes along it (one per block of the
         grid dim that cuts it, or ``(shape[axis],)`` for an uncut axis).
-    halo : ghost width per axis.
-    boundary : boundary kind per axis.
+    halo : ghost width per axis (default: none).
+    boundary : boundary kind per axis (default: ``"none"``).
 
     Use :meth:`Layout.create` to build one from user specs.
 
@@ -60,13 +60,13 @@ class Layout:
     __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "has_halo", "_key", "_hash", "_derived",
                  "__dict__")
 
-    def __init__(self, shape, dims, split, sizes, halo, boundary):
+    def __init__(self, shape, dims, split, sizes, halo=None, boundary=None):
         self.shape = tuple(shape)
         self.dims = tuple(dims)
         self.split = tuple(None if d == 1 else s for s, d in zip(split, self.dims))
         self.sizes = tuple(sizes)
-        self.halo = tuple(halo)
-        self.boundary = tuple(boundary)
+        self.halo = (0,) * len(self.shape) if halo is None else tuple(halo)
+        self.boundary = ("none",) * len(self.shape) if boundary is None else tuple(boundary)
         self.has_halo = any(self.halo)
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
@@ -148,8 +148,7 @@ class Layout:
             return self
         found = self._derived.get("without_halo")
         if found is None:
-            found = self._derived["without_halo"] = self.replace(halo=(0,) * self.ndim,
-                                                                 boundary=("none",) * self.ndim)
+            found = self._derived["without_halo"] = Layout(self.shape, self.dims, self.split, self.sizes)
         return found
 
     def check_halo(self, func: str) -> None:
@@ -264,9 +263,8 @@ class Layout:
             new_axis = {a: i for i, a in enumerate(keep)}
             shape = tuple(self.shape[a] for a in keep)
             sizes = tuple(self.sizes[a] for a in keep)
-        halo, boundary = (0,) * len(shape), ("none",) * len(shape)  # a reduction's result has no ghost cells
         split = tuple(None if s is None or s in axes else new_axis[s] for s in self.split)
-        return Layout(shape, self.dims, split, sizes, halo, boundary)
+        return Layout(shape, self.dims, split, sizes)  # a reduction's result has no ghost cells
 
     def broadcast_layout(self, shape: Sequence[int]) -> Layout:
         """Layout for an operand of ``shape`` broadcast against this layout's shape.
@@ -291,12 +289,11 @@ class Layout:
         for i, n in enumerate(shape):
             a = i + lead
             sizes.append(self.sizes[a] if i in split else (n,))
-        return Layout(shape, self.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
+        return Layout(shape, self.dims, split, sizes)
 
     def replicated(self) -> Layout:
         """Every rank holds the whole array (same grid)."""
-        return Layout(self.shape, self.dims, (None,) * len(self.dims), tuple((n,) for n in self.shape),
-                      (0,) * self.ndim, ("none",) * self.ndim)
+        return Layout(self.shape, self.dims, (None,) * len(self.dims), tuple((n,) for n in self.shape))
 
 
 def _axis_dims(dims, split, ndim) -> tuple:

@@ -68,8 +68,7 @@ class WindowPlan:
             self.n_out.append(n_out)
             shape[ax], sizes[ax] = n_out, tuple(counts)
         self.halo = tuple(halo)
-        self.out = Layout(tuple(shape), layout.dims, layout.split, tuple(sizes), (0,) * layout.ndim,
-                          ("none",) * layout.ndim)
+        self.out = Layout(tuple(shape), layout.dims, layout.split, tuple(sizes))
 
     def window(self, padded: Layout, rank: int):
         """Per spatial axis: ``(start, stop, pad_lo, pad_hi, n_out)`` in padded-block coordinates."""
