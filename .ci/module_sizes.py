@@ -13,10 +13,7 @@ from pathlib import Path
 
 LIMIT = 800
 #: path relative to the repository root -> the issue that splits it
-EXCEPTIONS: dict[str, str] = {
-    "darray/_api/numpy_functions.py": "#18 item 2 (-> darray/_api/numpy/)",
-    "darray/_api/numpy_poly.py": "#18 item 2 (-> darray/_api/numpy/)",
-}
+EXCEPTIONS: dict[str, str] = {}
 
 
 def main() -> int:

@@ -53,16 +53,16 @@ from . import autodiff, nn, optim  # noqa: E402
 from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
 from . import lib  # noqa: E402  (darray.lib.stride_tricks.sliding_window_view, as numpy.lib)
 from .interop import from_dask, to_dask  # noqa: E402
-from ._api import numpy_protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
-from ._api import numpy_nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
-from ._api.numpy_names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
-from ._api.numpy_names import __all__ as _numpy_names  # noqa: E402
-from ._api.numpy_misc import *  # noqa: E402,F403  (ndarray, issubdtype, errstate, fromiter, ...; in __all__ below)
-from ._api.numpy_misc import __all__ as _numpy_misc_names  # noqa: E402
-from ._api.numpy_index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogrid, ix_, unravel_index, ...)
-from ._api.numpy_index_tricks import __all__ as _index_trick_names  # noqa: E402
-from ._api.numpy_creation import *  # noqa: E402,F403  (logspace, geomspace, tril_indices, vander, ...)
-from ._api.numpy_creation import __all__ as _numpy_creation_names  # noqa: E402
+from ._api.numpy import protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
+from ._api.numpy import nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
+from ._api.numpy.names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
+from ._api.numpy.names import __all__ as _numpy_names  # noqa: E402
+from ._api.numpy.misc import *  # noqa: E402,F403  (ndarray, issubdtype, errstate, fromiter, ...; in __all__ below)
+from ._api.numpy.misc import __all__ as _numpy_misc_names  # noqa: E402
+from ._api.numpy.index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogrid, ix_, unravel_index, ...)
+from ._api.numpy.index_tricks import __all__ as _index_trick_names  # noqa: E402
+from ._api.numpy.creation import *  # noqa: E402,F403  (logspace, geomspace, tril_indices, vander, ...)
+from ._api.numpy.creation import __all__ as _numpy_creation_names  # noqa: E402
 from .io.numpy_files import (frombuffer, fromfile, fromstring, genfromtxt, load, loadtxt, save,  # noqa: E402
                               savetxt)  # NumPy's .npy, text and raw files
 from ._api.array_likes import accepting as _accepting  # noqa: E402

@@ -68,7 +68,7 @@ if os.environ.get(BACKEND_ENV):  # before any test module imports darray (darray
     os.environ["DARRAY_BACKEND"] = os.environ[BACKEND_ENV]
 TEST_BACKEND = os.environ.get("DARRAY_BACKEND") or "numpy"
 
-from darray._api import numpy_names as _numpy_names  # noqa: E402
+from darray._api.numpy import names as _numpy_names  # noqa: E402
 
 #: Deselected for every local backend but NumPy: they test NumPy-only features.
 _UFUNC = "NumPy ufuncs on a DArray (np.sin(x), out=, where=, ndarray <op> DArray) run on NumPy blocks only"

@@ -1,4 +1,5 @@
-"""NumPy functions outside the standard (darray._api.numpy_functions) against NumPy, on every rank count.
+"""NumPy functions outside the standard (darray._api.numpy: stacking, products, statistics, mathematical)
+against NumPy, on every rank count.
 
 Every function is called twice, as ``darray_func(...)`` and as ``numpy.func(...)``
 on DArrays (``__array_function__``), and both results are compared with NumPy on
@@ -15,11 +16,13 @@ import pytest
 
 import darray as da
 from darray import DArray
-from darray._api import numpy_functions as nf
-from darray._api.numpy_functions import (angle, around, array, array_split, atleast_1d, atleast_2d, atleast_3d,
-                                         average, bincount, column_stack, corrcoef, cov, cross, diag, diagonal,
-                                         digitize, dot, dstack, hstack, inner, interp, nan_to_num, ravel, split,
-                                         swapaxes, trace, vdot, vstack)
+from darray._api.numpy import mathematical, products, stacking, statistics
+from darray._api.numpy.creation import array
+from darray._api.numpy.mathematical import angle, around, interp, nan_to_num
+from darray._api.numpy.products import cross, diag, diagonal, dot, inner, trace, vdot
+from darray._api.numpy.stacking import (array_split, atleast_1d, atleast_2d, atleast_3d, column_stack, dstack, hstack,
+                                        ravel, split, swapaxes, vstack)
+from darray._api.numpy.statistics import average, bincount, corrcoef, cov, digitize
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi
@@ -105,13 +108,14 @@ def raises(exc, func, dargs, gargs, kwargs=None, match: str | None = None) -> No
 
 
 def test_all_is_the_new_functions():
-    assert sorted(nf.__all__) == nf.__all__
-    assert all(callable(getattr(nf, n)) for n in nf.__all__)
     from darray._core.protocols import HANDLED_FUNCTIONS
 
-    for name in nf.__all__:
-        assert getattr(np, name) in HANDLED_FUNCTIONS, name
-    assert np.round in HANDLED_FUNCTIONS
+    for nf in (mathematical, products, stacking, statistics):
+        assert sorted(nf.__all__) == nf.__all__
+        assert all(callable(getattr(nf, n)) for n in nf.__all__)
+        for name in nf.__all__:
+            assert getattr(np, name) in HANDLED_FUNCTIONS, name
+    assert np.round in HANDLED_FUNCTIONS and np.array in HANDLED_FUNCTIONS
 
 
 # ---------------------------------------------------------------- atleast_nd

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray._api import numpy_hist as nh
+from darray._api.numpy import histograms as nh
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes
 
 pytestmark = pytest.mark.mpi

@@ -17,7 +17,7 @@ import pytest
 
 import darray as da
 from darray import DArray
-from darray._api.numpy_select import ndarray_compress
+from darray._api.numpy.select import ndarray_compress
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
 pytestmark = pytest.mark.mpi

@@ -17,7 +17,7 @@ import numpy
 import pytest
 
 import darray as np  # the point of the module: NumPy's names, through darray
-from darray._api import numpy_coverage
+from darray._api.numpy import coverage as numpy_coverage
 from darray.testing import assert_equal, assert_raises_everywhere, backend_dtypes, uneven_sizes
 
 pytestmark = pytest.mark.mpi

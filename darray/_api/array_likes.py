@@ -49,7 +49,7 @@ from .._core import DArray
 from .._errors import message
 from ._common import first_darray
 from .creation import as_darray
-from .numpy_reductions import reduction
+from .numpy.reductions import reduction
 from .ufunc_methods import NO_VALUE
 
 __all__ = ["ROWS", "Row", "accepting", "accepting_array_likes"]

@@ -34,7 +34,7 @@ What moves, per function (p ranks, sizes in elements):
   :func:`matmul` (no gather, no limit).
 
 NumPy's ``numpy.linalg`` names beyond the standard (``lstsq``, ``multi_dot``, ``cond``, ``eig``,
-``eigvals``, ``tensorinv``, ``tensorsolve``) are in :mod:`darray._api.linalg_numpy`.
+``eigvals``, ``tensorinv``, ``tensorsolve``) are in :mod:`darray._api.numpy.linalg`.
 """
 
 from __future__ import annotations
@@ -636,4 +636,4 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> DArray:
     return out
 
 
-from .linalg_numpy import EigResult, cond, eig, eigvals, lstsq, multi_dot, tensorinv, tensorsolve  # noqa: E402
+from .numpy.linalg import EigResult, cond, eig, eigvals, lstsq, multi_dot, tensorinv, tensorsolve  # noqa: E402

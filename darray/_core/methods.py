@@ -71,7 +71,7 @@ class _Targets:
         "any": "darray._core.reductions.any",
         "zeros_like": "darray._api.creation.zeros_like",
         "equal": "darray._api.elementwise.equal",
-        "numpy_reduction": "darray._api.numpy_reductions.reduction",
+        "numpy_reduction": "darray._api.numpy.reductions.reduction",
     }
 
     def __getattr__(self, name: str):
@@ -334,7 +334,7 @@ METHODS: dict[str, Method] = {
     "argsort": Method("numpy.argsort", note="``kind=`` is ignored: the sort is stable, or ``stable=False``."),
     "choose": Method("numpy.choose"),
     "clip": Method("numpy.clip"),
-    "compress": Method("darray._api.numpy_select.ndarray_compress"),
+    "compress": Method("darray._api.numpy.select.ndarray_compress"),
     "conj": Method("darray._api.elementwise.conj"),
     "conjugate": Method("darray._api.elementwise.conj"),
     "cumprod": Method("numpy.cumprod"),
@@ -347,7 +347,7 @@ METHODS: dict[str, Method] = {
     "nonzero": Method("numpy.nonzero"),
     "partition": Method("numpy.partition", inplace=True),
     "ptp": Method("numpy.ptp", note="removed from ndarray in NumPy 2; kept as ``numpy.ptp(x)``."),
-    "put": Method("numpy.put", note="In place, like NumPy (``darray._api.numpy_arrange.put``)."),
+    "put": Method("numpy.put", note="In place, like NumPy (``darray._api.numpy.arrange.put``)."),
     "ravel": Method("numpy.ravel"),
     "repeat": Method("numpy.repeat"),
     "round": Method("numpy.round"),

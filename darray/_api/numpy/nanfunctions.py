@@ -1,4 +1,4 @@
-"""NumPy's NaN-skipping functions that :mod:`darray._api.numpy_protocols` lacks, registered for DArrays.
+"""NumPy's NaN-skipping functions that :mod:`darray._api.numpy.protocols` lacks, registered for DArrays.
 
 ``numpy.nanmedian``, ``nanquantile``, ``nanpercentile`` (a distributed sort
 along the reduced axes puts the NaNs last; each slice interpolates between
@@ -16,12 +16,17 @@ import warnings
 
 import numpy as np
 
-import darray as _da
-
-from .._core import DArray, wrap_like
-from .._core.protocols import HANDLED_FUNCTIONS, implements
-from .._core.reductions import normalize_axes
-from .._errors import message
+from ..._core import DArray, wrap_like
+from ..._core.advanced import take_along_axis
+from ..._core.protocols import HANDLED_FUNCTIONS, implements
+from ..._core.reductions import normalize_axes
+from ..._errors import message
+from ..data_types import astype
+from ..elementwise import clip, floor as _floor, isnan, maximum, minimum
+from ..manipulation import moveaxis, permute_dims, reshape
+from ..searching import where
+from ..sorting import sort
+from ..statistical import all as _all, any as _any, sum as _sum
 
 __all__ = ["nanmedian", "nanquantile", "nanpercentile", "nancumsum", "nancumprod", "nanargmax", "nanargmin"]
 
@@ -56,33 +61,33 @@ def _quantiles(name: str, a: DArray, q, axis, method: str, keepdims: bool, scale
     n = int(np.prod([shape[d] for d in axes]))
     dtype = np.result_type(a.dtype, q if np.ndim(q) == 0 else np.asarray(q))  # as numpy.quantile
     if rest + list(axes) != list(range(a.ndim)):
-        a = _da.permute_dims(a, (*rest, *axes))
+        a = permute_dims(a, (*rest, *axes))
     if len(axes) != 1:
-        a = _da.reshape(a, (*(a.shape[i] for i in range(len(rest))), n))
-    s = _da.sort(a, axis=-1)  # NaNs last: a slice's k valid values come first
-    valid = _da.sum(~_da.isnan(s), axis=-1, keepdims=True)
-    positions = _da.astype(valid - 1, _da.float64) * qs.reshape(-1)  # (..., len(q)), NumPy's (k - 1) * q
-    floor = _da.floor(positions)
-    lo = _da.astype(_da.clip(floor, 0, n - 1), _da.int64)
-    hi = _da.minimum(lo + 1, _da.maximum(valid - 1, 0))
-    frac = _da.astype(positions - floor, dtype)
+        a = reshape(a, (*(a.shape[i] for i in range(len(rest))), n))
+    s = sort(a, axis=-1)  # NaNs last: a slice's k valid values come first
+    valid = _sum(~isnan(s), axis=-1, keepdims=True)
+    positions = astype(valid - 1, np.float64) * qs.reshape(-1)  # (..., len(q)), NumPy's (k - 1) * q
+    floor = _floor(positions)
+    lo = astype(clip(floor, 0, n - 1), np.int64)
+    hi = minimum(lo + 1, maximum(valid - 1, 0))
+    frac = astype(positions - floor, dtype)
     below, above = _take(s, lo), _take(s, hi)  # differences in a's dtype, as NumPy's lerp
     if name == "nanmedian":  # NumPy's median: the mean of the one or two middle values
-        result = _da.where(frac == 0, below, (below + above) / 2)
+        result = where(frac == 0, below, (below + above) / 2)
     else:  # NumPy's lerp, from the nearer end
         step = above - below
-        result = _da.where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
+        result = where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
     empty = valid == 0
-    if bool(_da.any(empty)):  # an all-NaN slice: NaN, with NumPy's warning (the same verdict on every rank)
+    if bool(_any(empty)):  # an all-NaN slice: NaN, with NumPy's warning (the same verdict on every rank)
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
-        result = _da.where(empty, np.nan, result)
-    result = _da.moveaxis(result, -1, 0)  # NumPy puts the q axis first
+        result = where(empty, np.nan, result)
+    result = moveaxis(result, -1, 0)  # NumPy puts the q axis first
     if keepdims:
-        result = _da.reshape(result, (result.shape[0], *(1 if d in axes else m for d, m in enumerate(shape))))
+        result = reshape(result, (result.shape[0], *(1 if d in axes else m for d, m in enumerate(shape))))
     if np.ndim(q) == 0:
         return result[0]
     if np.ndim(q) > 1:
-        result = _da.reshape(result, (*np.shape(q), *result.shape[1:]))
+        result = reshape(result, (*np.shape(q), *result.shape[1:]))
     return result
 
 
@@ -90,7 +95,7 @@ def _take(s: DArray, index: DArray) -> DArray:
     """``take_along_axis(s, index, axis=-1)``: block by block where the last axis is not cut."""
     if s._layout.axis_dim[-1] is None and _same_rows(s, index):
         return wrap_like(s._xp.take_along_axis(s.local, index.local, axis=-1), index._layout, index)
-    return _da.take_along_axis(s, index, axis=-1)
+    return take_along_axis(s, index, axis=-1)
 
 
 def _same_rows(s: DArray, index: DArray) -> bool:
@@ -141,7 +146,7 @@ def _scan(name: str, plain, fill: float):
     def scan(a, axis=None, dtype=None, out=None):
         _check(name, a, out)
         if a.dtype.kind in "fc":
-            a = _da.where(_da.isnan(a), fill, a)
+            a = where(isnan(a), fill, a)
         return HANDLED_FUNCTIONS[plain](a, axis=axis, dtype=dtype)
 
     scan.__name__ = scan.__qualname__ = name
@@ -158,11 +163,11 @@ def _arg(name: str, plain, fill: float):
     def arg(a, axis=None, out=None, *, keepdims=False):
         _check(name, a, out)
         if a.dtype.kind in "fc":
-            nan = _da.isnan(a)
-            if bool(_da.any(_da.all(nan, axis=axis))):  # the same verdict on every rank (a reduction)
+            nan = isnan(a)
+            if bool(_any(_all(nan, axis=axis))):  # the same verdict on every rank (a reduction)
                 raise ValueError(message(f"numpy.{name}", "All-NaN slice encountered", None,
                                          "at least one non-NaN value in every slice"))
-            a = _da.where(nan, fill, a)
+            a = where(nan, fill, a)
         return HANDLED_FUNCTIONS[plain](a, axis=axis, keepdims=keepdims)
 
     arg.__name__ = arg.__qualname__ = name

@@ -26,7 +26,7 @@ to a DArray they are replicated on its ranks). What moves:
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_edit import delete, insert, r_
+>>> from darray._api.numpy.edit import delete, insert, r_
 >>> delete(da.arange(6), [0, 2]).gather().tolist()
 [1, 3, 4, 5]
 >>> insert(da.arange(3), 1, 9).gather().tolist()
@@ -46,32 +46,26 @@ from math import prod
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from .._backend import from_numpy, to_numpy
-from .._core import DArray, astype, redistribute_to, to_backend_dtype
-from .._core.advanced import take
-from .._core.elementwise import local_operand
-from .._core.fetch import rows_layout
-from .._core.manipulation import balanced_like, permute_dims, place
-from .._core.protocols import implements
-from .._core.reductions import all as _all
-from .._errors import AxisError, message, names_errors
-from .creation import arange, asarray, linspace, zeros
-from .manipulation import moveaxis, reshape
-from ._common import first_darray
-from .numpy_functions import _axis, _darray, _int, _split, vstack
+from ..._backend import from_numpy, to_numpy
+from ..._core import DArray, astype, redistribute_to, to_backend_dtype
+from ..._core.advanced import take
+from ..._core.elementwise import local_operand
+from ..._core.fetch import rows_layout
+from ..._core.manipulation import balanced_like, permute_dims, place
+from ..._core.protocols import implements
+from ..._core.reductions import all as _all
+from ..._errors import AxisError, message, names_errors
+from ..creation import arange, asarray, linspace, zeros
+from ..manipulation import moveaxis, reshape
+from .._common import first_darray
+from ._common import axis_of, concat_axis, darray_of, integer, numpy_function, numpy_name, split_along
+from .stacking import vstack
 
 __all__ = ["append", "array_equiv", "block", "c_", "delete", "dsplit", "ediff1d", "fliplr", "flipud", "hsplit",
            "insert", "r_", "resize", "rollaxis", "trim_zeros", "vsplit"]
 if hasattr(np, "row_stack"):  # deprecated in NumPy 2.0, still there in 2.4
     __all__.append("row_stack")
 __all__.sort()
-
-
-_name = "numpy.{}".format  # the name errors carry: numpy.<func>
-
-
-def _plain(x: DArray):
-    return x.layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
 
 
 def _flat(x: DArray) -> DArray:
@@ -105,17 +99,9 @@ def _assemble(shape: tuple[int, ...], dtype, like: DArray, pieces) -> DArray:
 
 def _join(func: str, arrays: Sequence[DArray], axis) -> DArray:
     """``numpy.concatenate(arrays, axis)`` cut like the largest input (one placement per input)."""
-    if not arrays:
-        raise ValueError(message(_name(func), "need at least one array to concatenate", 0, "one or more arrays"))
-    ndim = arrays[0].ndim
-    if any(a.ndim != ndim for a in arrays):
-        raise ValueError(message(_name(func), "all the input arrays must have the same number of dimensions",
-                                 tuple(a.shape for a in arrays), f"{ndim}-d arrays"))
-    axis = _axis(func, axis, ndim)
+    axis = concat_axis(func, arrays, axis)
     first = arrays[0].shape
-    if any(n != m for a in arrays for i, (n, m) in enumerate(zip(a.shape, first)) if i != axis):
-        raise ValueError(message(_name(func), f"all the input array dimensions except for axis {axis} must match "
-                                 "exactly", tuple(a.shape for a in arrays), "matching shapes"))
+    ndim = len(first)
     shape = tuple(sum(a.shape[axis] for a in arrays) if i == axis else n for i, n in enumerate(first))
     starts = np.cumsum([0] + [a.shape[axis] for a in arrays])
     pieces = [(a, tuple(int(s) if i == axis else 0 for i in range(ndim))) for a, s in zip(arrays, starts)]
@@ -135,11 +121,11 @@ def _slab(func: str, values, x: DArray, shape: tuple[int, ...]) -> DArray:
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(message(_name(func), "could not broadcast the values", vshape, f"a shape broadcasting "
+        raise ValueError(message(numpy_name(func), "could not broadcast the values", vshape, f"a shape broadcasting "
                                  f"to {shape}"))
     layout = _cut_like(x, shape)
     xp = x._xp
-    local = local_operand(_name(func), values, layout, x)
+    local = local_operand(numpy_name(func), values, layout, x)
     block = xp.asarray(xp.broadcast_to(local, layout.block_shape(x.comm.rank)), copy=True)
     return DArray._wrap(block, layout, x.comm, xp)
 
@@ -149,14 +135,14 @@ def _cast(func: str, values, dtype, ndmin: int = 0) -> np.ndarray:
     try:
         return np.array(values, dtype=dtype, ndmin=ndmin)
     except (TypeError, ValueError) as exc:
-        raise type(exc)(message(_name(func), "cannot convert the values to the array's dtype", type(values).__name__,
+        raise type(exc)(message(numpy_name(func), "cannot convert the values to the array's dtype", type(values).__name__,
                                 f"values that convert to {np.dtype(dtype)} ({exc})")) from exc
 
 
 # ---------------------------------------------------------------- keeping / taking positions along an axis
 def _local_take(x: DArray, axis: int, idx: np.ndarray) -> DArray:
     """``x`` at positions ``idx`` along an axis that ``x`` does not cut: one local ``take`` per rank."""
-    layout = _plain(x)
+    layout = x.layout.without_halo()
     xp = x._xp
     local = xp.take(x.local, from_numpy(xp, np.ascontiguousarray(idx, dtype=np.int64), device=x.device), axis=axis)
     shape = tuple(len(idx) if a == axis else n for a, n in enumerate(x.shape))
@@ -167,7 +153,7 @@ def _local_take(x: DArray, axis: int, idx: np.ndarray) -> DArray:
 def _keep(x: DArray, axis: int, keep: Callable[[int, int], np.ndarray] | DArray) -> DArray:
     """``x`` where ``keep`` is True along ``axis``: ``keep(lo, hi)`` is the mask of positions ``[lo, hi)`` (NumPy
     bools, every rank computes its own cells), or ``keep`` is a 1-d boolean DArray of the axis length."""
-    layout = _plain(x)
+    layout = x.layout.without_halo()
     others = tuple(a for a in range(x.ndim) if a != axis)
     mask_layout = layout.reduced(others, keepdims=False)  # the axis cut as x cuts it
     if isinstance(keep, DArray):
@@ -185,7 +171,7 @@ def _keep(x: DArray, axis: int, keep: Callable[[int, int], np.ndarray] | DArray)
 def _take_positions(x: DArray, axis: int, length: int, source: Callable[[int, int], np.ndarray]) -> DArray:
     """The array whose position ``p < length`` along ``axis`` is ``x``'s position ``source(p)``: ``source(lo, hi)``
     maps positions ``[lo, hi)`` to ``x``'s (NumPy int64), every rank computing its own share."""
-    if _plain(x).axis_dim[axis] is None:
+    if x.layout.without_halo().axis_dim[axis] is None:
         return _local_take(x, axis, source(0, length))
     comm = x.comm
     layout = rows_layout((length,), comm.size)
@@ -196,8 +182,7 @@ def _take_positions(x: DArray, axis: int, length: int, source: Callable[[int, in
 
 
 # ---------------------------------------------------------------- append, delete, insert
-@implements(np.append)
-@names_errors("numpy.append")
+@numpy_function(np.append)
 def append(arr, values, axis=None) -> DArray:
     """``values`` appended to the end of ``arr`` (``numpy.append``): both flattened when ``axis`` is None.
 
@@ -213,21 +198,21 @@ def append(arr, values, axis=None) -> DArray:
     [0.0, 1.0, 9.5]
     """
     like = first_darray(arr, values)
-    x, v = _darray("append", arr, like), _darray("append", values, like)
+    x, v = darray_of("append", arr, like), darray_of("append", values, like)
     if axis is None:
         x, v, axis = _flat(x), _flat(v), 0
     return _join("append", [x, v], axis)
 
 
 def _out_of_bounds(func: str, index, axis: int, n: int, high: int) -> IndexError:
-    return IndexError(message(_name(func), f"index {index} is out of bounds for axis {axis} with size {n}", index,
+    return IndexError(message(numpy_name(func), f"index {index} is out of bounds for axis {axis} with size {n}", index,
                               f"an index in [{-n}, {high})"))
 
 
 def _along(func: str, arr, axis, *others) -> tuple[DArray, int]:
     """``arr`` as a DArray (replicated next to a DArray among ``others``), flattened if ``axis`` is None."""
-    x = _darray(func, arr, first_darray(*others))
-    return (_flat(x), 0) if axis is None else (x, _axis(func, axis, x.ndim))
+    x = darray_of(func, arr, first_darray(*others))
+    return (_flat(x), 0) if axis is None else (x, axis_of(func, axis, x.ndim))
 
 
 def _deleted(obj, n: int, axis: int) -> Callable[[int, int], np.ndarray] | DArray:
@@ -252,12 +237,12 @@ def _deleted(obj, n: int, axis: int) -> Callable[[int, int], np.ndarray] | DArra
         obj = obj.astype(np.intp)  # [] is float64 to NumPy, and fine as indices
     if obj.dtype == np.bool_:
         if obj.shape != (n,):
-            raise ValueError(message(_name("delete"), "boolean array argument obj to delete must be one dimensional "
+            raise ValueError(message(numpy_name("delete"), "boolean array argument obj to delete must be one dimensional "
                                      f"and match the axis length of {n}", obj.shape, f"({n},)"))
         mask = obj
         return lambda lo, hi: ~mask[lo:hi]
     if obj.dtype.kind not in "iu":
-        raise IndexError(message(_name("delete"), "arrays used as indices must be of integer (or boolean) type",
+        raise IndexError(message(numpy_name("delete"), "arrays used as indices must be of integer (or boolean) type",
                                  obj.dtype, "integers or booleans"))
     idx = obj.astype(np.int64).reshape(-1)
     bad = idx[(idx < -n) | (idx >= n)]
@@ -273,8 +258,7 @@ def _deleted(obj, n: int, axis: int) -> Callable[[int, int], np.ndarray] | DArra
     return keep_indices
 
 
-@implements(np.delete)
-@names_errors("numpy.delete")
+@numpy_function(np.delete)
 def delete(arr, obj, axis=None) -> DArray:
     """``arr`` without the sub-arrays at ``obj`` along ``axis`` (``numpy.delete``; flattened if ``axis`` is None).
 
@@ -302,24 +286,23 @@ def _insert_indices(obj, n: int) -> np.ndarray:
     indices = to_numpy(obj.gather()) if isinstance(obj, DArray) else np.array(obj)
     if indices.dtype == np.bool_:
         if indices.ndim != 1:
-            raise ValueError(message(_name("insert"), "boolean array argument obj to insert must be one dimensional",
+            raise ValueError(message(numpy_name("insert"), "boolean array argument obj to insert must be one dimensional",
                                      indices.shape, "a 1-d mask"))
         return np.flatnonzero(indices)
     if indices.ndim > 1:
-        raise ValueError(message(_name("insert"), "index array argument obj to insert must be one dimensional or "
+        raise ValueError(message(numpy_name("insert"), "index array argument obj to insert must be one dimensional or "
                                  "scalar", indices.shape, "a scalar or a 1-d index list"))
     if indices.size == 0 and not isinstance(obj, np.ndarray):
         return indices.astype(np.intp)
     if indices.dtype.kind not in "iu":
         what = "indices must be integers" if indices.size == 1 else \
             "arrays used as indices must be of integer (or boolean) type"
-        raise (TypeError if indices.size == 1 else IndexError)(message(_name("insert"), what, indices.dtype,
+        raise (TypeError if indices.size == 1 else IndexError)(message(numpy_name("insert"), what, indices.dtype,
                                                                        "integers"))
     return indices
 
 
-@implements(np.insert)
-@names_errors("numpy.insert")
+@numpy_function(np.insert)
 def insert(arr, obj, values, axis=None) -> DArray:
     """``values`` inserted before the indices ``obj`` along ``axis`` (``numpy.insert``; flattened if None).
 
@@ -376,8 +359,7 @@ def insert(arr, obj, values, axis=None) -> DArray:
 
 
 # ---------------------------------------------------------------- resize, flips, axes, splits
-@implements(np.resize)
-@names_errors("numpy.resize")
+@numpy_function(np.resize)
 def resize(a, new_shape) -> DArray:
     """``a`` flattened, repeated as often as needed and cut to ``new_shape`` (``numpy.resize``).
 
@@ -390,11 +372,11 @@ def resize(a, new_shape) -> DArray:
     >>> resize(da.asarray([[1, 2], [3, 4]]), (3, 3)).gather().tolist()
     [[1, 2, 3], [4, 1, 2], [3, 4, 1]]
     """
-    x = _darray("resize", a)
+    x = darray_of("resize", a)
     shape = (new_shape,) if isinstance(new_shape, (numbers.Integral, np.integer)) else tuple(new_shape)
-    shape = tuple(_int("resize", "each element of new_shape", n) for n in shape)
+    shape = tuple(integer("resize", "each element of new_shape", n) for n in shape)
     if any(n < 0 for n in shape):
-        raise ValueError(message(_name("resize"), "all elements of `new_shape` must be non-negative", shape))
+        raise ValueError(message(numpy_name("resize"), "all elements of `new_shape` must be non-negative", shape))
     size = prod(shape)
     if x.size == 0 or size == 0:
         return zeros(shape, dtype=x.dtype, device=x.device, comm=x.comm)
@@ -411,9 +393,9 @@ def _directional(name: str, min_ndim: int, what: str, example: str, result: str,
 
     def function(*args, **kwargs):
         first, *rest = signature.bind(*args, **kwargs).arguments.values()
-        x = _darray(name, first)
+        x = darray_of(name, first)
         if x.ndim < min_ndim:
-            raise ValueError(message(_name(name), f"Input must be >= {min_ndim}-d.", x.shape,
+            raise ValueError(message(numpy_name(name), f"Input must be >= {min_ndim}-d.", x.shape,
                                      f"an array of {min_ndim} or more dimensions"))
         return run(x, *rest)
 
@@ -421,11 +403,11 @@ def _directional(name: str, min_ndim: int, what: str, example: str, result: str,
     function.__signature__ = signature
     function.__doc__ = (f"{what} (``numpy.{name}``); at least {min_ndim}-d input.\n\n    Examples\n    --------\n"
                         f"    >>> import darray as da\n    >>> {example}\n    {result}\n    ")
-    return implements(getattr(np, name))(names_errors(_name(name))(function))
+    return implements(getattr(np, name))(names_errors(numpy_name(name))(function))
 
 
 def _split_by(name: str, axis_of: Callable[[int], int]) -> Callable:
-    return lambda x, indices_or_sections: _split(name, x, indices_or_sections, axis_of(x.ndim), equal=True)
+    return lambda x, indices_or_sections: split_along(name, x, indices_or_sections, axis_of(x.ndim), equal=True)
 
 
 fliplr = _directional("fliplr", 2, "``m`` with its columns (axis 1) reversed; blocks swap with their mirrors",
@@ -444,8 +426,7 @@ dsplit = _directional("dsplit", 3, "Split along axis 2 into slices, no message",
                       _split_by("dsplit", lambda nd: 2))
 
 
-@implements(np.rollaxis)
-@names_errors("numpy.rollaxis")
+@numpy_function(np.rollaxis)
 def rollaxis(a, axis: int, start: int = 0) -> DArray:
     """``a`` with ``axis`` rolled back until it lies before ``start`` (``numpy.rollaxis``); no message.
 
@@ -455,13 +436,13 @@ def rollaxis(a, axis: int, start: int = 0) -> DArray:
     >>> rollaxis(da.ones((3, 4, 5, 6)), 3, 1).shape
     (3, 6, 4, 5)
     """
-    x = _darray("rollaxis", a)
+    x = darray_of("rollaxis", a)
     n = x.ndim
-    axis = _axis("rollaxis", axis, n)
-    given = _int("rollaxis", "start", start)
+    axis = axis_of("rollaxis", axis, n)
+    given = integer("rollaxis", "start", start)
     start = given + n if given < 0 else given
     if not 0 <= start < n + 1:
-        raise AxisError(message(_name("rollaxis"), f"'start' arg requires {-n} <= start < {n + 1}", given))
+        raise AxisError(message(numpy_name("rollaxis"), f"'start' arg requires {-n} <= start < {n + 1}", given))
     if axis < start:
         start -= 1
     if axis == start:
@@ -497,7 +478,7 @@ def _where(index: list) -> str:
 def _depths(arrays, index: list) -> tuple[list, int]:
     """NumPy's depth check of ``block``: (index of a bottom element, the largest leaf ndim)."""
     if isinstance(arrays, tuple):
-        raise TypeError(message(_name("block"), f"{_where(index)} is a tuple. Only lists can be used to arrange "
+        raise TypeError(message(numpy_name("block"), f"{_where(index)} is a tuple. Only lists can be used to arrange "
                                 "blocks, and np.block does not allow implicit conversion from tuple to ndarray."))
     if isinstance(arrays, list) and arrays:
         first, most = _depths(arrays[0], index + [0])
@@ -505,7 +486,7 @@ def _depths(arrays, index: list) -> tuple[list, int]:
             where, nd = _depths(item, index + [i])
             most = max(most, nd)
             if len(where) != len(first):
-                raise ValueError(message(_name("block"), "List depths are mismatched. First element was at depth "
+                raise ValueError(message(numpy_name("block"), "List depths are mismatched. First element was at depth "
                                          f"{len(first)}, but there is an element at depth {len(where)} "
                                          f"({_where(where)})"))
             if where[-1] is None:
@@ -519,13 +500,13 @@ def _depths(arrays, index: list) -> tuple[list, int]:
 def _arrange(arrays, depth: int, depths: int, ndim: int, like: DArray | None):
     """(shape, [(leaf, offset)]) of the nested ``arrays`` at ``depth``; lists join along ``ndim - depths + depth``."""
     if depth == depths:
-        leaf = _ndmin(_darray("block", arrays, like), ndim)
+        leaf = _ndmin(darray_of("block", arrays, like), ndim)
         return leaf.shape, [(leaf, (0,) * ndim)]
     parts = [_arrange(a, depth + 1, depths, ndim, like) for a in arrays]
     axis = ndim - depths + depth
     first = parts[0][0]
     if any(s[:axis] != first[:axis] or s[axis + 1:] != first[axis + 1:] for s, _ in parts):
-        raise ValueError(message(_name("block"), f"Mismatched array shapes in block along axis {axis}.",
+        raise ValueError(message(numpy_name("block"), f"Mismatched array shapes in block along axis {axis}.",
                                  tuple(s for s, _ in parts), f"equal lengths except along axis {axis}"))
     placed, start = [], 0
     for shape, leaves in parts:
@@ -534,8 +515,7 @@ def _arrange(arrays, depth: int, depths: int, ndim: int, like: DArray | None):
     return first[:axis] + (start,) + first[axis + 1:], placed
 
 
-@implements(np.block)
-@names_errors("numpy.block")
+@numpy_function(np.block)
 def block(arrays) -> DArray:
     """An array assembled from nested lists of blocks (``numpy.block``).
 
@@ -552,7 +532,7 @@ def block(arrays) -> DArray:
     """
     bottom, leaf_ndim = _depths(arrays, [])
     if bottom and bottom[-1] is None:
-        raise ValueError(message(_name("block"), f"List at {_where(bottom)} cannot be empty"))
+        raise ValueError(message(numpy_name("block"), f"List at {_where(bottom)} cannot be empty"))
     depths = len(bottom)
     ndim = max(leaf_ndim, depths)
     like = first_darray(arrays)
@@ -566,8 +546,7 @@ def block(arrays) -> DArray:
 
 
 # ---------------------------------------------------------------- trim_zeros, ediff1d, array_equiv
-@implements(np.trim_zeros)
-@names_errors("numpy.trim_zeros")
+@numpy_function(np.trim_zeros)
 def trim_zeros(filt, trim: str = "fb", axis=None) -> DArray:
     """``filt`` without its leading (``'f'``) and/or trailing (``'b'``) zeros (``numpy.trim_zeros``).
 
@@ -584,11 +563,11 @@ def trim_zeros(filt, trim: str = "fb", axis=None) -> DArray:
     [[0], [3]]
     """
     if not isinstance(trim, str):
-        raise TypeError(message(_name("trim_zeros"), "trim must be a string", trim, "'f', 'b' or 'fb'"))
-    x = _darray("trim_zeros", filt)
+        raise TypeError(message(numpy_name("trim_zeros"), "trim must be a string", trim, "'f', 'b' or 'fb'"))
+    x = darray_of("trim_zeros", filt)
     trim = trim.lower()
     if trim not in ("fb", "bf", "f", "b"):
-        raise ValueError(message(_name("trim_zeros"), f"unexpected character(s) in `trim`: {trim!r}", trim,
+        raise ValueError(message(numpy_name("trim_zeros"), f"unexpected character(s) in `trim`: {trim!r}", trim,
                                  "'f', 'b' or 'fb'"))
     axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim, argname="axis")
     if not axes:
@@ -623,13 +602,12 @@ def _edge_values(which: str, values, x: DArray) -> DArray | None:
         return None
     dtype = values.dtype if isinstance(values, DArray) else np.asanyarray(values).dtype
     if not np.can_cast(dtype, x.dtype, casting="same_kind"):
-        raise TypeError(message(_name("ediff1d"), f"dtype of `{which}` must be compatible with input `ary` under "
+        raise TypeError(message(numpy_name("ediff1d"), f"dtype of `{which}` must be compatible with input `ary` under "
                                 "the `same_kind` rule.", dtype, f"a dtype that casts to {x.dtype}"))
-    return astype(_flat(_darray("ediff1d", values, x)), x.dtype, copy=False)
+    return astype(_flat(darray_of("ediff1d", values, x)), x.dtype, copy=False)
 
 
-@implements(np.ediff1d)
-@names_errors("numpy.ediff1d")
+@numpy_function(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None) -> DArray:
     """Differences of consecutive elements of the flattened ``ary`` (``numpy.ediff1d``), in ``ary``'s dtype.
 
@@ -642,9 +620,9 @@ def ediff1d(ary, to_end=None, to_begin=None) -> DArray:
     >>> ediff1d(da.asarray([1, 2, 4, 7]), to_begin=-99, to_end=[88, 99]).gather().tolist()
     [-99, 1, 2, 3, 88, 99]
     """
-    x = _flat(_darray("ediff1d", ary, first_darray(to_end, to_begin)))
+    x = _flat(darray_of("ediff1d", ary, first_darray(to_end, to_begin)))
     if x.dtype == np.bool_:
-        raise TypeError(message(_name("ediff1d"), "numpy boolean subtract, the `-` operator, is not supported, use "
+        raise TypeError(message(numpy_name("ediff1d"), "numpy boolean subtract, the `-` operator, is not supported, use "
                                 "the bitwise_xor, the `^` operator, or the logical_xor function instead.", x.dtype,
                                 "a numeric array"))
     begin, end = _edge_values("to_begin", to_begin, x), _edge_values("to_end", to_end, x)
@@ -668,7 +646,7 @@ def array_equiv(a1, a2) -> bool:
     """
     like = first_darray(a1, a2)
     try:
-        x, y = _darray("array_equiv", a1, like), _darray("array_equiv", a2, like)
+        x, y = darray_of("array_equiv", a1, like), darray_of("array_equiv", a2, like)
         np.broadcast_shapes(x.shape, y.shape)
     except (TypeError, ValueError):
         return False
@@ -709,7 +687,7 @@ class AxisConcatenator:
     def __getitem__(self, key) -> DArray:
         func = self._func
         if isinstance(key, str):
-            raise TypeError(message(_name(func), "matrix-building strings (numpy.bmat) are not supported", key,
+            raise TypeError(message(numpy_name(func), "matrix-building strings (numpy.bmat) are not supported", key,
                                     "items to concatenate, or darray.block for a block matrix"))
         key = key if isinstance(key, tuple) else (key,)
         like = first_darray(*key)
@@ -719,7 +697,7 @@ class AxisConcatenator:
         for k, item in enumerate(key):
             if isinstance(item, str):
                 if k != 0:
-                    raise ValueError(message(_name(func), "special directives must be the first entry.", item))
+                    raise ValueError(message(numpy_name(func), "special directives must be the first entry.", item))
                 if item in ("r", "c"):
                     matrix, column = True, item == "c"
                     continue
@@ -739,7 +717,7 @@ class AxisConcatenator:
                 kinds.append(item)
             else:
                 item_ndim = item.ndim if isinstance(item, DArray) else np.ndim(item)
-                obj = _ndmin(_darray(func, item, like), ndmin)
+                obj = _ndmin(darray_of(func, item, like), ndmin)
                 if trans1d != -1 and item_ndim < ndmin:
                     k2, k1 = ndmin - item_ndim, trans1d
                     k1 = k1 + k2 + 1 if k1 < 0 else k1
@@ -748,7 +726,7 @@ class AxisConcatenator:
                 kinds.append(obj.dtype)
             items.append(obj)
         if not items:
-            raise ValueError(message(_name(func), "need at least one array to concatenate", key, "one or more items"))
+            raise ValueError(message(numpy_name(func), "need at least one array to concatenate", key, "one or more items"))
         dtype = np.result_type(*kinds)
         base = like if like is not None else next((i for i in items if isinstance(i, DArray)), None)
         pieces = [_ndmin(astype(i, dtype) if i.dtype != dtype else i, ndmin) if isinstance(i, DArray) else
@@ -757,7 +735,7 @@ class AxisConcatenator:
         out = _join(func, pieces, axis)
         if matrix:
             if out.ndim > 2:
-                raise ValueError(message(_name(func), "matrix must be 2-dimensional", out.shape, "a 1-d or 2-d result"))
+                raise ValueError(message(numpy_name(func), "matrix must be 2-dimensional", out.shape, "a 1-d or 2-d result"))
             if out.ndim == 1:
                 out = reshape(out, (1, -1))
                 out = permute_dims(out, (1, 0)) if column else out
@@ -775,13 +753,13 @@ def _directive(func: str, item: str, ndmin: int, trans1d: int) -> tuple[int, int
             if len(parts) == 3:
                 trans1d = int(parts[2])
         except Exception as exc:  # noqa: BLE001 - NumPy's ValueError for any malformed directive
-            raise ValueError(message(_name(func), f"unknown special directive {item!r}", item,
+            raise ValueError(message(numpy_name(func), f"unknown special directive {item!r}", item,
                                      "'axis', 'axis,ndmin' or 'axis,ndmin,trans1d'")) from exc
         return axis, ndmin, trans1d
     try:
         return int(item), ndmin, trans1d
     except (ValueError, TypeError) as exc:
-        raise ValueError(message(_name(func), "unknown special directive", item, "'r', 'c' or integers")) from exc
+        raise ValueError(message(numpy_name(func), "unknown special directive", item, "'r', 'c' or integers")) from exc
 
 
 def _range(item: slice, comm, device) -> DArray:

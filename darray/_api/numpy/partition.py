@@ -18,7 +18,7 @@ Complex arrays are refused (``TypeError``): darray sorts real numbers.
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_partition import partition
+>>> from darray._api.numpy.partition import partition
 >>> float(partition(da.asarray([3.0, 4.0, 2.0, 1.0]), 2)[2])
 3.0
 """
@@ -29,13 +29,13 @@ import numbers
 
 import numpy as np
 
-from .._backend import NUMPY
-from .._core import DArray, wrap_like
-from .._core.protocols import implements
-from .._errors import message
-from .._layout import normalize_axis
-from .manipulation import reshape
-from .sorting import _local_sort, argsort, sort
+from ..._backend import NUMPY
+from ..._core import DArray, wrap_like
+from ..._core.protocols import implements
+from ..._errors import message
+from ..._layout import normalize_axis
+from ..manipulation import reshape
+from ..sorting import _local_sort, argsort, sort
 
 __all__ = ["argpartition", "partition"]
 

@@ -25,7 +25,7 @@ the host and back).
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_convolve import convolve
+>>> from darray._api.numpy.convolve import convolve
 >>> convolve(da.asarray([1.0, 2.0, 3.0]), [0.0, 1.0, 0.5]).gather().tolist()
 [0.0, 1.0, 2.5, 4.0, 1.5]
 """
@@ -34,17 +34,16 @@ from __future__ import annotations
 
 import numpy as np
 
-import darray as _da
-
-from .._backend import from_numpy, to_numpy
-from .._core import DArray
-from .._core.protocols import implements
-from .._errors import message
-from .._layout import Layout
-from .manipulation import flip
-from .numpy_functions import _darray
-from ._common import first_darray
-from .overlap import with_halo
+from ..._backend import from_numpy, to_numpy
+from ..._core import DArray
+from ..._core.protocols import implements
+from ..._errors import message
+from ..._layout import Layout
+from ..manipulation import flip
+from .._common import first_darray
+from ..elementwise import conj
+from ..overlap import with_halo
+from ._common import darray_of
 
 __all__ = ["convolve", "correlate"]
 
@@ -72,7 +71,7 @@ def _whole(x) -> np.ndarray:
 
 
 def _signal(x, like: DArray) -> DArray:
-    return x if isinstance(x, DArray) else _darray("convolve", x, like)
+    return x if isinstance(x, DArray) else darray_of("convolve", x, like)
 
 
 def _full(signal: DArray, kernel: np.ndarray) -> DArray:
@@ -152,6 +151,6 @@ def correlate(a, v, mode: str = "valid") -> DArray:
         offset = (m - 1) // 2
     else:  # the longer v, flipped and conjugated, is the signal
         flipped = flip(_signal(v, like), axis=0)
-        full = _full(_da.conj(flipped) if v.dtype.kind == "c" else flipped, _whole(a))
+        full = _full(conj(flipped) if v.dtype.kind == "c" else flipped, _whole(a))
         offset = n // 2
     return _cut(full, mode, max(n, m), min(n, m), offset)

@@ -33,7 +33,7 @@ from types import ModuleType
 
 import numpy
 
-from .._core.methods import EXCLUDED as METHOD_EXCLUDED
+from ..._core.methods import EXCLUDED as METHOD_EXCLUDED
 
 __all__ = ["EXCLUDED", "LOCAL_ONLY", "SECTIONS", "coverage", "missing", "numpy_names", "stale"]
 

@@ -53,20 +53,24 @@ from collections.abc import Callable
 
 import numpy as np
 
-import darray as _da
-
-from .._backend import from_numpy, is_numpy_namespace, to_numpy
-from .._core import DArray, to_backend_dtype
-from .._core.advanced import take_along_axis
-from .._core.elementwise import align_target, local_operand, wrap_like
-from .._core.protocols import implements
-from .._errors import AxisError, message, names_errors
-from .._comm.base import agree
-from ._common import first_darray
-from .creation import as_darray
-from .numpy_functions import _CASTINGS
-from .manipulation import reshape
-from .sorting import argsort, sort
+from ..._backend import from_numpy, is_numpy_namespace, to_numpy
+from ..._core import DArray, to_backend_dtype
+from ..._core.advanced import take_along_axis
+from ..._core.elementwise import align_target, local_operand, wrap_like
+from ..._core.protocols import implements
+from ..._errors import AxisError, message, names_errors
+from ..._comm.base import agree
+from .._common import first_darray
+from ..creation import as_darray
+from ..manipulation import reshape
+from ..sorting import argsort, sort
+from ..cumulative import cumulative_sum
+from ..creation import zeros_like
+from ..data_types import astype
+from ..elementwise import imag, isnan, real
+from ..searching import argmax
+from ..statistical import any as _any
+from ._common import CASTINGS
 
 __all__ = ["choose", "compress", "copyto", "extract", "fill_diagonal", "lexsort", "piecewise", "place", "putmask",
            "select", "sort_complex"]
@@ -315,8 +319,8 @@ def _compress_axis(func: str, cond: DArray, a: DArray, axis: int) -> DArray:
     n, m = a.shape[axis], cond.shape[0]
     if m > n:
         beyond = cond[n:]
-        if bool(_da.any(beyond)):
-            first = n + int(_da.argmax(beyond))
+        if bool(_any(beyond)):
+            first = n + int(argmax(beyond))
             raise IndexError(message(func, f"index {first} is out of bounds for axis {axis} with size {n}", first,
                                      f"a condition with no true entry beyond {n}"))
         cond = cond[:n]
@@ -423,7 +427,7 @@ def place(arr, mask, vals) -> None:
     a = _target(func, arr, "arr")
     values = _values(func, vals, a)
     mask = _mask_like(func, mask, a)
-    counts = _da.cumulative_sum(_da.astype(reshape(mask, (-1,)), np.int64))
+    counts = cumulative_sum(astype(reshape(mask, (-1,)), np.int64))
     total = int(counts[-1]) if a.size else 0
     nv = values.size
     if total == 0:
@@ -494,7 +498,7 @@ def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
     """
     func = "numpy.copyto"
     dst = _target(func, dst, "dst")
-    if casting not in _CASTINGS:
+    if casting not in CASTINGS:
         raise ValueError(message(func, "casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe'",
                                  repr(casting)))
     if type(src) in _SCALARS:
@@ -581,7 +585,7 @@ def piecewise(x, condlist, funclist, *args, **kw) -> DArray:
     scalar = x.ndim == 0
     if scalar:  # as NumPy's x[cond] of a 0-d array: a selection of length 1 or 0
         x, conds = reshape(x, (1,)), [reshape(c, (1,)) for c in conds]
-    y = _da.zeros_like(x)
+    y = zeros_like(x)
     for cond, f in zip(conds, funclist):
         if not callable(f):
             y[cond] = f
@@ -637,8 +641,8 @@ def _real_keys(k: DArray) -> list[DArray]:
     """Sort keys of ``k``, least significant first: complex as NumPy orders it (NaN class, real, imaginary)."""
     if k.dtype.kind != "c":
         return [k]
-    re, im = _da.real(k), _da.imag(k)
-    nan_class = _da.astype(_da.isnan(re), np.int8) * 2 + _da.astype(_da.isnan(im), np.int8)
+    re, im = real(k), imag(k)
+    nan_class = astype(isnan(re), np.int8) * 2 + astype(isnan(im), np.int8)
     return [im, re, nan_class]
 
 
@@ -736,4 +740,4 @@ def sort_complex(a) -> DArray:
     if a.dtype.kind not in "biuf":
         raise TypeError(message(func, "unsupported dtype", a.dtype, "booleans or numbers"))
     dtype = np.complex64 if a.dtype.char in _COMPLEX64_FROM else np.complex128
-    return _da.astype(sort(a, axis=-1), dtype)
+    return astype(sort(a, axis=-1), dtype)

@@ -22,17 +22,21 @@ import numbers
 
 import numpy
 
-from .._core import DArray
-from .._errors import message, names_errors
-from .creation import arange, as_darray, asarray, linspace, ones, tri
-from .elementwise import cos, logical_not, pow as _pow
-from .searching import where
-from .manipulation import reshape
-from .searching import nonzero
+from ..._core import DArray
+from ..._core.protocols import implements
+from ..._errors import message, names_errors
+from ..creation import arange, as_darray, asarray, linspace, ones, tri
+from ..data_types import astype
+from ..elementwise import cos, logical_not, maximum, pow as _pow, sqrt
+from ..manipulation import reshape
+from ..searching import nonzero, where
+from ._common import integer, numpy_name
+from .mathematical import i0
+from .products import diag
 
-__all__ = ["bartlett", "blackman", "diag_indices", "diag_indices_from", "diagflat", "geomspace", "hamming", "hanning",
-           "logspace", "mask_indices", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
-           "vander"]
+__all__ = ["array", "bartlett", "blackman", "diag_indices", "diag_indices_from", "diagflat", "geomspace", "hamming",
+           "hanning", "kaiser", "logspace", "mask_indices", "tril_indices", "tril_indices_from", "triu_indices",
+           "triu_indices_from", "vander"]
 
 
 def _scalar(func: str, name: str, value):
@@ -167,8 +171,6 @@ def diagflat(v, k=0) -> DArray:
     >>> np.diagflat([[1, 2]], 1).gather().tolist()
     [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
     """
-    from .numpy_functions import diag
-
     return diag(reshape(as_darray("diagflat", v), (-1,)), k)
 
 
@@ -206,3 +208,69 @@ def hamming(M) -> DArray:
 def hanning(M) -> DArray:
     """The Hann window of length ``M`` (``numpy.hanning``), distributed."""
     return _window("hanning", M, lambda t: 0.5 + 0.5 * cos(numpy.pi * t))
+
+
+@names_errors("numpy.array")
+def array(object, dtype=None, *, copy: bool | None = True, order: str | None = "K", subok: bool = False,
+          ndmin: int = 0, like=None, device=None, split="auto", grid=None, sizes=None, halo=0, boundary="none",
+          comm=None) -> DArray:
+    """A DArray from ``object`` (``numpy.array``): :func:`darray.asarray` with ``copy=True`` and ``ndmin``.
+
+    ``object`` is a DArray or global data every rank passes identically;
+    ``split``/``grid``/``sizes``/``halo``/``boundary``/``comm``/``device`` as for
+    :func:`darray.asarray` (applied after ``ndmin`` prepends ones). ``copy=False``
+    raises ValueError when a copy cannot be avoided, as in NumPy 2. ``order`` and
+    ``subok`` do not change a DArray (its logical order is C order);
+    ``numpy.array(data, like=x)`` dispatches here.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> array([1, 2, 3], ndmin=2).shape
+    (1, 3)
+    """
+    if order not in ("K", "A", "C", "F", None):
+        raise ValueError(message(numpy_name("array"), "order must be one of 'C', 'F', 'A', or 'K'", order))
+    ndmin = integer("array", "ndmin", ndmin)
+    layout_given = (split != "auto" or grid is not None or sizes is not None or halo or boundary != "none")
+    layout = dict(split=split, grid=grid, sizes=sizes, halo=halo, boundary=boundary)
+    if isinstance(object, DArray):
+        x = object
+        if copy is False and ((dtype is not None and numpy.dtype(dtype) != x.dtype) or layout_given
+                              or x.ndim < ndmin):
+            raise ValueError(message(numpy_name("array"), "unable to avoid copy while creating an array as requested",
+                                     "copy=False", "copy=None or True (a new dtype, layout or ndim needs a copy)"))
+        if x.ndim < ndmin:
+            x = x[(None,) * (ndmin - x.ndim)]
+        out = asarray(x, dtype=dtype, **layout) if layout_given else asarray(x, dtype=dtype)
+        if copy and out is object:
+            out = astype(out, out.dtype, copy=True)
+        return out
+    try:
+        data = numpy.array(object, dtype=dtype, copy=copy, ndmin=ndmin)
+    except ValueError as exc:
+        raise ValueError(message(numpy_name("array"), str(exc), type(object).__name__)) from None
+    if comm is None and isinstance(like, DArray):
+        comm = like.comm
+    return asarray(data, copy=bool(copy) if copy is not None else None, device=device, comm=comm, **layout)
+
+
+implements(numpy.array)(lambda object, dtype=None, **kw: array(object, dtype, **kw))
+
+
+def kaiser(M, beta) -> DArray:  # noqa: N803 - NumPy's name
+    """The Kaiser window of length ``M`` and shape ``beta`` (``numpy.kaiser``), distributed like ``arange(M)``.
+
+    ``i0(beta * sqrt(1 - t**2)) / i0(beta)`` at ``t = (2n - M + 1) / (M - 1)``,
+    elementwise on each block.
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> [round(v, 6) for v in kaiser(3, 0.0).gather().tolist()]
+    [1.0, 1.0, 1.0]
+    """
+    if isinstance(beta, bool) or not isinstance(beta, (numbers.Real, numpy.floating, numpy.integer)):
+        raise TypeError(message("kaiser", "beta must be a real number", beta))
+    norm = float(numpy.i0(float(beta)))
+    return _window("kaiser", M, lambda t: i0(float(beta) * sqrt(maximum(1.0 - t * t, 0.0))) / norm)

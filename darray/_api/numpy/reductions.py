@@ -29,14 +29,20 @@ Examples
 
 from __future__ import annotations
 
+import warnings
+
 import numpy
 
-from .._core import DArray
-from .._core.methods import into
-from .._core.reductions import normalize_axes
-from .._errors import message
-from .ufunc_methods import NO_VALUE, where_mask
-from .ufuncs import UFUNCS
+from ..._core import DArray
+from ..._core.methods import into
+from ..._core.reductions import normalize_axes
+from ..._errors import message
+from ..data_types import astype
+from ..elementwise import maximum
+from ..manipulation import broadcast_to, squeeze
+from ..statistical import min as minimum
+from ..ufunc_methods import NO_VALUE, where_mask
+from ..ufuncs import UFUNCS
 
 __all__ = ["reduction", "UFUNC_OF"]
 
@@ -79,8 +85,6 @@ def reduction(name: str, a: DArray, axis=None, dtype=None, out=None, keepdims: b
 
 def _moment(name: str, a: DArray, axis, dtype, keepdims: bool, where, ddof) -> DArray:
     """mean, var or std over the cells ``where`` selects (NumPy's definitions)."""
-    from .data_types import astype  # noqa: PLC0415
-
     add = UFUNCS["add"]
     kind = a.dtype.kind
     work = numpy.dtype(dtype) if dtype is not None else numpy.dtype(numpy.float64 if kind in "biu" else a.dtype)
@@ -109,8 +113,6 @@ def _shaped(x, axis, keepdims: bool, ndim: int):
     """``x`` (keepdims-shaped) without the reduced axes unless ``keepdims``."""
     if keepdims:
         return x
-    from .manipulation import squeeze  # noqa: PLC0415
-
     axes = normalize_axes("squeeze", axis, ndim)
     return squeeze(x, axis=axes) if axes else x
 
@@ -119,8 +121,6 @@ def _mask(func: str, a: DArray, where) -> DArray:
     """``where`` as a boolean DArray of ``a``'s shape (the count needs every cell's flag)."""
     mask = where_mask(func, a, where)
     if mask.shape != a.shape:
-        from .manipulation import broadcast_to  # noqa: PLC0415
-
         mask = broadcast_to(mask, a.shape)
     return mask
 
@@ -128,18 +128,12 @@ def _mask(func: str, a: DArray, where) -> DArray:
 def _nonnegative(count):
     """``count`` with negative entries as 0 (NumPy divides by ``max(count - ddof, 0)``)."""
     if isinstance(count, DArray):
-        from .elementwise import maximum  # noqa: PLC0415
-
         return maximum(count, 0)
     return numpy.maximum(count, 0)
 
 
 def _warn_empty(count, text: str) -> None:
     """NumPy's RuntimeWarning when some reduced row has no cell (the same verdict on every rank)."""
-    from .statistical import min as minimum  # noqa: PLC0415
-
     low = int(minimum(count)) if isinstance(count, DArray) else int(numpy.min(count))
     if low <= 0:
-        import warnings  # noqa: PLC0415
-
         warnings.warn(text, RuntimeWarning, stacklevel=4)

@@ -8,18 +8,39 @@ from __future__ import annotations
 
 import numpy as np
 
-import darray as _da
-
-from .._core import DArray, redistribute_to
-from .._core.protocols import HANDLED_FUNCTIONS, implements
-from .._errors import message
-from .._core.reductions import normalize_axes
-from .._layout import normalize_axis
-from .numpy_reductions import reduction
-from .numpy_sets import unique_along
-from .ufunc_methods import NO_VALUE
+from ..._backend import to_numpy
+from ..._core import DArray, redistribute_to
+from ..._core.advanced import take, take_along_axis
+from ..._core.protocols import HANDLED_FUNCTIONS, implements
+from ..._core.reductions import normalize_axes
+from ..._errors import message
+from ..._layout import normalize_axis
+from .. import linalg as _linalg
+from ..array_likes import ROWS, accepting_array_likes
+from ..creation import asarray, empty_like, full, full_like, meshgrid, ones_like, tril, triu, zeros_like
+from ..cumulative import cumulative_prod, cumulative_sum, diff
+from ..data_types import astype, can_cast, result_type
+from ..elementwise import abs as _abs, clip, conj, isnan, maximum, minimum, real, sqrt
+from ..linear_algebra import matmul, tensordot, vecdot
+from ..manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims, repeat,
+                            reshape, roll, squeeze, stack, tile, unstack)
+from ..searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ..sets import unique_all, unique_counts, unique_inverse, unique_values
+from ..sorting import argsort, sort
+from ..statistical import all as _all, any as _any, max as _max, mean, min as _min, prod, std, sum as _sum, var
+from ..ufunc_methods import NO_VALUE
+from .reductions import reduction
+from .sets import unique_along
 
 __all__ = ["implements"]
+
+#: darray's reductions by name.
+_REDUCTIONS = {"sum": _sum, "prod": prod, "max": _max, "min": _min, "all": _all, "any": _any, "mean": mean, "std": std,
+               "var": var}
+#: darray's functions taking NumPy's array-likes and positional options, as ``darray.<name>`` does
+#: (:mod:`darray._api.array_likes`): the user's operands of ``numpy.where``, ``numpy.einsum``, ... reach them.
+_LIKE = {f.__name__: accepting_array_likes(f.__name__, f, ROWS[f.__name__])
+         for f in (concat, expand_dims, matmul, permute_dims, reshape, take, where)}
 
 
 # ---------------------------------------------------------------- the registry
@@ -30,17 +51,17 @@ def _no_out(name, out):
 
 
 def _masked(kwargs: dict) -> bool:
-    """Does a NumPy reduction call pass ``where=`` or ``initial=`` (then :mod:`.numpy_reductions` computes it)?"""
+    """Does a NumPy reduction call pass ``where=`` or ``initial=`` (then :mod:`.reductions` computes it)?"""
     return kwargs.get("where", True) is not True or kwargs.get("initial", NO_VALUE) not in (None, NO_VALUE)
 
 
 def _reduction(name: str, has_dtype: bool):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        if _masked(kwargs) or (out is not None and isinstance(out, _da.DArray)):
+        if _masked(kwargs) or (out is not None and isinstance(out, DArray)):
             return reduction(name, a, axis, dtype if has_dtype else None, out, keepdims, **kwargs)
         _no_out(name, out)
         extra = {"dtype": dtype} if has_dtype and dtype is not None else {}
-        return getattr(_da, name)(a, axis=axis, keepdims=keepdims, **extra)
+        return _REDUCTIONS[name](a, axis=axis, keepdims=keepdims, **extra)
 
     return impl
 
@@ -55,19 +76,19 @@ implements(np.amin)(HANDLED_FUNCTIONS[np.min])
 
 @implements(np.mean)
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    if _masked(kwargs) or (out is not None and isinstance(out, _da.DArray)):
+    if _masked(kwargs) or (out is not None and isinstance(out, DArray)):
         return reduction("mean", a, axis, dtype, out, keepdims, **kwargs)
     _no_out("mean", out)
-    result = _da.mean(a, axis=axis, keepdims=keepdims)
+    result = mean(a, axis=axis, keepdims=keepdims)
     return result.astype(dtype) if dtype is not None else result
 
 
 def _moment(name: str):
     def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
-        if _masked(kwargs) or (out is not None and isinstance(out, _da.DArray)):
+        if _masked(kwargs) or (out is not None and isinstance(out, DArray)):
             return reduction(name, a, axis, dtype, out, keepdims, ddof=ddof, correction=correction, **kwargs)
         _no_out(name, out)
-        return getattr(_da, name)(a, axis=axis, correction=ddof if correction is None else correction,
+        return _REDUCTIONS[name](a, axis=axis, correction=ddof if correction is None else correction,
                                   keepdims=keepdims)
 
     return impl
@@ -80,7 +101,7 @@ implements(np.std)(_moment("std"))
 @implements(np.ptp)
 def _ptp(a, axis=None, out=None, keepdims=False):
     _no_out("ptp", out)
-    return _da.max(a, axis=axis, keepdims=keepdims) - _da.min(a, axis=axis, keepdims=keepdims)
+    return _max(a, axis=axis, keepdims=keepdims) - _min(a, axis=axis, keepdims=keepdims)
 
 
 def _real_of(dtype) -> np.dtype:
@@ -92,15 +113,15 @@ def _nan_reduction(name: str, fill):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         _no_out(f"nan{name}", out)
         if a.dtype.kind not in "fc":
-            return getattr(_da, name)(a, axis=axis, keepdims=keepdims)
-        nan = _da.isnan(a)
-        clean = _da.where(nan, fill(a), a)
+            return _REDUCTIONS[name](a, axis=axis, keepdims=keepdims)
+        nan = isnan(a)
+        clean = where(nan, fill(a), a)
         if name == "mean":
-            count = _da.astype(_da.sum(~nan, axis=axis, keepdims=keepdims), _real_of(a.dtype))
-            return _da.sum(clean, axis=axis, keepdims=keepdims) / count
-        result = getattr(_da, name)(clean, axis=axis, keepdims=keepdims)
+            count = astype(_sum(~nan, axis=axis, keepdims=keepdims), _real_of(a.dtype))
+            return _sum(clean, axis=axis, keepdims=keepdims) / count
+        result = _REDUCTIONS[name](clean, axis=axis, keepdims=keepdims)
         if name in ("max", "min"):  # an all-NaN slice gives NaN, as in NumPy
-            result = _da.where(_da.all(nan, axis=axis, keepdims=keepdims), np.nan, result)
+            result = where(_all(nan, axis=axis, keepdims=keepdims), np.nan, result)
         return result
 
     return impl
@@ -117,16 +138,16 @@ def _nan_moment(name: str):
     def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
         _no_out(f"nan{name}", out)
         if a.dtype.kind not in "fc":
-            return getattr(_da, name)(a, axis=axis, correction=ddof, keepdims=keepdims)
-        valid = ~_da.isnan(a)
-        count = _da.astype(_da.sum(valid, axis=axis, keepdims=True), _real_of(a.dtype))
-        mean = _da.sum(_da.where(valid, a, 0.0), axis=axis, keepdims=True) / count
-        dev = _da.where(valid, a - mean, 0.0)
-        sq = _da.real(dev * _da.conj(dev)) if a.dtype.kind == "c" else dev * dev
-        result = _da.sum(sq, axis=axis, keepdims=True) / _da.maximum(count - ddof, 0)
+            return _REDUCTIONS[name](a, axis=axis, correction=ddof, keepdims=keepdims)
+        valid = ~isnan(a)
+        count = astype(_sum(valid, axis=axis, keepdims=True), _real_of(a.dtype))
+        mean = _sum(where(valid, a, 0.0), axis=axis, keepdims=True) / count
+        dev = where(valid, a - mean, 0.0)
+        sq = real(dev * conj(dev)) if a.dtype.kind == "c" else dev * dev
+        result = _sum(sq, axis=axis, keepdims=True) / maximum(count - ddof, 0)
         if not keepdims:
-            result = _da.squeeze(result, axis=tuple(range(a.ndim)) if axis is None else axis)
-        return _da.sqrt(result) if name == "std" else result
+            result = squeeze(result, axis=tuple(range(a.ndim)) if axis is None else axis)
+        return sqrt(result) if name == "std" else result
 
     return impl
 
@@ -139,16 +160,16 @@ implements(np.nanstd)(_nan_moment("std"))
 def _cumsum(a, axis=None, dtype=None, out=None):
     _no_out("cumsum", out)
     if axis is None:
-        a, axis = _da.reshape(a, (-1,)), 0
-    return _da.cumulative_sum(a, axis=axis, dtype=dtype)
+        a, axis = reshape(a, (-1,)), 0
+    return cumulative_sum(a, axis=axis, dtype=dtype)
 
 
 @implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
     _no_out("cumprod", out)
     if axis is None:
-        a, axis = _da.reshape(a, (-1,)), 0
-    return _da.cumulative_prod(a, axis=axis, dtype=dtype)
+        a, axis = reshape(a, (-1,)), 0
+    return cumulative_prod(a, axis=axis, dtype=dtype)
 
 
 @implements(np.copy)
@@ -161,15 +182,15 @@ def _copy(a, order="K", subok=False):
 @implements(np.isclose)
 def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a_, b_ = (x if isinstance(x, DArray) else x for x in (a, b))
-    close = _da.abs(a_ - b_) <= atol + rtol * _da.abs(b_)
+    close = _abs(a_ - b_) <= atol + rtol * _abs(b_)
     if equal_nan:
-        close = close | (_da.isnan(a_) & _da.isnan(b_))
+        close = close | (isnan(a_) & isnan(b_))
     return close
 
 
 @implements(np.allclose)
 def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return bool(_da.all(_isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+    return bool(_all(_isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
 @implements(np.array_equal)
@@ -183,48 +204,43 @@ def _array_equal(a1, a2, equal_nan=False):
         return False
     same = a1 == a2
     if equal_nan:
-        same = same | (_da.isnan(a1) & _da.isnan(a2))
-    return bool(_da.all(same))
+        same = same | (isnan(a1) & isnan(a2))
+    return bool(_all(same))
 
 
 @implements(np.outer)
 def _outer(a, b, out=None):
     _no_out("outer", out)
-    return _da.reshape(a, (-1, 1)) * _da.reshape(b, (1, -1))
+    return _LIKE["reshape"](a, (-1, 1)) * _LIKE["reshape"](b, (1, -1))
 
 
 @implements(np.meshgrid)
 def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if sparse:
         raise TypeError("numpy.meshgrid: sparse=True is not supported for DArrays; got sparse=True, expected False")
-    return _da.meshgrid(*xi, indexing=indexing)
+    return meshgrid(*xi, indexing=indexing)
 
 
 @implements(np.clip)
 def _clip(a, a_min=None, a_max=None, out=None, **kwargs):
     _no_out("clip", out)
-    return _da.clip(a, kwargs.get("min", a_min), kwargs.get("max", a_max))
+    return clip(a, kwargs.get("min", a_min), kwargs.get("max", a_max))
 
 
 @implements(np.where)
 def _where(condition, x=None, y=None):
     if x is None and y is None:  # NumPy's one-argument form: nonzero(condition)
-        return _da.where(condition)
+        return _LIKE["where"](condition)
     if x is None or y is None:
         raise ValueError(message("numpy.where", "either both or neither of x and y should be given", 1, "0 or 2"))
-    return _da.where(condition, x, y)
+    return _LIKE["where"](condition, x, y)
 
 
-def _direct(names):
-    """NumPy functions whose signature darray's namesake accepts as NumPy users call it."""
-    for name in names:
-        if hasattr(np, name) and hasattr(_da, name):
-            implements(getattr(np, name))(getattr(_da, name))
-
-
-_direct(["broadcast_to", "broadcast_arrays", "moveaxis", "tile", "result_type", "can_cast", "astype",
-         "permute_dims", "unstack", "matmul", "tensordot", "vecdot", "nonzero", "unique_values", "unique_counts",
-         "unique_inverse", "unique_all"])
+#: NumPy functions whose signature darray's namesake accepts as NumPy users call it.
+for _function in (broadcast_to, broadcast_arrays, moveaxis, tile, result_type, can_cast, astype, permute_dims, unstack,
+                  matmul, tensordot, vecdot, nonzero, unique_values, unique_counts, unique_inverse, unique_all):
+    if hasattr(np, _function.__name__):
+        implements(getattr(np, _function.__name__))(_function)
 
 #: NumPy functions whose extra positional parameters are keywords in darray: name -> their names in order.
 _POSITIONAL = {
@@ -243,8 +259,14 @@ _LEADING = {"searchsorted": 1, "take": 1, "take_along_axis": 1, "repeat": 1, "ro
             "reshape": 1}
 
 
+#: darray's namesakes of :data:`_POSITIONAL`.
+_SIGNATURE_FUNCTIONS = {f.__name__: f for f in (
+    reshape, flip, roll, squeeze, expand_dims, stack, repeat, diff, tril, triu, argmax, argmin, count_nonzero,
+    searchsorted, sort, argsort, take, take_along_axis, zeros_like, ones_like, empty_like, full_like)}
+
+
 def _numpy_signature(name: str):
-    func = getattr(_da, name)
+    func = _SIGNATURE_FUNCTIONS[name]
     names = _POSITIONAL[name]
     leading = _LEADING.get(name, 0)  # darray parameters that are positional-only after x
 
@@ -267,12 +289,11 @@ def _numpy_signature(name: str):
 
 
 for _name in _POSITIONAL:
-    if hasattr(np, _name) and hasattr(_da, _name):
+    if hasattr(np, _name):
         implements(getattr(np, _name))(_numpy_signature(_name))
-if hasattr(_da, "concat"):
-    implements(np.concatenate)(lambda arrays, axis=0, out=None, **kw: (_no_out("concatenate", out),
-                                                                        _da.concat(arrays, axis=axis))[1])
-implements(np.transpose)(lambda a, axes=None: _da.permute_dims(a, tuple(reversed(range(a.ndim))) if axes is None
+implements(np.concatenate)(lambda arrays, axis=0, out=None, **kw: (_no_out("concatenate", out),
+                                                                    _LIKE["concat"](arrays, axis=axis))[1])
+implements(np.transpose)(lambda a, axes=None: permute_dims(a, tuple(reversed(range(a.ndim))) if axes is None
                                                                 else axes))
 implements(np.ndim)(lambda a: a.ndim)
 implements(np.shape)(lambda a: a.shape)
@@ -283,8 +304,6 @@ implements(np.size)(lambda a, axis=None: a.size if axis is None else a.shape[axi
 @implements(np.histogram)
 def _histogram(a, bins=10, range=None, density=None, weights=None):
     """Local histograms with shared edges, summed with one allreduce; returns NumPy arrays (replicated)."""
-    from .._backend import to_numpy
-
     if not isinstance(bins, (int, np.integer)):
         edges = np.asarray(bins.gather() if isinstance(bins, DArray) else bins, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) < 0):
@@ -294,7 +313,7 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
         raise ValueError(message("numpy.histogram", "bins must be positive", int(bins), "an integer >= 1"))
     else:
         if range is None:
-            lo, hi = (float(_da.min(a)), float(_da.max(a))) if a.size else (0.0, 1.0)
+            lo, hi = (float(_min(a)), float(_max(a))) if a.size else (0.0, 1.0)
         else:
             lo, hi = (float(v) for v in range)
         if lo == hi:
@@ -346,34 +365,34 @@ def _quantile_impl(name, a, q, axis, method, keepdims, scale):
         raise IndexError(message(func, "no elements along the axes to take quantiles of", axes, "a non-empty axis"))
     if n == 0:  # as NumPy (which also warns): the median of nothing is NaN
         kept = [1 if d in axes else shape[d] for d in range(len(shape))] if keepdims else [shape[d] for d in rest]
-        return _da.full((*np.shape(q), *kept), np.nan, dtype=dtype)
+        return full((*np.shape(q), *kept), np.nan, dtype=dtype)
     if rest + list(axes) != list(range(a.ndim)):
-        a = _da.permute_dims(a, (*rest, *axes))
+        a = permute_dims(a, (*rest, *axes))
     if len(axes) != 1:
-        a = _da.reshape(a, (*(a.shape[i] for i in range(len(rest))), n))
-    s = _da.sort(a, axis=-1)
+        a = reshape(a, (*(a.shape[i] for i in range(len(rest))), n))
+    s = sort(a, axis=-1)
     positions = qs.reshape(-1) * (n - 1)
     lo = np.floor(positions).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
     frac = (positions - lo).astype(dtype).reshape((1,) * (s.ndim - 1) + (-1,))  # float32 stays float32
-    below, above = _da.take(s, lo, axis=-1), _da.take(s, hi, axis=-1)
+    below, above = _LIKE["take"](s, lo, axis=-1), _LIKE["take"](s, hi, axis=-1)
     if s.dtype.kind in "biu":
-        below, above = _da.astype(below, _da.float64), _da.astype(above, _da.float64)
+        below, above = astype(below, np.float64), astype(above, np.float64)
     if name == "median":  # NumPy's median: the mean of the one or two middle values
-        out = _da.where(frac == 0, below, (below + above) / 2)
+        out = _LIKE["where"](frac == 0, below, (below + above) / 2)
     else:  # NumPy's lerp, from the nearer end (so also its NaN where an infinity meets itself)
         step = above - below
-        out = _da.where(frac >= 0.5, above - step * (1 - frac), below + step * frac)
+        out = _LIKE["where"](frac >= 0.5, above - step * (1 - frac), below + step * frac)
     if s.dtype.kind in "fc":  # as NumPy: a NaN along the axes makes the quantile NaN (sort put them last)
-        out = _da.where(_da.isnan(_da.take(s, np.array([n - 1]), axis=-1)), np.nan, out)
-    out = _da.moveaxis(out, -1, 0)  # NumPy puts the q axis first
+        out = where(isnan(_LIKE["take"](s, np.array([n - 1]), axis=-1)), np.nan, out)
+    out = moveaxis(out, -1, 0)  # NumPy puts the q axis first
     if keepdims:
         kept = tuple(1 if d in axes else n_d for d, n_d in enumerate(shape))
-        out = _da.reshape(out, (out.shape[0], *kept))
+        out = reshape(out, (out.shape[0], *kept))
     if np.ndim(q) == 0:
         out = out[0]
     elif np.ndim(q) > 1:  # the q axis first, in q's own shape
-        out = _da.reshape(out, (*np.shape(q), *out.shape[1:]))
+        out = reshape(out, (*np.shape(q), *out.shape[1:]))
     return out
 
 
@@ -471,11 +490,11 @@ def _einsum_pairwise(terms: list, output: str, operands: list, optimize):
 
 def _einsum_two(terms: list, output: str, operands):
     """One or two operands with checked subscripts ``terms`` and ``output``."""
-    if len(terms) == 2 and hasattr(_da, "matmul"):
+    if len(terms) == 2:
         (p, q), o = terms, output
         if (len(p) >= 2 and len(q) >= 2 and p[:-2] == q[:-2] == o[:-2] and p[-1] == q[-2]
                 and o[-2:] == p[-2] + q[-1] and p[-1] not in o):
-            return _da.matmul(*operands)
+            return _LIKE["matmul"](*operands)
     letters = []
     for t in terms:
         for c in t:
@@ -483,17 +502,17 @@ def _einsum_two(terms: list, output: str, operands):
                 letters.append(c)
     aligned = []
     for t, op in zip(terms, operands):
-        x = _da.permute_dims(op, tuple(t.index(c) for c in letters if c in t))
+        x = _LIKE["permute_dims"](op, tuple(t.index(c) for c in letters if c in t))
         present = [c for c in letters if c in t]
         for i, c in enumerate(letters):
             if c not in present:
-                x = _da.expand_dims(x, axis=i)
+                x = _LIKE["expand_dims"](x, axis=i)
         aligned.append(x)
     prod = aligned[0] if len(aligned) == 1 else aligned[0] * aligned[1]
     summed = tuple(i for i, c in enumerate(letters) if c not in output)
-    result = _da.sum(prod, axis=summed) if summed else prod
+    result = _sum(prod, axis=summed) if summed else prod
     kept = [c for c in letters if c in output]
-    return _da.permute_dims(result, tuple(kept.index(c) for c in output)) if kept != list(output) else result
+    return permute_dims(result, tuple(kept.index(c) for c in output)) if kept != list(output) else result
 
 
 # ---------------------------------------------------------------- numpy.unique, numpy.linalg
@@ -501,24 +520,24 @@ def _einsum_two(terms: list, output: str, operands):
 def _unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
             sorted=True):
     """``numpy.unique`` from the standard's ``unique_*`` (a distributed sort); NaNs merge as NumPy's do."""
-    if axis is not None:  # unique slices along axis (rows), lexicographic: see numpy_sets.unique_along
+    if axis is not None:  # unique slices along axis (rows), lexicographic: see numpy.sets.unique_along
         return unique_along(ar, axis, return_index, return_inverse, return_counts)
     if not (return_index or return_inverse or return_counts):
-        values = _da.unique_values(ar)
+        values = unique_values(ar)
         return _merge_nans(values, equal_nan)[0]
-    found = _da.unique_all(ar)
+    found = unique_all(ar)
     values, merged = _merge_nans(found.values, equal_nan)
     last = values.shape[0] - 1  # with merged NaNs: the one NaN, standing for all of found's
     out = [values]
     if return_index:
-        out.append(found.indices if not merged else _da.concat([found.indices[:last],
-                                                                _da.min(found.indices[last:], keepdims=True)]))
+        out.append(found.indices if not merged else concat([found.indices[:last],
+                                                                _min(found.indices[last:], keepdims=True)]))
     if return_inverse:
-        inverse = found.inverse_indices if not merged else _da.minimum(found.inverse_indices, last)
+        inverse = found.inverse_indices if not merged else minimum(found.inverse_indices, last)
         out.append(inverse)  # the input's shape, as NumPy >= 2.0.1 for axis=None
     if return_counts:
         counts = found.counts
-        out.append(counts if not merged else _da.concat([counts[:last], _da.sum(counts[last:], keepdims=True)]))
+        out.append(counts if not merged else concat([counts[:last], _sum(counts[last:], keepdims=True)]))
     return tuple(out)
 
 
@@ -526,7 +545,7 @@ def _merge_nans(values, equal_nan: bool):
     """Sorted unique ``values`` with its trailing NaNs (the standard keeps each) merged into one, as NumPy."""
     if not equal_nan or values.dtype.kind not in "fc":
         return values, False
-    nans = int(_da.sum(_da.isnan(values)))
+    nans = int(_sum(isnan(values)))
     if nans <= 1:
         return values, False
     return values[: values.shape[0] - nans + 1], True
@@ -536,29 +555,29 @@ for _name in ("cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
               "matrix_rank", "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
               "tensordot", "trace", "vecdot", "vector_norm"):
     if hasattr(np.linalg, _name):  # numpy.linalg.solve(x, b) etc. on DArrays: darray.linalg's namesakes
-        implements(getattr(np.linalg, _name))(getattr(_da.linalg, _name))
+        implements(getattr(np.linalg, _name))(getattr(_linalg, _name))
 
 
 @implements(np.trapezoid)
 def _trapezoid(y, x=None, dx=1.0, axis=-1):
     """``numpy.trapezoid``: the trapezoidal rule along ``axis`` (shifted slices and one sum; no gather)."""
     if not isinstance(y, DArray):
-        y = _da.asarray(np.asarray(y), split=None) if not isinstance(x, DArray) else _da.asarray(np.asarray(y))
+        y = asarray(np.asarray(y), split=None) if not isinstance(x, DArray) else asarray(np.asarray(y))
     axis = normalize_axis("numpy.trapezoid", axis, y.ndim)
     if y.dtype.kind in "iub":  # NumPy integrates integers in float64
-        y = _da.astype(y, _da.float64)
+        y = astype(y, np.float64)
     head = tuple(slice(None, -1) if a == axis else slice(None) for a in range(y.ndim))
     tail = tuple(slice(1, None) if a == axis else slice(None) for a in range(y.ndim))
     if x is None:
         step = dx
     else:
-        x = x if isinstance(x, DArray) else _da.asarray(np.asarray(x), split=None)
+        x = x if isinstance(x, DArray) else asarray(np.asarray(x), split=None)
         if x.ndim == 1:
             if x.shape[0] != y.shape[axis]:
                 raise ValueError(message("numpy.trapezoid", "x and y differ in length along axis",
                                          (x.shape[0], y.shape[axis]), "x of the length of y's axis"))
             shape = tuple(x.shape[0] - 1 if a == axis else 1 for a in range(y.ndim))
-            step = _da.reshape(_da.diff(x), shape)
+            step = reshape(diff(x), shape)
         else:
-            step = _da.diff(x, axis=axis)
-    return _da.sum(step * (y[tail] + y[head]) / 2.0, axis=axis)
+            step = diff(x, axis=axis)
+    return _sum(step * (y[tail] + y[head]) / 2.0, axis=axis)

@@ -14,12 +14,11 @@ function of that name, which NumPy hands to darray:
   others raise ``TypeError``;
 - NumPy functions darray implements through ``__array_function__``
   (:data:`FUNCTION_NAMES`: ``cumsum``, ``pad``, ``median``, ``einsum``, ...);
-- the NumPy-only functions of :mod:`darray._api.numpy_functions` (``hstack``,
-  ``dot``, ``average``, ``cov``, ``interp``, ``bincount``, ...), themselves,
-  and those of :mod:`~darray._api.numpy_sets` (``intersect1d``, ``union1d``,
-  ``setdiff1d``, ``setxor1d``), :mod:`~darray._api.numpy_partition`,
-  :mod:`~darray._api.numpy_convolve`, :mod:`~darray._api.numpy_arrange`
-  (``rot90``, ``put``, ``put_along_axis``) and :mod:`~darray._api.numpy_bits`;
+- the NumPy-only functions of the modules of :mod:`darray._api.numpy`
+  (:data:`MODULES`: ``hstack``, ``dot``, ``average``, ``cov``, ``interp``,
+  ``bincount``, ``rot90``, ``polyfit``, ...), themselves, and ``array``,
+  ``kaiser`` (:mod:`~darray._api.numpy.creation`) and ``intersect1d``,
+  ``union1d``, ``setdiff1d``, ``setxor1d`` (:mod:`~darray._api.numpy.sets`);
 - :func:`round` with NumPy's ``decimals`` and :func:`trace`, which is both
   darray's communication tracer and, given an array, ``numpy.trace``.
 
@@ -44,30 +43,41 @@ from collections.abc import Callable
 
 import numpy
 
-from .._comm import Communicator
-from . import elementwise as _elementwise, numpy_functions
-from .ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401  (STANDARD_EQUIVALENTS: tests' tables)
-from .numpy_functions import *  # noqa: F403  (NumPy-only functions: hstack, dot, cov, ...; in __all__ below)
-from . import (numpy_arrange, numpy_bits, numpy_convolve, numpy_edit, numpy_hist, numpy_partition, numpy_poly,
-               numpy_select, numpy_sets)
-from .numpy_arrange import *  # noqa: F403  (rot90, put, put_along_axis; in __all__ below)
-from .numpy_bits import *  # noqa: F403  (packbits, unpackbits)
-from .numpy_convolve import *  # noqa: F403  (convolve, correlate)
-from .numpy_edit import *  # noqa: F403  (append, delete, insert, resize, fliplr, hsplit, block, ...)
-from .numpy_hist import *  # noqa: F403  (histogram2d, histogramdd, matvec, vecmat, ...)
-from .numpy_poly import *  # noqa: F403  (polyfit, polyval, roots, vectorize, apply_along_axis, kron, ...)
-from .numpy_select import *  # noqa: F403  (select, choose, compress, extract, putmask, copyto, ...)
-from .numpy_partition import *  # noqa: F403  (partition, argpartition)
-from .numpy_sets import intersect1d, setdiff1d, setxor1d, union1d  # noqa: F401
-_MORE_NAMES = (*numpy_arrange.__all__, *numpy_bits.__all__, *numpy_convolve.__all__, *numpy_edit.__all__,
-               *numpy_hist.__all__, *numpy_partition.__all__, *numpy_poly.__all__, *numpy_select.__all__,
-               "intersect1d", "setdiff1d", "setxor1d", "union1d")
+from ..._comm import Communicator
+from .. import elementwise as _elementwise
+from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401  (STANDARD_EQUIVALENTS: tests' tables)
+from . import (apply as _apply, arrange as _arrange, bits as _bits, convolve as _convolve, edit as _edit,
+               histograms as _histograms, mathematical as _mathematical, partition as _partition, poly as _poly,
+               products as _products, scimath as _scimath, select as _select, stacking as _stacking,
+               statistics as _statistics)
+from .apply import *  # noqa: F403  (vectorize, apply_along_axis, apply_over_axes; in __all__ below)
+from .arrange import *  # noqa: F403  (rot90, put, put_along_axis)
+from .bits import *  # noqa: F403  (packbits, unpackbits)
+from .convolve import *  # noqa: F403  (convolve, correlate)
+from .creation import array, kaiser
+from .edit import *  # noqa: F403  (append, delete, insert, resize, fliplr, hsplit, block, ...)
+from .histograms import *  # noqa: F403  (histogram2d, histogramdd, matvec, vecmat, ...)
+from .mathematical import *  # noqa: F403  (nan_to_num, angle, around, interp, i0, unwrap)
+from .partition import *  # noqa: F403  (partition, argpartition)
+from .poly import *  # noqa: F403  (polyfit, polyval, roots, poly1d, ...)
+from .products import *  # noqa: F403  (dot, vdot, inner, cross, kron, diag, ...)
+from .scimath import *  # noqa: F403  (emath)
+from .select import *  # noqa: F403  (select, choose, compress, extract, putmask, copyto, ...)
+from .sets import intersect1d, setdiff1d, setxor1d, union1d
+from .stacking import *  # noqa: F403  (hstack, vstack, split, ravel, atleast_2d, ...)
+from .statistics import *  # noqa: F403  (average, cov, corrcoef, bincount, digitize)
+
+#: The modules of NumPy-only functions (each also registered for ``numpy.<name>(x)``): their ``__all__`` are here.
+MODULES = (_apply, _arrange, _bits, _convolve, _edit, _histograms, _mathematical, _partition, _poly, _products, _scimath,
+           _select, _stacking, _statistics)
+_MORE_NAMES = (*(name for module in MODULES for name in module.__all__), "array", "kaiser", "intersect1d", "setdiff1d",
+               "setxor1d", "union1d")
 
 
 #: NumPy ufuncs that the standard names differently or lacks (darray ufunc objects, :mod:`darray._api.ufuncs`).
 UFUNC_NAMES = NUMPY_UFUNC_NAMES
 
-#: NumPy functions outside the standard that darray implements (``darray._api.numpy_protocols``).
+#: NumPy functions outside the standard that darray implements (``darray._api.numpy.protocols``).
 FUNCTION_NAMES = (
     "allclose", "amax", "amin", "array_equal", "concatenate", "copy", "cumprod", "cumsum", "einsum", "gradient",
     "histogram", "isclose", "median", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean",
@@ -87,7 +97,7 @@ def _calling(name: str, how: str) -> Callable:
     call.__module__ = "darray"
     call.__doc__ = (f"``numpy.{name}`` for DArrays, {how}.\n\n"
                     f"The same call as ``numpy.{name}(...)``: NumPy's signature and semantics, computed by "
-                    "darray when an argument is a DArray (see :mod:`darray._api.numpy_names`).\n")
+                    "darray when an argument is a DArray (see :mod:`darray._api.numpy.names`).\n")
     return call
 
 
@@ -108,7 +118,7 @@ def round(x, /, decimals: int = 0, out=None):  # noqa: A001 - NumPy's and the st
     """
     if decimals == 0 and out is None:
         return _elementwise.round(x)
-    return numpy_functions.around(x, decimals, out)
+    return _mathematical.around(x, decimals, out)
 
 
 def trace(*args, **kwargs):
@@ -117,7 +127,7 @@ def trace(*args, **kwargs):
     ``darray.trace()`` or ``darray.trace(comm)`` records the communication of
     a ``with`` block (:func:`darray.tracer.trace`); ``darray.trace(a, offset=0,
     axis1=0, axis2=1, dtype=None)`` with an array ``a`` is the sum along its
-    diagonal, as ``numpy.trace`` (:func:`darray._api.numpy_functions.trace`).
+    diagonal, as ``numpy.trace`` (:func:`darray._api.numpy.products.trace`).
 
     Examples
     --------
@@ -129,10 +139,10 @@ def trace(*args, **kwargs):
     """
     first = args[0] if args else kwargs.get("a")
     if first is not None and not isinstance(first, Communicator):
-        return numpy_functions.trace(*args, **kwargs)
-    from ..tracer import trace as communication_trace
+        return _products.trace(*args, **kwargs)
+    from ...tracer import trace as communication_trace
 
     return communication_trace(*args, **kwargs)
 
 
-__all__ = sorted({*UFUNC_NAMES, *FUNCTION_NAMES, *numpy_functions.__all__, *_MORE_NAMES, "round", "trace"})
+__all__ = sorted({*UFUNC_NAMES, *FUNCTION_NAMES, *_MORE_NAMES, "round", "trace"})

@@ -29,14 +29,14 @@ import numpy
 
 from numpy import exceptions  # darray raises NumPy's exception types (AxisError, ...)
 
-from .._core import DArray
-from .._errors import message, names_errors
-from .creation import as_darray, asarray, full_like
-from .elementwise import ceil, floor, imag, isfinite, isinf, logical_and, logical_not, not_equal, real, signbit, sin
-from .elementwise import abs as _abs
-from .elementwise import equal as _equal
-from .searching import where
-from .statistical import all as _all
+from ..._core import DArray
+from ..._errors import message, names_errors
+from ..creation import as_darray, asarray, full_like
+from ..elementwise import ceil, floor, imag, isfinite, isinf, logical_and, logical_not, not_equal, real, signbit, sin
+from ..elementwise import abs as _abs
+from ..elementwise import equal as _equal
+from ..searching import where
+from ..statistical import all as _all
 
 __all__ = ["False_", "True_", "asanyarray", "asarray_chkfinite", "ascontiguousarray", "asfortranarray", "base_repr",
            "binary_repr", "common_type", "errstate", "euler_gamma", "exceptions", "fix", "format_float_positional",

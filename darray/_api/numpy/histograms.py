@@ -24,7 +24,7 @@ What moves, per function (``p`` ranks):
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_hist import histogram2d, matvec
+>>> from darray._api.numpy.histograms import histogram2d, matvec
 >>> h, xe, ye = histogram2d(da.asarray([0.0, 1.0, 1.0]), da.asarray([0.0, 0.0, 1.0]), bins=2)
 >>> h.gather().tolist()
 [[1.0, 0.0], [1.0, 1.0]]
@@ -34,22 +34,25 @@ Examples
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Callable
 
 import numpy as np
 
-import darray as _da
-
-from .._backend import to_numpy
-from .._core import DArray, redistribute_to, to_backend_dtype
-from .._core.elementwise import local_operand
-from .._core.protocols import implements
-from .._errors import message, names_errors
-from .._layout import Layout
-from .numpy_functions import _darray, _owner
-from ._common import first_darray
+from ..._backend import to_numpy
+from ..._core import DArray, redistribute_to, to_backend_dtype
+from ..._core.elementwise import local_operand
+from ..._core.protocols import implements
+from ..._errors import message, names_errors
+from ..._layout import Layout
+from .._common import first_darray
+from ..creation import asarray
+from ..data_types import astype
+from ..elementwise import conj
+from ..linear_algebra import matmul
+from ..manipulation import expand_dims
+from ..statistical import all as _all, max as _max, mean, min as _min, std
+from ._common import darray_of, owner
 
 __all__ = ["einsum_path", "histogram2d", "histogram_bin_edges", "histogramdd", "matvec", "vecmat"]
 
@@ -61,7 +64,7 @@ def _scalar(x: DArray):
 
 
 def _replicated(array, like: DArray) -> DArray:
-    return _da.asarray(np.asarray(array), split=None, comm=like.comm, device=like.device)
+    return asarray(np.asarray(array), split=None, comm=like.comm, device=like.device)
 
 
 def _small(v):
@@ -103,7 +106,7 @@ def _sample(func: str, sample, weights) -> DArray:
     if isinstance(sample, DArray) and sample.ndim == 1:
         sample = [sample]
     if isinstance(sample, DArray) or not isinstance(sample, (list, tuple)):
-        s = _darray(func, sample, like)
+        s = darray_of(func, sample, like)
         if s.ndim != 2:
             raise ValueError(message(f"numpy.{func}", "the sample must be an (N, D) array or a sequence of D "
                                      "1-d arrays of length N", s.shape, "a 2-d array"))
@@ -113,7 +116,7 @@ def _sample(func: str, sample, weights) -> DArray:
             s = redistribute_to(s, la.replace(split=split, sizes=(la.sizes[0], (s.shape[1],)), halo=(0, 0),
                                               boundary=("none", "none")))
         return s
-    columns = [_darray(func, c, like) for c in sample]
+    columns = [darray_of(func, c, like) for c in sample]
     if not columns or any(c.ndim != 1 for c in columns) or len({c.shape[0] for c in columns}) != 1:
         raise ValueError(message(f"numpy.{func}", "the sample must be an (N, D) array or a sequence of D 1-d "
                                  "arrays of length N", [c.shape for c in columns], "1-d arrays of one length"))
@@ -133,7 +136,7 @@ def _weights(func: str, weights, s: DArray):
     """This rank's weights (NumPy float64, aligned with the rows of ``s``), or None."""
     if weights is None:
         return None
-    w = _darray(func, weights, s)
+    w = darray_of(func, weights, s)
     if w.shape != (s.shape[0],):
         raise ValueError(message(f"numpy.{func}", "the weights and the sample don't have the same length",
                                  (w.shape, s.shape), f"weights of shape ({s.shape[0]},)"))
@@ -178,11 +181,11 @@ def _histogramdd(func: str, sample, bins, range, density, weights):  # noqa: A00
     count = not isinstance(bins, (list, tuple, np.ndarray)) or any(np.ndim(b) == 0 for b in bins)
     stand_in = np.zeros((0, d), dtype=s.dtype)  # NumPy's edges for a sample of the same extremes
     if n and count and any(r is None for r in ranges):
-        lo, hi = to_numpy(_da.min(s, axis=0).gather()), to_numpy(_da.max(s, axis=0).gather())
+        lo, hi = to_numpy(_min(s, axis=0).gather()), to_numpy(_max(s, axis=0).gather())
         stand_in = np.stack([lo, hi]).astype(s.dtype)
     _, edges = np.histogramdd(stand_in, bins=bins, range=range)  # validates bins and range as NumPy
     local = to_numpy(s.local)
-    if not s.layout.is_replicated and not _owner(s):  # a copy of a block another rank counts
+    if not s.layout.is_replicated and not owner(s):  # a copy of a block another rank counts
         local, w = local[:0], None if w is None else w[:0]
     hist = np.histogramdd(local, bins=edges, weights=w)[0]
     hist = _sum_counts(hist, s.layout, s.comm)
@@ -213,7 +216,7 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     ([[1.0], [1.0]], [0.5, 1.5])
     """
     like = first_darray(x, y, weights)
-    xd, yd = _darray("histogram2d", x, like), _darray("histogram2d", y, like)
+    xd, yd = darray_of("histogram2d", x, like), darray_of("histogram2d", y, like)
     if xd.ndim != 1 or yd.ndim != 1 or xd.shape != yd.shape:
         raise ValueError(message("numpy.histogram2d", "x and y must be 1-d arrays of the same length",
                                  (xd.shape, yd.shape), "two 1-d arrays of length N"))
@@ -239,18 +242,18 @@ class _Stats:
     @property
     def ptp(self):
         if self._lo is None:
-            self._lo, self._hi = _scalar(_da.min(self.x)), _scalar(_da.max(self.x))
+            self._lo, self._hi = _scalar(_min(self.x)), _scalar(_max(self.x))
         return _unsigned_subtract(self._hi, self._lo)
 
     @property
     def std(self):
-        return _scalar(_da.std(self.x))
+        return _scalar(std(self.x))
 
     def skew(self, sigma):
         """The mean of the cubed standardised values (NumPy's ``g1`` in Doane's rule)."""
-        x = self.x if self.x.dtype.kind == "f" else _da.astype(self.x, np.float64)
-        temp = (x - _scalar(_da.mean(x))) / sigma
-        return _scalar(_da.mean(temp * temp * temp))
+        x = self.x if self.x.dtype.kind == "f" else astype(self.x, np.float64)
+        temp = (x - _scalar(mean(x))) / sigma
+        return _scalar(mean(temp * temp * temp))
 
     @property
     def iqr(self):
@@ -261,7 +264,7 @@ class _Stats:
         """Global counts of ``numpy.histogram(x, n, range=span)`` for every n (batched allreduces)."""
         x = self.x
         local = to_numpy(x.local).reshape(-1)
-        if not x.layout.is_replicated and not _owner(x):
+        if not x.layout.is_replicated and not owner(x):
             local = local[:0]
         out: list[np.ndarray] = []
         batch: list[int] = []
@@ -345,7 +348,7 @@ def _outer_edges(x: DArray, range):  # noqa: A002 - NumPy's name
     elif x.size == 0:
         first, last = 0, 1
     else:
-        first, last = _scalar(_da.min(x)), _scalar(_da.max(x))
+        first, last = _scalar(_min(x)), _scalar(_max(x))
         if not (np.isfinite(first) and np.isfinite(last)):
             raise ValueError(message(func, f"autodetected range of [{first}, {last}] is not finite"))
     lo, hi = (first, last) if range is None and x.size else (None, None)  # the data's own min and max
@@ -359,7 +362,7 @@ def _rule_edges(x: DArray, rule: str, range) -> np.ndarray:  # noqa: A002 - NumP
     first, last, lo, hi = _outer_edges(x, range)
     if range is not None:
         keep = (x >= first) & (x <= last)
-        if not bool(_da.all(keep)):
+        if not bool(_all(keep)):
             x = x[keep]
     if x.size == 0:
         n_bins = 1
@@ -400,7 +403,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DArray:  # noqa
     [0.0, 1.0, 2.0, 3.0]
     """
     func = "numpy.histogram_bin_edges"
-    x = _darray("histogram_bin_edges", a, first_darray(weights, bins))
+    x = darray_of("histogram_bin_edges", a, first_darray(weights, bins))
     if weights is not None and tuple(np.shape(weights)) != x.shape:
         raise ValueError(message(func, "weights should have the same shape as a", np.shape(weights), x.shape))
     if x.dtype.kind not in "biuf":
@@ -416,20 +419,20 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DArray:  # noqa
         if x.dtype == np.bool_:
             warnings.warn(f"Converting input from {x.dtype} to {np.uint8} for compatibility.", RuntimeWarning,
                           stacklevel=3)
-            x = _da.astype(x, np.uint8)
+            x = astype(x, np.uint8)
         return _replicated(_rule_edges(x, bins, range), x)
     bins = _small(bins)
     stand_in = np.zeros(0, dtype=x.dtype)  # NumPy's edges for data of the same extremes
     if x.size and range is None and np.ndim(bins) == 0:
-        stand_in = np.asarray([_scalar(_da.min(x)), _scalar(_da.max(x))], dtype=x.dtype)
+        stand_in = np.asarray([_scalar(_min(x)), _scalar(_max(x))], dtype=x.dtype)
     return _replicated(np.histogram_bin_edges(stand_in, bins=bins, range=range), x)
 
 
 # ---------------------------------------------------------------- matrix-vector products
 def _gufunc_operands(func: str, x1, x2, nd1: int, nd2: int) -> tuple[DArray, DArray]:
     like = first_darray(x1, x2)
-    a = _darray(func, x1, like)
-    b = _darray(func, x2, a)
+    a = darray_of(func, x1, like)
+    b = darray_of(func, x2, a)
     if a.ndim < nd1 or b.ndim < nd2:
         raise ValueError(message(f"numpy.{func}", f"operands need at least {nd1} and {nd2} dimensions",
                                  (a.shape, b.shape)))
@@ -454,9 +457,9 @@ def _check_core(func: str, signature: str, a: DArray, b: DArray, n1: int, n2: in
 def _product(a: DArray, b: DArray) -> DArray:
     """Distributed matmul with NumPy's dtypes, booleans included (an OR of ANDs)."""
     if a.dtype == np.bool_ and b.dtype == np.bool_:
-        return _da.matmul(_da.astype(a, np.int64), _da.astype(b, np.int64)) != 0
+        return matmul(astype(a, np.int64), astype(b, np.int64)) != 0
     dtype = np.result_type(a.dtype, b.dtype)
-    return _da.matmul(_da.astype(a, dtype) if a.dtype != dtype else a, _da.astype(b, dtype) if b.dtype != dtype else b)
+    return matmul(astype(a, dtype) if a.dtype != dtype else a, astype(b, dtype) if b.dtype != dtype else b)
 
 
 def _no_options(func: str, kwargs: dict) -> None:
@@ -483,7 +486,7 @@ def matvec(x1, x2, /, **kwargs) -> DArray:
     _no_options("matvec", kwargs)
     a, b = _gufunc_operands("matvec", x1, x2, 2, 1)
     _check_core("matvec", "(m,n),(n)->(m)", a, b, a.shape[-1], b.shape[-1])
-    return _product(a, _da.expand_dims(b, axis=-1))[..., 0]
+    return _product(a, expand_dims(b, axis=-1))[..., 0]
 
 
 @implements(np.vecmat)
@@ -505,8 +508,8 @@ def vecmat(x1, x2, /, **kwargs) -> DArray:
     a, b = _gufunc_operands("vecmat", x1, x2, 1, 2)
     _check_core("vecmat", "(n),(n,m)->(m)", a, b, a.shape[-1], b.shape[-2])
     if a.dtype.kind == "c":
-        a = _da.conj(a)
-    return _product(_da.expand_dims(a, axis=-2), b)[..., 0, :]
+        a = conj(a)
+    return _product(expand_dims(a, axis=-2), b)[..., 0, :]
 
 
 # ---------------------------------------------------------------- einsum_path

@@ -24,13 +24,13 @@ from collections.abc import Iterator
 
 import numpy
 
-from .._core import DArray
-from .._errors import message
-from .creation import arange, as_darray, asarray, meshgrid, zeros
-from .elementwise import clip, logical_or
-from .manipulation import reshape, stack
-from .searching import nonzero
-from .statistical import any as _any
+from ..._core import DArray
+from ..._errors import message
+from ..creation import arange, as_darray, asarray, meshgrid, zeros
+from ..elementwise import clip, logical_or
+from ..manipulation import reshape, stack
+from ..searching import nonzero
+from ..statistical import any as _any
 
 __all__ = ["argwhere", "flatnonzero", "fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex",
            "ogrid", "ravel_multi_index", "s_", "unravel_index"]
@@ -142,8 +142,6 @@ def ix_(*args) -> tuple[DArray, ...]:
         if a.ndim != 1:
             raise ValueError(message("ix_", "cross index must be 1 dimensional", a.shape, "1-d sequences"))
         if a.dtype.kind == "b":
-            from .searching import nonzero
-
             a = nonzero(a)[0]
         elif a.dtype.kind not in "iu" and a.size:
             raise IndexError(message("ix_", "arrays used as indices must be of integer (or boolean) type", a.dtype))

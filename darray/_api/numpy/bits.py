@@ -14,7 +14,7 @@ Blocks of other libraries go through a NumPy view and back.
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_bits import packbits, unpackbits
+>>> from darray._api.numpy.bits import packbits, unpackbits
 >>> packbits(da.asarray([1, 0, 1, 1, 0, 0, 0, 0, 1])).gather().tolist()
 [176, 128]
 >>> unpackbits(da.asarray([176], dtype=da.uint8), count=4).gather().tolist()
@@ -27,12 +27,13 @@ import numbers
 
 import numpy as np
 
-from .._backend import from_numpy, to_numpy
-from .._core import DArray, redistribute_to
-from .._core.protocols import implements
-from .._errors import AxisError, message
-from .._layout import Layout, balanced_sizes
-from .manipulation import concat, reshape
+from ..._backend import from_numpy, to_numpy
+from ..._core import DArray, redistribute_to
+from ..._core.protocols import implements
+from ..._errors import AxisError, message
+from ..._layout import Layout, balanced_sizes
+from ..manipulation import concat, reshape
+from ..creation import zeros
 
 __all__ = ["packbits", "unpackbits"]
 
@@ -122,7 +123,5 @@ def unpackbits(a, axis=None, count=None, bitorder: str = "big") -> DArray:
     keep = int(count) if count >= 0 else max(total + int(count), 0)
     if keep <= total:
         return bits[tuple(slice(0, keep) if d == axis else slice(None) for d in range(bits.ndim))]
-    from .creation import zeros
-
     pad_shape = tuple(keep - total if d == axis else s for d, s in enumerate(bits.shape))
     return concat([bits, zeros(pad_shape, dtype=np.uint8, comm=x.comm, device=x.device)], axis=axis)

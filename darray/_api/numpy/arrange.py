@@ -21,7 +21,7 @@ takes NumPy's arguments here (NumPy index arrays, ``axis=None``) and runs
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_arrange import put, rot90
+>>> from darray._api.numpy.arrange import put, rot90
 >>> rot90(da.asarray([[1, 2], [3, 4]])).gather().tolist()
 [[2, 4], [1, 3]]
 >>> a = da.arange(5)
@@ -36,14 +36,16 @@ import numbers
 
 import numpy as np
 
-from .._backend import from_numpy, to_numpy
-from .._core import DArray, redistribute_to
-from .._core.elementwise import local_operand
-from .._core.fetch import as_rows, rows_layout, scatter_rows
-from .._core.protocols import implements
-from .._errors import AxisError, message
-from .._comm.base import agree
-from .manipulation import broadcast_to, flip, permute_dims, reshape
+from ..._backend import from_numpy, to_numpy
+from ..._core import DArray, redistribute_to
+from ..._core.elementwise import local_operand
+from ..._core.fetch import as_rows, rows_layout, scatter_rows
+from ..._core.protocols import implements
+from ..._errors import AxisError, message
+from ..._comm.base import agree
+from ..._core.advanced import take_along_axis
+from ..creation import asarray
+from ..manipulation import broadcast_to, flip, permute_dims, reshape
 
 __all__ = ["put", "put_along_axis", "rot90"]  # numpy.take_along_axis is registered here too
 
@@ -182,8 +184,6 @@ def put_along_axis(arr, indices, values, axis) -> None:
         indices = np.asarray(indices)
         if indices.dtype.kind not in "iu":
             raise IndexError(message(func, "indices must be integers", indices.dtype, "an integer array"))
-        from .creation import asarray
-
         indices = asarray(indices, split=None, comm=arr.comm, device=arr.device)
     if indices.dtype.kind not in "iu":
         raise IndexError(message(func, "indices must be integers", indices.dtype, "an integer array"))
@@ -223,9 +223,6 @@ def put_along_axis(arr, indices, values, axis) -> None:
 
 def _numpy_take_along_axis(arr, indices, axis=-1):
     """``numpy.take_along_axis``: NumPy index arrays (held by every rank) and ``axis=None`` too."""
-    from .._core.advanced import take_along_axis
-    from .creation import asarray
-
     if not isinstance(arr, DArray):
         raise TypeError(message("numpy.take_along_axis", "arr must be a DArray", type(arr).__name__))
     if axis is None:
@@ -242,5 +239,5 @@ def _numpy_take_along_axis(arr, indices, axis=-1):
     return take_along_axis(arr, indices, axis=axis)
 
 
-# replaces the generic adapter of darray._api.numpy_protocols (imported before this module)
+# replaces the generic adapter of darray._api.numpy.protocols (imported before this module)
 implements(np.take_along_axis)(_numpy_take_along_axis)

@@ -22,19 +22,20 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._backend import from_numpy, to_numpy
-from .._core import DArray, to_backend_dtype
-from .._core.dtypes import check_category
-from .._core.elementwise import astype
-from .._core.protocols import implements
-from .._core.reductions import any as _any
-from .._errors import message
-from . import linalg as _linalg
-from .elementwise import isnan, logical_and, logical_not
-from .linalg import LinAlgError, _float, _full, _limit, _matrices, _out, _real_dtype, _rows, _tsqr, inv, solve, svdvals
-from .manipulation import concat, permute_dims as permute_dims_, reshape
-from .numpy_functions import _darray as _as_darray, dot as _dot
-from .searching import where
+from ..._backend import from_numpy, to_numpy
+from ..._core import DArray, to_backend_dtype
+from ..._core.dtypes import check_category
+from ..._core.elementwise import astype
+from ..._core.protocols import implements
+from ..._core.reductions import any as _any
+from ..._errors import message
+from .. import linalg as _linalg
+from ..elementwise import isnan, logical_and, logical_not
+from ..linalg import LinAlgError, _float, _full, _limit, _matrices, _out, _real_dtype, _rows, _tsqr, inv, solve, svdvals
+from ..manipulation import concat, permute_dims as permute_dims_, reshape
+from ..searching import where
+from ._common import darray_of as _as_darray
+from .products import dot as _dot
 
 __all__ = ["EigResult", "cond", "eig", "eigvals", "lstsq", "multi_dot", "tensorinv", "tensorsolve"]
 

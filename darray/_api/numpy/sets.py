@@ -23,7 +23,7 @@ held whole by every rank: its distinct values are gathered).
 Examples
 --------
 >>> import darray as da
->>> from darray._api.numpy_sets import intersect1d, setxor1d
+>>> from darray._api.numpy.sets import intersect1d, setxor1d
 >>> intersect1d(da.asarray([1, 3, 4, 3]), da.asarray([3, 1, 2, 1])).gather().tolist()
 [1, 3]
 >>> setxor1d(da.asarray([1, 2, 3]), da.asarray([2, 3, 4])).gather().tolist()
@@ -34,19 +34,18 @@ from __future__ import annotations
 
 import numpy as np
 
-import darray as _da
-
-from .._backend import from_numpy, to_numpy
-from .._core import DArray, redistribute_to
-from .._core.fetch import as_rows, fetch_rows, scatter_rows
-from .._core.protocols import implements
-from .._errors import message
-from .._layout import Layout
-from .manipulation import concat, moveaxis, reshape
-from .numpy_functions import _darray
-from ._common import first_darray
-from .sets import isin as _isin, unique_all, unique_inverse
-from .sorting import line_layout, sample_sort
+from ..._backend import from_numpy, to_numpy
+from ..._core import DArray, redistribute_to
+from ..._core.fetch import as_rows, fetch_rows, scatter_rows
+from ..._core.protocols import implements
+from ..._errors import AxisError, message
+from ..._layout import Layout
+from ..manipulation import concat, moveaxis, reshape
+from .._common import first_darray
+from ..creation import asarray, zeros
+from ..sets import isin as _isin, unique_all, unique_inverse
+from ..sorting import line_layout, sample_sort
+from ._common import darray_of
 
 __all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_along"]
 
@@ -57,7 +56,7 @@ def _operands(func: str, *arrays) -> list[DArray]:
     like = first_darray(*arrays)
     if like is None:
         raise TypeError(message(f"numpy.{func}", "needs a DArray operand", tuple(type(a).__name__ for a in arrays)))
-    out = [_darray(func, a, like) for a in arrays]
+    out = [darray_of(func, a, like) for a in arrays]
     for a in out:
         if a.dtype.kind not in "biuf":
             raise TypeError(message(f"numpy.{func}", "unsupported dtype", a.dtype, "a real numeric or boolean dtype"))
@@ -241,7 +240,7 @@ def setdiff1d(ar1, ar2, assume_unique: bool = False) -> DArray:
     # a value of ar1 is in ar2 iff ar2's copy follows it (both unique; the sort is stable); the verdicts go
     # back to ar1's cells, which compress their own blocks (ar1's order and dtype, as NumPy's ar1[mask])
     found = (run.position < n1) & run.equals_next() & (run.next_position >= n1)
-    members = _line(_da.zeros(n1, dtype=_da.bool, comm=a.comm, device=a.device))
+    members = _line(zeros(n1, dtype=np.bool_, comm=a.comm, device=a.device))
     scatter_rows(members, run.position[found], from_numpy(a._xp, np.ones(int(found.sum()), dtype=bool),
                                                             device=a.device))
     return redistribute_to(a, members._layout)[~members]
@@ -253,7 +252,7 @@ def _numpy_isin(element, test_elements, assume_unique: bool = False, invert: boo
     if kind not in (None, "sort", "table"):
         raise ValueError(message("numpy.isin", "unknown kind", repr(kind), "None, 'sort' or 'table'"))
     like = first_darray(element, test_elements)
-    return _isin(_darray("isin", element, like), test_elements, invert=bool(invert))
+    return _isin(darray_of("isin", element, like), test_elements, invert=bool(invert))
 
 
 def unique_along(ar: DArray, axis: int, return_index: bool = False, return_inverse: bool = False,
@@ -276,16 +275,12 @@ def unique_along(ar: DArray, axis: int, return_index: bool = False, return_inver
     >>> unique_along(da.asarray([[1, 2], [3, 4], [1, 2]]), 0).gather().tolist()
     [[1, 2], [3, 4]]
     """
-    from .creation import asarray, zeros
-
     func = "numpy.unique"
     if ar.ndim == 0:
         raise ValueError(message(func, "axis given for a 0-d array", axis, "None"))
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(message(func, "axis must be an integer or None", axis))
     if not -ar.ndim <= axis < ar.ndim:
-        from .._errors import AxisError
-
         raise AxisError(message(func, "axis out of bounds", axis, f"an axis in [{-ar.ndim}, {ar.ndim})"))
     axis = int(axis) % ar.ndim
     if ar.dtype.kind not in "biuf":
