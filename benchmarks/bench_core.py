@@ -27,9 +27,11 @@ import json
 import os
 import platform
 import sys
-import time
 
 import numpy as np
+
+from darray.bench.data import balanced_rows
+from darray.bench.harness import interleave, max_over_ranks
 
 
 def _parse(argv=None):
@@ -48,73 +50,31 @@ def _parse(argv=None):
     return args
 
 
-class _Timer:
-    """Barrier-fenced timings; the per-rep maximum over ranks, median over reps."""
+def _compare(variants, reps, mpi, rank, *, calls=1, stat="median"):
+    """Seconds per call of each ``(fn, only_rank0)`` in ``variants``, ``calls`` calls per rep.
 
-    def __init__(self, comm, mpi_comm):
-        self.comm = comm            # darray communicator
-        self.mpi = mpi_comm         # mpi4py communicator or None
-        self.rank = comm.rank
-        self.size = comm.size
-
-    def barrier(self):
-        if self.mpi is not None:
-            self.mpi.Barrier()
-
-    def max_over_ranks(self, values):
-        values = np.asarray(values, dtype=np.float64)
-        if self.mpi is None:
-            return values
-        out = np.empty_like(values)
-        from mpi4py import MPI  # only reached under MPI
-
-        self.mpi.Allreduce(values, out, op=MPI.MAX)
-        return out
-
-    def compare(self, variants, reps, *, calls=1, stat="median"):
-        """Seconds per call of each ``(fn, only_rank0)`` in ``variants``, ``calls`` calls per rep.
-
-        The variants are interleaved within every rep (so slow drifts of a shared
-        machine hit them alike); rep 0 is the warm-up. Each rep's time is the
-        maximum over ranks; with ``only_rank0`` rank 0 alone calls ``fn`` while
-        the others wait at the closing barrier (their empty loop never sets the
-        maximum). Returns the median (or the best, ``stat="best"``) over reps.
-        """
-        times = np.zeros((reps, len(variants)))
-        for rep in range(reps + 1):
-            for k, (fn, only_rank0) in enumerate(variants):
-                active = not only_rank0 or self.rank == 0
-                self.barrier()
-                t0 = time.perf_counter()
-                if active:
-                    for _ in range(calls):
-                        fn()
-                t1 = time.perf_counter()
-                self.barrier()
-                if rep:
-                    times[rep - 1, k] = (t1 - t0) / calls
-        times = self.max_over_ranks(times)
-        agg = np.median(times, axis=0) if stat == "median" else np.min(times, axis=0)
-        return [float(t) for t in agg]
+    The variants take turns within every rep (:func:`darray.bench.harness.interleave`: slow drifts
+    of a shared machine hit them alike); rep 0 is the warm-up. Each rep's time is the maximum over
+    ranks; with ``only_rank0`` rank 0 alone calls ``fn`` while the others wait at the closing
+    barrier (their empty loop never sets the maximum). Returns the median (or the best,
+    ``stat="best"``) over reps.
+    """
+    rounds = interleave([fn for fn, _ in variants], reps, mpi=mpi, calls=calls,
+                        active=[not only_rank0 or rank == 0 for _, only_rank0 in variants])
+    agg = np.median(rounds.times, axis=0) if stat == "median" else np.min(rounds.times, axis=0)
+    return [float(t) for t in agg]
 
 
-def _slice(n, size, rank):
-    """Balanced contiguous slice [lo, hi) of range(n) for ``rank`` (the hand-written split)."""
-    base, extra = divmod(n, size)
-    lo = rank * base + min(rank, extra)
-    return lo, lo + base + (1 if rank < extra else 0)
-
-
-def _check(timer, ok, what):
+def _check(mpi, rank, ok, what):
     """Agree on ``ok`` across ranks; abort with a clear message if any rank is wrong."""
-    bad = timer.max_over_ranks([0.0 if ok else 1.0])[0]
+    bad = max_over_ranks([0.0 if ok else 1.0], mpi)[0]
     if bad:
-        if timer.rank == 0:
+        if rank == 0:
             print(f"bench_core: darray result for {what} does not match NumPy; aborting", file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
-        if timer.mpi is not None:
-            timer.mpi.Abort(1)
+        if mpi is not None:
+            mpi.Abort(1)
         raise SystemExit(1)
 
 
@@ -124,7 +84,6 @@ def main(argv=None):
 
     comm = da.default_communicator()
     mpi_comm = comm.comm if getattr(comm, "name", "") == "mpi" else None
-    timer = _Timer(comm, mpi_comm)
     rank, P = comm.rank, comm.size
     n = 2 ** args.size_exp
     reps = args.reps
@@ -135,7 +94,8 @@ def main(argv=None):
     a = da.arange(n, dtype=da.float64, split=0)
     b = da.full(n, 0.5, dtype=da.float64, split=0)
     c = da.ones(n, dtype=da.float64, split=0)
-    lo, hi = _slice(n, P, rank)
+    mine = balanced_rows(n, P, rank)
+    lo, hi = mine.start, mine.stop
     la = np.arange(lo, hi, dtype=f64)
     lb = np.full(hi - lo, 0.5, dtype=f64)
     lc = np.ones(hi - lo, dtype=f64)
@@ -144,18 +104,18 @@ def main(argv=None):
     r = a * b + c
     rl = np.asarray(r.local)
     s0, _ = r.layout.block_slices(rank)[0].indices(n)[:2]
-    _check(timer, rl.shape[0] == 0 or np.array_equal(rl, np.arange(s0, s0 + rl.shape[0], dtype=f64) * 0.5 + 1.0),
-           "a*b+c")
+    _check(mpi_comm, rank,
+           rl.shape[0] == 0 or np.array_equal(rl, np.arange(s0, s0 + rl.shape[0], dtype=f64) * 0.5 + 1.0), "a*b+c")
     total = float(da.sum(a))
-    _check(timer, total == float(n) * (n - 1) / 2, "sum(x)")
+    _check(mpi_comm, rank, total == float(n) * (n - 1) / 2, "sum(x)")
     del r, rl
 
     # ---- a*b + c ----------------------------------------------------------------------------
     ga = gb = gc = None
     if rank == 0:
         ga, gb, gc = np.arange(n, dtype=f64), np.full(n, 0.5, dtype=f64), np.ones(n, dtype=f64)
-    t_np, t_hand, t_da = timer.compare([(lambda: ga * gb + gc, True), (lambda: la * lb + lc, False),
-                                        (lambda: a * b + c, False)], reps)
+    t_np, t_hand, t_da = _compare([(lambda: ga * gb + gc, True), (lambda: la * lb + lc, False),
+                                   (lambda: a * b + c, False)], reps, mpi_comm, rank)
     rows.append(("a*b+c", "ms", t_da, t_np, t_hand))
 
     # ---- sum(x) -----------------------------------------------------------------------------
@@ -171,8 +131,8 @@ def main(argv=None):
     else:
         def hand_sum():
             return float(np.sum(la))
-    t_np, t_hand, t_da = timer.compare([(lambda: float(np.sum(ga)), True), (hand_sum, False),
-                                        (lambda: float(da.sum(a)), False)], reps)
+    t_np, t_hand, t_da = _compare([(lambda: float(np.sum(ga)), True), (hand_sum, False),
+                                   (lambda: float(da.sum(a)), False)], reps, mpi_comm, rank)
     rows.append(("sum(x)", "ms", t_da, t_np, t_hand))
     del ga, gb, gc, a, b, c, la, lb, lc
 
@@ -182,12 +142,12 @@ def main(argv=None):
     for split, tag in (("auto", "replicated"), (0, "split=0")):
         x = da.arange(10, dtype=da.float64, split=split)
         y = da.ones(10, dtype=da.float64, split=split)
-        _check(timer, np.array_equal(np.asarray((x + y).gather()), xs + ys) and float(da.sum(x)) == 45.0,
+        _check(mpi_comm, rank, np.array_equal(np.asarray((x + y).gather()), xs + ys) and float(da.sum(x)) == 45.0,
                f"10-element x+y / sum ({tag})")
         lx = np.asarray(x.local).copy()
         ly = np.asarray(y.local).copy()
-        t_np, t_hand, t_da = timer.compare([(lambda: xs + ys, True), (lambda: lx + ly, False),
-                                            (lambda: x + y, False)], reps, calls=calls, stat="best")
+        t_np, t_hand, t_da = _compare([(lambda: xs + ys, True), (lambda: lx + ly, False), (lambda: x + y, False)],
+                                      reps, mpi_comm, rank, calls=calls, stat="best")
         rows.append((f"x+y, n=10, {tag}", "us", t_da, t_np, t_hand))
         if tag == "replicated" or mpi_comm is None:
             lsum = (lambda: float(np.sum(lx)))
@@ -198,8 +158,8 @@ def main(argv=None):
                 lsend[0] = np.sum(lx)
                 mpi_comm.Allreduce(lsend, lrecv, op=MPI.SUM)
                 return float(lrecv[0])
-        t_np, t_hand, t_da = timer.compare([(lambda: float(np.sum(xs)), True), (lsum, False),
-                                            (lambda: float(da.sum(x)), False)], reps, calls=calls, stat="best")
+        t_np, t_hand, t_da = _compare([(lambda: float(np.sum(xs)), True), (lsum, False),
+                                       (lambda: float(da.sum(x)), False)], reps, mpi_comm, rank, calls=calls, stat="best")
         rows.append((f"sum(x), n=10, {tag}", "us", t_da, t_np, t_hand))
 
     # ---- report -----------------------------------------------------------------------------
