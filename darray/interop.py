@@ -53,6 +53,8 @@ import numpy as np
 
 import darray
 
+from .io.zarr_io import save as save_zarr  # a zarr store whatever the path's extension
+
 __all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray", "interp"]
 
 
@@ -140,8 +142,6 @@ def to_dask(x, /, *, via_zarr=None):
         raise TypeError(f"{func}: expected a DArray; got {type(x).__name__}")
     dask_array = _dask_array(func)
     if via_zarr is not None:
-        from .io.zarr_io import save as save_zarr  # a zarr store whatever the path's extension
-
         save_zarr(via_zarr, x)
         return dask_array.from_zarr(str(via_zarr))
     if x.comm.size > 1 and not x.layout.is_replicated:

@@ -6,8 +6,10 @@ import hashlib
 
 import numpy as np
 
-from ._backend import to_numpy
+from ._backend import namespace_named, to_numpy
+from ._comm import default_communicator
 from ._comm.base import agree
+from ._config import config
 from ._core import DArray
 
 __all__ = ["assert_equal", "assert_results_equal", "assert_raises_everywhere", "agree", "backend_dtypes",
@@ -27,9 +29,6 @@ def backend_dtypes() -> frozenset[str]:
     >>> "float64" in backend_dtypes()
     True
     """
-    from ._backend import namespace_named
-    from ._config import config
-
     return frozenset(namespace_named(config.backend).__array_namespace_info__().dtypes())
 
 
@@ -136,8 +135,6 @@ def assert_raises_everywhere(exc: type[BaseException], func, *args, match: str |
     >>> assert_raises_everywhere(ValueError, da.reshape, da.zeros(6), (4,), match="reshape")[:7]
     'reshape'
     """
-    from ._comm import default_communicator
-
     comm = default_communicator()
     try:
         func(*args, **kwargs)

@@ -155,10 +155,8 @@ class DArray:
         if result.dtype != self.dtype:
             raise TypeError(message("__imatmul__", "in-place result would change the dtype", result.dtype,
                                     f"{self.dtype}"))
-        from .redistribute import redistribute_to
-
         plain = self._layout.without_halo()
-        self.local[...] = redistribute_to(result, plain).local
+        self.local[...] = _redistribute.redistribute_to(result, plain).local
         self._halo_fresh = False
         return self
 
@@ -167,18 +165,14 @@ class DArray:
         """The array with its axes reversed, as NumPy's ``x.T`` (0-d and 1-d: the array itself; no communication)."""
         if self.ndim < 2:
             return self
-        from .manipulation import permute_dims
-
-        return permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
+        return _manipulation.permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> DArray:
         """Transpose of the last two axes (no communication)."""
         if self.ndim < 2:
             raise ValueError(message("mT", "needs at least 2 dimensions", self.shape))
-        from .manipulation import permute_dims
-
-        return permute_dims(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
+        return _manipulation.permute_dims(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
 
     def __len__(self) -> int:
         if not self.shape:
@@ -193,9 +187,7 @@ class DArray:
         Moves the whole array: use it for results, not inside loops. Other
         ranks get None when ``root`` is given.
         """
-        from .redistribute import gather
-
-        return gather(self, root)
+        return _redistribute.gather(self, root)
 
     def to_dask(self, *, via_zarr=None):
         """A dask array of this array (:func:`darray.to_dask`).
@@ -204,7 +196,7 @@ class DArray:
         several ranks, pass ``via_zarr=path`` (collective: saved with
         :func:`darray.io.save`, then ``dask.array.from_zarr(path)``).
         """
-        from ..interop import to_dask
+        from ..interop import to_dask  # the public method of an upper layer's function (import-linter: ignored edge)
 
         return to_dask(self, via_zarr=via_zarr)
 
@@ -217,14 +209,10 @@ class DArray:
         return out.astype(dtype, copy=False) if dtype is not None else out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .protocols import array_ufunc
-
-        return array_ufunc(self, ufunc, method, *inputs, **kwargs)
+        return _protocols.array_ufunc(self, ufunc, method, *inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .protocols import array_function
-
-        return array_function(self, func, types, args, kwargs)
+        return _protocols.array_function(self, func, types, args, kwargs)
 
     def __array_namespace__(self, api_version: str | None = None) -> ModuleType:
         if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
@@ -321,9 +309,7 @@ class DArray:
     # ------------------------------------------------------------ layout changes
     def redistribute(self, split="auto", grid=None, *, sizes=None, halo=None, boundary=None) -> DArray:
         """The same global array in another layout (see :func:`darray.redistribute`)."""
-        from .redistribute import redistribute_to, target_layout
-
-        return redistribute_to(self, target_layout(self, "redistribute", split, grid, sizes, halo, boundary))
+        return _redistribute.redistribute_to(self, _redistribute.target_layout(self, "redistribute", split, grid, sizes, halo, boundary))
 
     def exchange_halos(self, wait: bool = True, force: bool = False):
         """Fill the ghost cells from the neighbours (see :func:`darray._core.halo.exchange_halos`).
@@ -526,9 +512,7 @@ def _foreign(other) -> bool:
 
 
 def _operators():
-    from .protocols import OPERATORS
-
-    return OPERATORS
+    return _protocols.OPERATORS
 
 
 # Operator methods are generated from the elementwise table (darray._core.table).
@@ -585,6 +569,7 @@ DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (li
 from .elementwise import apply as _apply, apply_inplace as _apply_inplace  # noqa: E402  (cycle by design)
 from .elementwise import astype as _astype  # noqa: E402
 from . import methods as _methods, printing as _printing, reductions as _reductions  # noqa: E402
+from . import manipulation as _manipulation, protocols as _protocols, redistribute as _redistribute  # noqa: E402
 
 # NumPy's other methods, generated from the table in darray._core.methods (and the excluded names, which raise).
 for _name, _attribute in _methods.generated().items():

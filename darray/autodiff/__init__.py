@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+from .._core import target_layout
 from . import rules
 from .rules import RULES, register
 from .tape import (FUNCTIONS, Variable, apply, backward, enable_grad, grad, is_grad_enabled, no_grad,
@@ -121,8 +122,6 @@ def redistribute(x, /, split="auto", grid=None, *, sizes=None, layout=None):
     """``x`` in another layout, on the tape (the adjoint redistributes the gradient back)."""
     data = x.data if isinstance(x, Variable) else x
     if layout is None:
-        from .._core import target_layout
-
         layout = target_layout(data, "redistribute", split, grid, sizes, 0, "none")
     return apply("redistribute", x, layout=layout)
 

@@ -31,8 +31,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._api.linear_algebra import matmul
+from .._api.overlap import with_halo
 from .._core import DArray, redistribute_to
+from .._core.elementwise import wrap_like
 from .._core.halo import accumulate_halos
+from .._core.indexing import is_basic_key
+from .._core.reductions import normalize_axes
 from .._errors import message
 from .._layout import Layout, mirror_source
 
@@ -91,8 +96,6 @@ def to_layout(g: DArray, layout: Layout) -> DArray:
     if g._layout == layout:
         return g
     if g._layout.is_replicated and g.shape == layout.shape:  # every rank holds it all: slice locally
-        from .._core.elementwise import wrap_like
-
         local = g.local[layout.block_slices(g._comm.rank)] if g.ndim else g.local
         out = wrap_like(local, layout, g) if layout.has_halo else DArray._wrap(local, layout, g._comm, g._xp)
         return out
@@ -283,8 +286,6 @@ register("astype", _astype_forward, _astype_backward)
 
 # ------------------------------------------------------------------ reductions
 def _axes(axis, ndim):
-    from .._core.reductions import normalize_axes
-
     return normalize_axes("autodiff", axis, ndim)
 
 
@@ -427,8 +428,6 @@ def _getitem_forward(ctx, x, key):
 
 def _getitem_backward(ctx, g):
     """Scatter into zeros (basic keys select each cell at most once)."""
-    from .._core.indexing import is_basic_key
-
     x = ctx.xs[0]
     key = ctx.params["key"]
     if not is_basic_key(key):
@@ -448,18 +447,8 @@ register("getitem", _getitem_forward, _getitem_backward)
 
 
 # ------------------------------------------------------------------ linear algebra
-def matmul_function():
-    """``darray.matmul`` if the namespace exports it, else the implementation module's."""
-    da = namespace()
-    if hasattr(da, "matmul"):
-        return da.matmul
-    from .._api.linear_algebra import matmul
-
-    return matmul
-
-
 def _matmul_forward(ctx, a, b):
-    return matmul_function()(a, b)
+    return matmul(a, b)
 
 
 def _mt(x):
@@ -470,7 +459,7 @@ def _mt(x):
 def _matmul_backward(ctx, g):
     da = namespace()
     a, b = ctx.xs
-    mm = matmul_function()
+    mm = matmul
     ga = gb = None
     if a.ndim == 1 and b.ndim == 1:
         return (g * b if ctx.needs[0] else None), (g * a if ctx.needs[1] else None)
@@ -495,8 +484,6 @@ register("matmul", _matmul_forward, _matmul_backward)
 
 # ------------------------------------------------------------------ communication
 def _halo_forward(ctx, x, depth, boundary):
-    from .._api.overlap import with_halo
-
     return with_halo(x, depth, boundary)
 
 
