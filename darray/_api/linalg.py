@@ -147,7 +147,7 @@ def _transposed(layout: Layout) -> Layout:
     pos = {a: i for i, a in enumerate(order)}
     return Layout(tuple(layout.shape[a] for a in order), layout.dims,
                   tuple(None if s is None else pos[s] for s in layout.split),
-                  tuple(layout.sizes[a] for a in order), (0,) * n, ("none",) * n)
+                  tuple(layout.sizes[a] for a in order))
 
 
 def _xpla(x: DArray):
@@ -355,7 +355,7 @@ def _tsqr(x: DArray, want_q: bool = True):
 def _wrap_rows(local, x: DArray, ncols: int) -> DArray:
     """A block of a (m, ncols) matrix cut along rows like ``x`` (2-d, cut along rows only)."""
     la = x._layout
-    layout = Layout((x.shape[0], ncols), la.dims, la.split, (la.sizes[0], (ncols,)), (0, 0), ("none", "none"))
+    layout = Layout((x.shape[0], ncols), la.dims, la.split, (la.sizes[0], (ncols,)))
     return DArray._wrap(local, layout, x._comm, x._xp)
 
 
@@ -465,7 +465,7 @@ def cross(x1, x2, /, *, axis: int = -1) -> DArray:
     if g is not None:  # the vector axis is cut: re-cut the target without it
         split = tuple(None if i == g else s for i, s in enumerate(layout.split))
         sizes = tuple((n,) if i == ax else layout.sizes[i] for i, n in enumerate(shape))
-        layout = Layout(shape, layout.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
+        layout = Layout(shape, layout.dims, split, sizes)
     la = local_operand("cross", a, layout, target)
     lb = local_operand("cross", b, layout, target)
     out = target._xp.linalg.cross(la, lb, axis=end)
@@ -515,7 +515,7 @@ def diagonal(x, /, *, offset: int = 0) -> DArray:
     g = layout.axis_dim[axis]
     split = tuple(nd - 2 if s == axis else (None if s in (nd - 2, nd - 1) else s) for s in layout.split)
     sizes = (*layout.sizes[:nd - 2], tuple(h - lo_ for lo_, h in ranges) if g is not None else (L,))
-    new = Layout((*x.shape[:-2], L), layout.dims, split, sizes, (0,) * (nd - 1), ("none",) * (nd - 1))
+    new = Layout((*x.shape[:-2], L), layout.dims, split, sizes)
     return DArray._wrap(local, new, x._comm, x._xp)
 
 
