@@ -18,7 +18,7 @@ import pytest
 
 from darray.bench import SIZES, WORKLOADS
 from darray.bench.data import sums_agree
-from darray.bench.harness import Case, Ctx, interleave, measure
+from darray.bench.harness import Ctx, interleave, measure
 from darray.testing import agree
 
 ROOT = Path(__file__).resolve().parent.parent

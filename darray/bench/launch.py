@@ -71,7 +71,7 @@ def phase_serial(sz: dict, names: list[str], reps: int, with_dask: bool, say: Sa
             candidates = (("numpy", w.numpy, ctx_np), ("darray1", w.darray, ctx_da),
                           ("dask", w.dask if dask_cfg is not None else None, ctx_np))
             variants = [(key, key, factory, ctx) for key, factory, ctx in candidates
-                        if factory is not None and w.available()]
+                        if factory is not None] if w.available() else []
             results[name] = _row(name, variants, reps, say)
         return results
     finally:
@@ -91,7 +91,7 @@ def phase_parallel(sz: dict, names: list[str], reps: int, say: Say) -> dict:
         w = WORKLOADS[name]
         candidates = (("darrayP", f"darray{ctx.size}", w.darray), ("handP", f"hand{ctx.size}", w.hand))
         variants = [(key, shown, factory, ctx) for key, shown, factory in candidates
-                    if factory is not None and w.available()]
+                    if factory is not None] if w.available() else []
         results[name] = _row(name, variants, reps, say)
     mpi.Free()
     return results
