@@ -144,6 +144,19 @@ def test_integers_in_floating_functions_are_promoted_as_numpy_does():
     assert_raises_everywhere(TypeError, da.sin, da.asarray(g > 0, split=0), match="sin")  # bools stay refused
 
 
+@pytest.mark.parametrize("dtype,want", [("int8", "float32"), ("uint8", "float32"), ("int16", "float32"),
+                                        ("uint16", "float32"), ("int32", "float64"), ("uint64", "float64")])
+def test_small_integers_promote_to_numpys_float(dtype, want):
+    """NumPy's smallest float that holds the integers (its float16 for 8-bit ones is float32: no darray float16)."""
+    g = np.arange(13).astype(dtype)
+    x, f = da.asarray(g, split=0), g.astype(want)
+    for got, ref in ((da.sqrt(x), np.sqrt(f)), (da.exp(x), np.exp(f)), (da.arctan2(x, x), np.arctan2(f, f))):
+        assert got.dtype == np.dtype(want)
+        assert_equal(got, ref)
+    if dtype not in ("int8", "uint8"):  # NumPy's own dtype, where darray has it
+        assert np.sqrt(g).dtype == np.dtype(want)
+
+
 # ------------------------------------------------------------------ reduce
 @pytest.mark.parametrize("name", ALL_BACKENDS)
 def test_reduce(name):

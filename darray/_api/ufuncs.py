@@ -100,6 +100,11 @@ class _Doc:
         return _CLASS_DOC if obj is None else obj._doc
 
 
+def _float_for(dtype) -> numpy.dtype:
+    """The float NumPy computes an integer dtype's floating-point functions in, float16 raised to float32."""
+    return numpy.promote_types(numpy.promote_types(dtype, numpy.float16), numpy.float32)
+
+
 class ufunc:  # noqa: N801 - NumPy's name
     __slots__ = ("__name__", "__qualname__", "_doc", "_row", "_np", "_floating", "_alias", "_said", "nin", "nout", "nargs",
                  "identity", "signature")
@@ -183,16 +188,18 @@ class ufunc:  # noqa: N801 - NumPy's name
     def _failed(self, args: tuple, error: Exception):
         """After the engine raised: positional outputs, NumPy's int -> float64 promotion, or the error renamed.
 
-        NumPy promotes integer operands of floating-point functions to float64
-        (``sqrt(-1)`` is nan); booleans and other dtype errors stand.
+        NumPy promotes integer operands of floating-point functions to the
+        smallest float that holds them (``sqrt(-1)`` is nan; int16 gives float32,
+        int32 and int64 float64); int8 and uint8, which NumPy takes to float16,
+        give float32, darray's smallest float. Booleans and other dtype errors stand.
         """
         if len(args) != self.nin:  # positional outputs, or a wrong count: the full call sorts it out
             return self._call(args, {})
         if isinstance(error, TypeError) and self._floating and not any(isinstance(a, bool) for a in args):
             kinds = {to_numpy_dtype(a.dtype).kind for a in args if isinstance(a, DArray)}
             if kinds & {"i", "u"} and kinds <= {"i", "u", "f"}:
-                promoted = tuple(a.astype(numpy.float64) if isinstance(a, DArray) and a.dtype.kind in "iu" else a
-                                 for a in args)
+                promoted = tuple(a.astype(_float_for(a.dtype)) if isinstance(a, DArray) and a.dtype.kind in "iu"
+                                 else a for a in args)
                 return apply(self._row, promoted)
         raise self._renamed(error) from None
 
