@@ -17,8 +17,8 @@ Calls:
 - without keywords, a standard name runs darray's elementwise engine
   (:func:`darray._core.apply`, the same path as the plain function had:
   Array API dtype categories; integer operands of floating-point functions are
-  promoted to float64 as NumPy does, so ``sqrt(-1)`` is ``nan`` with NumPy's
-  RuntimeWarning);
+  promoted to a float as NumPy does (int16 to float32, wider ones to float64),
+  so ``sqrt(-1)`` is ``nan`` with NumPy's RuntimeWarning);
 - with keywords on NumPy blocks, and for NumPy-only names (``fmod``,
   ``divmod``, ...), NumPy's ufunc runs block by block on aligned blocks
   (:func:`darray._core.protocols.ufunc_call`): ``out=`` is written directly,
