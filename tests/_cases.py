@@ -91,8 +91,8 @@ def catalogue(shape, p: int = P) -> dict[str, Case]:
     balanced), ``thin{a}`` (one-cell blocks and one big last block); at four
     ranks and two or more axes, 2x2 grids ``grid2x2`` (axes 0, 1),
     ``grid2x2-{a}{b}`` (axes ``a``, ``b``; ``n`` replicates along that grid
-    axis), ``grid2x2-uneven`` (axes 0, 1, with an empty and a one-cell block)
-    and, for three axes, ``grid1x2x2``.
+    axis), ``grid2x2-uneven`` / ``grid2x2-10-uneven`` (axes 0, 1 / 1, 0, with
+    an empty and a one-cell block) and, for three axes, ``grid1x2x2``.
     """
     shape = tuple(shape)
     ndim = len(shape)
@@ -115,8 +115,10 @@ def catalogue(shape, p: int = P) -> dict[str, Case]:
             name = "grid2x2" if (a, b) == (0, 1) else f"grid2x2-{_axis_name(a)}{_axis_name(b)}"
             flags = ("grid", "copies") if None in (a, b) else ("grid",)
             out.append(case(name, shape, *flags, split=(a, b), grid=(2, 2)))
-        out.append(case("grid2x2-uneven", shape, "grid", "uneven", "empty", "thin", split=(0, 1), grid=(2, 2),
-                        sizes={0: [shape[0], 0], 1: [1, shape[1] - 1]}))
+        out += [case("grid2x2-uneven", shape, "grid", "uneven", "empty", "thin", split=(0, 1), grid=(2, 2),
+                     sizes={0: [shape[0], 0], 1: [1, shape[1] - 1]}),
+                case("grid2x2-10-uneven", shape, "grid", "uneven", "empty", "thin", split=(1, 0), grid=(2, 2),
+                     sizes={0: [0, shape[0]], 1: [shape[1] - 1, 1]})]
         if ndim >= 3:
             out.append(case("grid1x2x2", shape, "grid", split=(0, 1, 2), grid=(1, 2, 2)))
     return {c.id: c for c in out}

@@ -3,9 +3,10 @@
 Keys: integers (incl. negative), slices with any step (negative ones swap
 blocks between mirrored ranks), ``...``, ``None``, empty selections, on cut
 and uncut axes. Values for ``__setitem__``: scalars, NumPy arrays (broadcast)
-and DArrays laid out differently from the target. Each key is one test; the
-layouts (uneven, empty blocks, replicated, with a halo, 2-d/3-d grids at 4
-ranks) are looped over inside it, named in every failure message.
+and DArrays laid out differently from the target. Each layout
+(``tests/_cases.py``: uneven, empty blocks, replicated, with a halo, 2-d/3-d
+grids at 4 ranks) is one test; the keys are looped over inside it, named in
+every failure message.
 """
 
 from __future__ import annotations
@@ -18,46 +19,18 @@ import pytest
 import darray as da
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
+from _cases import P, by_ndim, case, layouts, values
+
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 SHAPES = {1: (13,), 2: (9, 11), 3: (6, 7, 8)}
-
-
-def comm():
-    return da.default_communicator()
-
-
-
-def layouts(ndim: int) -> dict[str, dict]:
-    n = SHAPES[ndim]
-    if ndim == 1:
-        return {"split0": dict(split=0), "uneven": dict(split=0, sizes=uneven(n[0], P)),
-                "halo": dict(split=0, halo=2, boundary="periodic"), "replicated": dict(split=None)}
-    if ndim == 2:
-        out = {"split0": dict(split=0), "split1-uneven": dict(split=1, sizes={1: uneven(n[1], P)}),
-               "halo": dict(split=1, halo=(1, 2)), "replicated": dict(split=None)}
-        if P == 4:
-            out |= {"grid22": dict(split=(0, 1), grid=(2, 2)), "grid22-uneven": dict(split=(1, 0), grid=(2, 2),
-                                                                                 sizes={0: [0, 9], 1: [8, 3]})}
-        return out
-    out = {"split0-uneven": dict(split=0, sizes={0: uneven(n[0], P)}), "split1": dict(split=1),
-           "split2": dict(split=2), "replicated": dict(split=None)}
-    if P == 4:
-        out |= {"grid122": dict(split=(0, 1, 2), grid=(1, 2, 2)), "grid22": dict(split=(2, 0), grid=(2, 2))}
-    return out
-
-
-def values(shape, dtype="float64", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(shape)])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(-50, 50, shape).astype(dt)
-    if dt.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
+LAYOUTS = {
+    1: layouts(SHAPES[1], "split0", "uneven0", "replicated")
+    + [case("halo0-2", SHAPES[1], "halo", split=0, halo=2, boundary="periodic")],
+    2: layouts(SHAPES[2], "split0", "uneven1", "replicated", "grid2x2", "grid2x2-10-uneven")
+    + [case("halo1-12", SHAPES[2], "halo", split=1, halo=(1, 2))],
+    3: layouts(SHAPES[3], "uneven0", "split1", "split2", "replicated", "grid1x2x2", "grid2x2-20"),
+}
 
 
 S = slice
@@ -73,8 +46,6 @@ KEYS = {
         (0, 0, 0), (S(10, 20),), (S(None), S(3, 3)), (-6, S(None, None, -1), S(None, None, -1)),
         (S(4, 1, -1), 3, S(7, None, -3))],
 }
-CASES = [(ndim, key) for ndim in (1, 2, 3) for key in KEYS[ndim]]
-IDS = [f"{ndim}d-{key!r}".replace("slice", "S").replace("Ellipsis", "E").replace(" ", "") for ndim, key in CASES]
 
 
 def value_layout(val: np.ndarray, i: int) -> dict:
@@ -86,31 +57,32 @@ def value_layout(val: np.ndarray, i: int) -> dict:
     return choices[i % len(choices)]
 
 
-@pytest.mark.parametrize("ndim,key", CASES, ids=IDS)
-def test_getitem_setitem(ndim, key):
-    """``x[key]`` and ``x[key] = v`` for v a NumPy array, a DArray in another layout, a scalar."""
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_getitem_setitem(ndim, layout):
+    """``x[key]`` and ``x[key] = v`` for every key of ``KEYS`` and v a NumPy array, a DArray in another layout,
+    a scalar (the keys are cheap: looped here, named in the messages)."""
     g = values(SHAPES[ndim])
-    want = g[key]
-    val = np.arange(want.size, dtype=float).reshape(want.shape) * 1.5 - 3.0
-    for i, (name, kw) in enumerate(layouts(ndim).items()):
-        x = da.asarray(g, **kw)
+    x = layout.array(g)
+    for i, key in enumerate(KEYS[ndim]):
+        want = g[key]
+        val = np.arange(want.size, dtype=float).reshape(want.shape) * 1.5 - 3.0
         got = x[key]
-        assert got.shape == want.shape
-        assert_equal(got, want, err_msg=f"get {name} {key!r}")
-        assert not any(got.halo)
+        assert got.shape == want.shape, key
+        assert_equal(got, want, err_msg=f"get {key!r}")
+        assert not any(got.halo), key
 
-        y = da.asarray(g.copy(), **kw)
+        y = layout.array(g.copy())
         h = g.copy()
         y[key] = val
         h[key] = val
-        assert_equal(y, h, err_msg=f"set numpy {name} {key!r}")
+        assert_equal(y, h, err_msg=f"set numpy {key!r}")
         y[key] = da.asarray(-val, **value_layout(val, i))
         h[key] = -val
-        assert_equal(y, h, err_msg=f"set DArray {value_layout(val, i)} into {name} {key!r}")
+        assert_equal(y, h, err_msg=f"set DArray {value_layout(val, i)} into {key!r}")
         y[key] = 7
         h[key] = 7
-        assert_equal(y, h, err_msg=f"set scalar {name} {key!r}")
-        assert_equal(x, g, err_msg=f"x changed by setting a copy {name}")
+        assert_equal(y, h, err_msg=f"set scalar {key!r}")
+        assert_equal(x, g, err_msg=f"x changed by setting a copy {key!r}")
 
 
 BROADCAST = [
@@ -123,44 +95,44 @@ BROADCAST = [
 ]
 
 
-@pytest.mark.parametrize("key,vshape", BROADCAST, ids=[f"{k!r}<-{v}" for k, v in BROADCAST])
-def test_setitem_broadcasts(key, vshape):
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_setitem_broadcasts(layout):
     """Values of fewer dims or length-1 axes (also along a reversed axis) broadcast to the selection."""
     g = values(SHAPES[2], seed=1)
-    v = np.arange(np.prod(vshape), dtype=float).reshape(vshape) + 0.5
-    for name, kw in layouts(2).items():
-        y = da.asarray(g.copy(), **kw)
+    for key, vshape in BROADCAST:
+        v = np.arange(np.prod(vshape), dtype=float).reshape(vshape) + 0.5
+        y = layout.array(g.copy())
         h = g.copy()
         y[key] = v
         h[key] = v
-        assert_equal(y, h, err_msg=f"numpy {name}")
+        assert_equal(y, h, err_msg=f"numpy {key!r} <- {vshape}")
         y[key] = da.asarray(v * 2, split=None)
         h[key] = v * 2
-        assert_equal(y, h, err_msg=f"DArray {name}")
+        assert_equal(y, h, err_msg=f"DArray {key!r} <- {vshape}")
 
 
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
 @pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
-def test_dtypes(dtype):
+def test_dtypes(dtype, layout):
     g = values(SHAPES[2], dtype, seed=2)
-    for name, kw in layouts(2).items():
-        x = da.asarray(g, **kw)
-        for key in [(S(None, None, -1), 3), (S(2, 8, 2), S(10, 1, -3)), (4, -2), (None, E, S(0, 0))]:
-            got = x[key]
-            assert got.dtype == np.dtype(dtype)
-            assert_equal(got, g[key], err_msg=f"get {name} {key!r}")
-        y = da.asarray(g.copy(), **kw)
-        h = g.copy()
-        for key, v in [((S(None, None, -2), S(1, 4)), g[:5, :3]), ((E, 0), True), ((S(1, 3),), g[-2:])]:
-            y[key] = v
-            h[key] = v
-            assert_equal(y, h, err_msg=f"set {name} {key!r}")
-        z = da.asarray(g.copy(), **kw)
-        z[1:4, ::-1] = da.asarray(g[5:8], split=0)
-        assert_equal(z, np.concatenate([g[:1], g[5:8, ::-1], g[4:]]), err_msg=f"set DArray {name}")
+    x = layout.array(g)
+    for key in [(S(None, None, -1), 3), (S(2, 8, 2), S(10, 1, -3)), (4, -2), (None, E, S(0, 0))]:
+        got = x[key]
+        assert got.dtype == np.dtype(dtype)
+        assert_equal(got, g[key], err_msg=f"get {key!r}")
+    y = layout.array(g.copy())
+    h = g.copy()
+    for key, v in [((S(None, None, -2), S(1, 4)), g[:5, :3]), ((E, 0), True), ((S(1, 3),), g[-2:])]:
+        y[key] = v
+        h[key] = v
+        assert_equal(y, h, err_msg=f"set {key!r}")
+    z = layout.array(g.copy())
+    z[1:4, ::-1] = da.asarray(g[5:8], split=0)
+    assert_equal(z, np.concatenate([g[:1], g[5:8, ::-1], g[4:]]), err_msg="set DArray")
 
 
-@pytest.mark.parametrize("ndim", [2, 3])
-def test_slicing_stencil(ndim):
+@pytest.mark.parametrize("ndim,layout", by_ndim({2: LAYOUTS[2], 3: LAYOUTS[3]}))
+def test_slicing_stencil(ndim, layout):
     """The NumPy idiom ``u[1:-1, 1:-1] = un[1:-1, 2:] + un[1:-1, :-2] + ...`` and edge assignments."""
     g = values(SHAPES[ndim], seed=3)
     inner = (S(1, -1),) * ndim
@@ -183,17 +155,16 @@ def test_slicing_stencil(ndim):
     for _ in range(2):
         hn[...] = h
         step(h, hn)
-    for name, kw in layouts(ndim).items():
-        u = da.asarray(g.copy(), **kw)
-        for _ in range(2):
-            un = u * 1.0
-            step(u, un)
-        assert_equal(u, h, err_msg=f"{name}")
-        v = da.asarray(g.copy(), **kw)
-        v[inner] += v[(S(2, None),) + inner[1:]]
-        w = g.copy()
-        w[inner] += w[(S(2, None),) + inner[1:]]
-        assert_equal(v, w, err_msg=f"+= on a slice {name}")
+    u = layout.array(g.copy())
+    for _ in range(2):
+        un = u * 1.0
+        step(u, un)
+    assert_equal(u, h)
+    v = layout.array(g.copy())
+    v[inner] += v[(S(2, None),) + inner[1:]]
+    w = g.copy()
+    w[inner] += w[(S(2, None),) + inner[1:]]
+    assert_equal(v, w, err_msg="+= on a slice")
 
 
 def test_slicing_stencil_moves_only_boundary_strips():
@@ -220,14 +191,14 @@ def test_slicing_stencil_moves_only_boundary_strips():
     assert (un[2:, 1:-1] + un[:-2, 1:-1]).layout.blocks_key == balanced.blocks_key
 
 
-def test_transposes_and_scalars():
+@pytest.mark.parametrize("layout", LAYOUTS[3], ids=str)
+def test_transposes_and_scalars(layout):
     g = values(SHAPES[3], seed=4)
-    for name, kw in layouts(3).items():
-        x = da.asarray(g, **kw)
-        assert_equal(x.mT, np.swapaxes(g, -1, -2), err_msg=name)
-        assert_equal(x[2].T, g[2].T, err_msg=name)
-        assert float(x[1, -2, 3]) == g[1, -2, 3]
-        assert_equal(x[da.asarray(2)], g[2], err_msg=f"0-d integer DArray key {name}")
+    x = layout.array(g)
+    assert_equal(x.mT, np.swapaxes(g, -1, -2))
+    assert_equal(x[2].T, g[2].T)
+    assert float(x[1, -2, 3]) == g[1, -2, 3]
+    assert_equal(x[da.asarray(2)], g[2], err_msg="0-d integer DArray key")
 
 
 BAD_GET = [(13,), (-14,), (0, 0), (E, E), (1.5,), (S(None), 2.0)]
@@ -237,23 +208,26 @@ BAD_GET_2D = [(9,), (0, -12), (0, 0, 0), (E, 1, E), (None, 1, 2, 3)]
 @pytest.mark.parametrize("ndim,key", [(1, k) for k in BAD_GET] + [(2, k) for k in BAD_GET_2D],
                          ids=[f"1d-{k!r}" for k in BAD_GET] + [f"2d-{k!r}" for k in BAD_GET_2D])
 def test_bad_keys_raise_index_error_everywhere(ndim, key):
-    """Out-of-bounds integers, too many indices, two ellipses, floats: IndexError on every rank, get and set."""
+    """Out-of-bounds integers, too many indices, two ellipses, floats: IndexError on every rank, get and set.
+
+    Every layout in one test: the key, named by the id, decides; the message names the layout.
+    """
     g = values(SHAPES[ndim])
-    for name, kw in layouts(ndim).items():
-        x = da.asarray(g, **kw)
+    for layout in LAYOUTS[ndim]:
+        x = layout.array(g)
         assert_raises_everywhere(IndexError, x.__getitem__, key)
         assert_raises_everywhere(IndexError, x.__setitem__, key, 1.0)
 
 
-def test_bad_values_raise_everywhere():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_bad_values_raise_everywhere(layout):
     g = values(SHAPES[2])
-    for name, kw in layouts(2).items():
-        x = da.asarray(g.copy(), **kw)
-        assert_raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), np.ones((2, 11)))
-        assert_raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), da.asarray(np.ones((3, 10)), split=0))
-        assert_raises_everywhere(ValueError, x.__setitem__, 0, np.ones((2,)))
-        assert_raises_everywhere(TypeError, x.__setitem__, 0, np.array(["a"] * 11))
-        assert_equal(x, g, err_msg=f"x changed by a failed assignment {name}")
+    x = layout.array(g.copy())
+    assert_raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), np.ones((2, 11)))
+    assert_raises_everywhere(ValueError, x.__setitem__, (S(1, 4),), da.asarray(np.ones((3, 10)), split=0))
+    assert_raises_everywhere(ValueError, x.__setitem__, 0, np.ones((2,)))
+    assert_raises_everywhere(TypeError, x.__setitem__, 0, np.array(["a"] * 11))
+    assert_equal(x, g, err_msg="x changed by a failed assignment")
 
 
 def _fill_values(dtype: str) -> tuple:
@@ -264,28 +238,29 @@ def _fill_values(dtype: str) -> tuple:
     return {"float64": (2.75, 1.0), "int32": (1, 3), "bool": (True, False)}[dtype]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
-def test_repeated_scalar_fills(dtype):
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_repeated_scalar_fills(layout):
     """``x[key] = scalar`` and ``x[mask] = scalar`` twice on one layout (the second time a remembered view or an
-    aligned mask: no message) equal NumPy, casting the scalar like NumPy; a mask laid out otherwise moves cells."""
-    rng = np.random.default_rng(4)
-    for name, kw in layouts(2).items():
-        a = (rng.random(SHAPES[2]) * 10).astype(dtype)
-        x = da.asarray(a, **kw)
+    aligned mask: no message) equal NumPy, casting the scalar like NumPy; a mask laid out otherwise moves cells.
+    Dtypes float64, int32 and bool."""
+    for dtype in ("float64", "int32", "bool"):
+        a = (values(SHAPES[2], seed=4, low=0.0, high=1.0) * 10).astype(dtype)
+        x = layout.array(a)
         for value in _fill_values(dtype):
             for key in ((0, slice(None)), (slice(1, -1), slice(2, None)), (Ellipsis, -1)):
                 for _ in range(2):
                     a[key] = value
                     x[key] = value
-                    assert_equal(x, a, err_msg=f"{name}: x[{key}] = {value!r}")
+                    assert_equal(x, a, err_msg=f"{dtype}: x[{key}] = {value!r}")
             inner = x[1:-1, 1:-1]
-            for mask_kw in (kw, dict(split=None)):  # aligned with the view's blocks, and replicated
+            for aligned in (True, False):  # a mask aligned with the view's blocks, and a replicated one
                 m = a[1:-1, 1:-1].astype("float64") > 0.5
-                mask = inner.astype("float64") > 0.5 if mask_kw is kw else da.asarray(m, **mask_kw)
+                mask = inner.astype("float64") > 0.5 if aligned else da.asarray(m, split=None)
                 for _ in range(2):
                     a[1:-1, 1:-1][m] = value
                     inner[mask] = value
-                    assert_equal(x, a, err_msg=f"{name}: x[1:-1, 1:-1][mask ({mask_kw})] = {value!r}")
+                    assert_equal(x, a, err_msg=f"{dtype}: x[1:-1, 1:-1][{'aligned' if aligned else 'replicated'} "
+                                               f"mask] = {value!r}")
 
 
 def test_zero_d_keys_twice():
@@ -299,15 +274,15 @@ def test_zero_d_keys_twice():
         assert type(x[()].local) is not np.int64 and x[()].local.shape == ()
 
 
+@pytest.mark.parametrize("layout", ["split0", "uneven0", "replicated"])
 @pytest.mark.parametrize("shape,mask", [((2,), (0,)), ((1,), (0,)), ((2, 3), (0,)), ((2, 3), (2, 0)),
                                         ((2, 3), (0, 3)), ((13,), (0,))], ids=str)
-def test_empty_masks_select_nothing_whatever_their_lengths(shape, mask):
+def test_empty_masks_select_nothing_whatever_their_lengths(shape, mask, layout):
     """NumPy: a boolean index with no element selects nothing, even where its lengths differ from the array's."""
     a = np.arange(np.prod(shape), dtype=float).reshape(shape)
     m = np.zeros(mask, dtype=bool)
-    for kw in (dict(split=0), dict(split=None)):
-        x = da.asarray(a, **kw)
-        assert_equal(x[m], a[m], err_msg=f"{shape} {mask} {kw}")
-        assert_equal(x[da.asarray(m)], a[m], err_msg=f"{shape} {mask} {kw} (a DArray mask)")
-        x[m] = 5.0
-        assert_equal(x, a, err_msg=f"{shape} {mask} {kw} set")
+    x = layouts(shape, layout)[0].array(a)
+    assert_equal(x[m], a[m])
+    assert_equal(x[da.asarray(m)], a[m], err_msg="a DArray mask")
+    x[m] = 5.0
+    assert_equal(x, a, err_msg="set")
