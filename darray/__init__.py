@@ -44,12 +44,9 @@ from ._layout import Layout, plan_grid
 from numpy import get_printoptions, printoptions, set_printoptions  # NumPy's print options are darray's
 
 from . import stencil  # noqa: E402
-from .tracer import trace  # noqa: E402
 from . import output  # noqa: E402
 from .output import print, rank0  # noqa: E402,A004  (darray.print: rank 0 only; kept out of __all__, see below)
 from .explain import explain  # noqa: E402
-from . import random  # noqa: E402
-from . import autodiff, nn, optim  # noqa: E402
 from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
 from . import lib  # noqa: E402  (darray.lib.stride_tricks.sliding_window_view, as numpy.lib)
 from .interop import from_dask, to_dask  # noqa: E402
@@ -69,9 +66,11 @@ from ._api.array_likes import accepting as _accepting  # noqa: E402
 
 globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
 
+import importlib as _importlib  # noqa: E402
 import sys as _sys  # noqa: E402
 
-_sys.modules[__name__ + ".linalg"] = linalg  # `import darray.linalg` as for NumPy
+# `import darray.linalg` / `import darray.fft` as for NumPy (the modules live in darray._api); costs nothing
+_sys.modules[__name__ + ".linalg"] = linalg
 _sys.modules[__name__ + ".fft"] = fft
 
 __array_api_version__ = "2024.12"
@@ -113,8 +112,23 @@ __all__ = sorted({
     *_numpy_creation_names,
 })
 
+#: Submodules imported on first use (``darray.nn``, ``from darray import optim``, ``import darray.autodiff``):
+#: a sixth of ``import darray`` would otherwise go to layers a NumPy script never touches (issue #18).
+_ON_FIRST_USE = frozenset({"autodiff", "nn", "optim", "random"})
+
+
+def __getattr__(name: str):
+    if name in _ON_FIRST_USE:
+        return _importlib.import_module(f"{__name__}.{name}")  # binds darray.<name>: later lookups skip this
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _ON_FIRST_USE)
+
+
 from .tracer import _trace_script  # noqa: E402
 
-_trace_script()
+_trace_script()  # DARRAY_TRACE=1 traces the whole script: recording must start at import
 output._silence_if_asked()  # DARRAY_PRINT=rank0
 # `print` is darray.print (rank 0 only) but not in __all__: `from darray import *` must not replace the builtin.
