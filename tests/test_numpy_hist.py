@@ -18,27 +18,18 @@ import darray as da
 from darray._api.numpy import histograms as nh
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes
 
+from _cases import P, catalogue, generator, layouts, values
+
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
+
+def layouts_1d(n) -> list:
+    return layouts((n,), "split0", "replicated", "uneven0")
 
 
-def rng(seed):
-    return np.random.default_rng(seed)
-
-
-def layouts_1d(n) -> dict[str, dict]:
-    return {"split0": dict(split=0), "replicated": dict(split=None),
-            "uneven": dict(split=0, sizes={0: uneven_sizes(n, P)})}
-
-
-def layouts_2d(shape) -> dict[str, dict]:
-    out = {"rows": dict(split=0), "cols": dict(split=1), "replicated": dict(split=None),
-           "uneven-rows": dict(split=0, sizes={0: uneven_sizes(shape[0], P)})}
-    if P == 4:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-        out["grid22-copies"] = dict(split=(0, None), grid=(2, 2))
-    return out
+def layouts_2d(shape) -> list:
+    """Rows, columns, replicated, uneven rows; 2x2 grids at four ranks, one with two copies of each block."""
+    return layouts(shape, "split0", "split1", "replicated", "uneven0", "grid2x2", "grid2x2-0n")
 
 
 def check_hist(got, want, what, rtol=1e-12):
@@ -51,8 +42,8 @@ def check_hist(got, want, what, rtol=1e-12):
         assert_equal(e, we, err_msg=f"edges[{i}] {what}")
 
 
-SAMPLE = rng(1).standard_normal((13, 3))
-WEIGHTS = np.abs(rng(2).standard_normal(13))
+SAMPLE = values((13, 3), "float64", 1)
+WEIGHTS = np.abs(values((13,), "float64", 2))
 
 HISTDD_CALLS = {
     "bins=10": dict(),
@@ -66,17 +57,17 @@ HISTDD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("layout", layouts_2d(SAMPLE.shape))
+@pytest.mark.parametrize("layout", layouts_2d(SAMPLE.shape), ids=str)
 @pytest.mark.parametrize("call", HISTDD_CALLS)
 def test_histogramdd_matches_numpy(layout, call):
-    x = da.asarray(SAMPLE, **layouts_2d(SAMPLE.shape)[layout])
+    x = layout.array(SAMPLE)
     kw = HISTDD_CALLS[call]
     check_hist(np.histogramdd(x, **kw), np.histogramdd(SAMPLE, **kw), f"{call} {layout}")
 
 
-@pytest.mark.parametrize("layout", layouts_2d(SAMPLE.shape))
+@pytest.mark.parametrize("layout", layouts_2d(SAMPLE.shape), ids=str)
 def test_histogramdd_weights(layout):
-    x = da.asarray(SAMPLE, **layouts_2d(SAMPLE.shape)[layout])
+    x = layout.array(SAMPLE)
     want = np.histogramdd(SAMPLE, bins=3, weights=WEIGHTS)
     check_hist(nh.histogramdd(x, bins=3, weights=da.asarray(WEIGHTS, split=0)), want, f"DArray weights {layout}")
     check_hist(nh.histogramdd(x, bins=3, weights=WEIGHTS), want, f"NumPy weights {layout}")
@@ -86,8 +77,7 @@ def test_histogramdd_weights(layout):
 
 @pytest.mark.parametrize("dtype", ["bool", "int16", "int64", "float32"])
 def test_histogramdd_dtypes(dtype):
-    sample = (rng(3).integers(-4, 5, size=(17, 2)) if dtype != "float32" else
-              rng(3).standard_normal((17, 2))).astype(dtype)
+    sample = values((17, 2), dtype, 3, **({} if dtype == "float32" else dict(low=-4, high=5)))
     x = da.asarray(sample, split=0)
     check_hist(nh.histogramdd(x, bins=3), np.histogramdd(sample, bins=3), dtype, rtol=1e-6)
 
@@ -127,7 +117,7 @@ def test_histogramdd_bad_input():
 
 
 # ---------------------------------------------------------------- histogram2d
-X2, Y2 = rng(4).standard_normal(13), rng(5).standard_normal(13) * 2
+X2, Y2 = values((13,), "float64", 4), values((13,), "float64", 5) * 2
 
 HIST2D_CALLS = {
     "bins=10": dict(),
@@ -141,11 +131,10 @@ HIST2D_CALLS = {
 }
 
 
-@pytest.mark.parametrize("layout", layouts_1d(13))
+@pytest.mark.parametrize("layout", layouts_1d(13), ids=str)
 @pytest.mark.parametrize("call", HIST2D_CALLS)
 def test_histogram2d_matches_numpy(layout, call):
-    spec = layouts_1d(13)[layout]
-    x, y = da.asarray(X2, **spec), da.asarray(Y2, split=0)
+    x, y = layout.array(X2), da.asarray(Y2, split=0)
     kw = HIST2D_CALLS[call]
     h, xe, ye = np.histogram2d(x, y, **kw)
     wh, wxe, wye = np.histogram2d(X2, Y2, **kw)
@@ -163,33 +152,39 @@ def test_histogram2d_ints_lists_and_bad_input():
 
 
 # ---------------------------------------------------------------- histogram_bin_edges
-DATA = np.concatenate([rng(6).standard_normal(150), rng(7).exponential(3.0, 50)])
-INTS = rng(8).integers(-20, 40, size=91)
+DATA = np.concatenate([values((150,), "float64", 6), generator(7).exponential(3.0, 50)])
+INTS = values((91,), "int64", 8, low=-20, high=40)
 RULE_NAMES = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
 
 
-@pytest.mark.parametrize("layout", layouts_1d(DATA.size))
+@pytest.mark.parametrize("layout", layouts_1d(DATA.size), ids=str)
 @pytest.mark.parametrize("bins", [*RULE_NAMES, 7, "edges"])
 def test_histogram_bin_edges_matches_numpy(layout, bins):
     bins = [-3.0, 0.0, 1.0, 9.0] if bins == "edges" else bins
-    x = da.asarray(DATA, **layouts_1d(DATA.size)[layout])
+    x = layout.array(DATA)
     assert_equal(np.histogram_bin_edges(x, bins=bins), np.histogram_bin_edges(DATA, bins=bins),
                  rtol=1e-10, err_msg=f"{bins} {layout}")
 
 
 @pytest.mark.parametrize("bins", ["auto", "doane", "stone", 5])
-def test_histogram_bin_edges_range_ints_and_2d(bins):
+def test_histogram_bin_edges_range_and_ints(bins):
     x = da.asarray(DATA, split=0, sizes={0: uneven_sizes(DATA.size, P)})
     for rng_ in [(-1.0, 2.0), (0, 4)]:
         assert_equal(nh.histogram_bin_edges(x, bins, range=rng_), np.histogram_bin_edges(DATA, bins, range=rng_),
                      rtol=1e-10, err_msg=f"{bins} range={rng_}")
     assert_equal(nh.histogram_bin_edges(da.asarray(INTS, split=0), bins), np.histogram_bin_edges(INTS, bins),
                  rtol=1e-10, err_msg=f"{bins} ints")
-    grid = DATA[:198].reshape(18, 11)
-    grids = [dict(split=(0, 1), grid=(2, 2)), dict(split=(0, None), grid=(2, 2))] if P == 4 else [dict(split=1)]
-    for spec in grids:  # a 2-d cut, and ranks holding copies (counted once)
-        assert_equal(nh.histogram_bin_edges(da.asarray(grid, **spec), bins), np.histogram_bin_edges(grid, bins),
-                     rtol=1e-10, err_msg=f"{bins} 2-d {spec}")
+
+
+GRID = DATA[:198].reshape(18, 11)
+
+
+@pytest.mark.parametrize("layout", layouts(GRID.shape, "grid2x2", "grid2x2-0n") if P == 4 else
+                         layouts(GRID.shape, "split1"), ids=str)
+@pytest.mark.parametrize("bins", ["auto", "doane", "stone", 5])
+def test_histogram_bin_edges_2d(bins, layout):
+    """A 2-d cut, and ranks holding copies (counted once)."""
+    assert_equal(nh.histogram_bin_edges(layout.array(GRID), bins), np.histogram_bin_edges(GRID, bins), rtol=1e-10)
 
 
 def test_histogram_bin_edges_special_inputs():
@@ -199,7 +194,7 @@ def test_histogram_bin_edges_special_inputs():
         for bins in ("auto", "stone", 3):
             assert_equal(nh.histogram_bin_edges(x, bins), np.histogram_bin_edges(data, bins), rtol=1e-6,
                          err_msg=f"{data.dtype}{data.shape} {bins}")
-    b = rng(9).integers(0, 2, size=11).astype(bool)
+    b = values((11,), "bool", 9)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         want = np.histogram_bin_edges(b, "sturges")
@@ -226,18 +221,6 @@ def test_histogram_bin_edges_bad_input():
 
 
 # ---------------------------------------------------------------- matvec, vecmat
-def rand(shape, dtype, seed):
-    r = rng(seed)
-    if dtype == "bool":
-        return r.integers(0, 2, size=shape).astype(bool)
-    if dtype.startswith("int"):
-        return r.integers(-5, 6, size=shape).astype(dtype)
-    a = r.standard_normal(shape)
-    if dtype.startswith("complex"):
-        a = a + 1j * r.standard_normal(shape)
-    return a.astype(dtype)
-
-
 SHAPES = {  # (matrix shape, vector shape) for matvec; vecmat transposes the matrix's core axes
     "2d": ((7, 5), (5,)),
     "batched matrix": ((3, 7, 5), (5,)),
@@ -246,11 +229,14 @@ SHAPES = {  # (matrix shape, vector shape) for matvec; vecmat transposes the mat
 }
 
 
-def specs(shape) -> dict[str, dict]:
-    out = {"split0": dict(split=0), "last": dict(split=len(shape) - 1), "replicated": dict(split=None),
-           "uneven": dict(split=0, sizes={0: uneven_sizes(shape[0], P)})}
-    if P == 4 and len(shape) >= 2:
-        out["grid22"] = dict(split=(len(shape) - 2, len(shape) - 1), grid=(2, 2))
+def roles(shape) -> dict:
+    """Role -> layout of ``shape`` (a matrix and its transpose take the same roles): first / last axis cut,
+    replicated, uneven first axis, and the last two axes on a 2x2 grid at four ranks."""
+    here, nd = catalogue(shape), len(shape)
+    out = {"split0": here["split0"], "last": here[f"split{nd - 1}"], "replicated": here["replicated"],
+           "uneven": here["uneven0"]}
+    if P == 4 and nd >= 2:
+        out["grid22"] = here["grid2x2" if nd == 2 else f"grid2x2-{nd - 2}{nd - 1}"]
     return out
 
 
@@ -258,21 +244,24 @@ CASES = [(case, "float64") for case in SHAPES] + [(case, dtype) for case in ("2d
                                                   for dtype in ("int32", "complex128", "bool")]
 
 
-@pytest.mark.parametrize("case, dtype", CASES, ids=[f"{c}-{d}" for c, d in CASES])
-def test_matvec_vecmat_match_numpy(case, dtype):
+@pytest.mark.parametrize("case,dtype,i,role", [pytest.param(case, dtype, i, role, id=f"{case}-{dtype}-{role}")
+                                              for case, dtype in CASES
+                                              for i, role in enumerate(roles(SHAPES[case][0]))])
+def test_matvec_vecmat_match_numpy(case, dtype, i, role):
+    """Every matrix layout (role), each with two vector layouts taken in turn."""
     ms, vs = SHAPES[case]
-    m, v = rand(ms, dtype, 10), rand(vs, dtype, 11)
+    m, v = values(ms, dtype, 10), values(vs, dtype, 11)
     mt = np.swapaxes(m, -1, -2).copy()
-    vector_specs = list(specs(vs).items())
-    for i, (sm, spec_m) in enumerate(specs(ms).items()):  # every matrix layout, each with a vector layout
-        for sv, spec_v in (vector_specs[i % len(vector_specs)], vector_specs[(i + 1) % len(vector_specs)]):
-            a, b, at = da.asarray(m, **spec_m), da.asarray(v, **spec_v), da.asarray(mt, **specs(mt.shape)[sm])
-            assert_equal(nh.matvec(a, b), np.matvec(m, v), rtol=1e-12, atol=1e-12, err_msg=f"matvec {sm} {sv}")
-            assert_equal(nh.vecmat(b, at), np.vecmat(v, mt), rtol=1e-12, atol=1e-12, err_msg=f"vecmat {sv} {sm}")
+    vector = list(roles(vs).values())
+    a, at = roles(ms)[role].array(m), roles(mt.shape)[role].array(mt)
+    for lv in (vector[i % len(vector)], vector[(i + 1) % len(vector)]):
+        b = lv.array(v)
+        assert_equal(nh.matvec(a, b), np.matvec(m, v), rtol=1e-12, atol=1e-12, err_msg=f"matvec {lv}")
+        assert_equal(nh.vecmat(b, at), np.vecmat(v, mt), rtol=1e-12, atol=1e-12, err_msg=f"vecmat {lv}")
 
 
 def test_matvec_vecmat_array_likes_and_mixed_dtypes():
-    m, v = rand((4, 3), "float32", 12), rand((3,), "int64", 13)
+    m, v = values((4, 3), "float32", 12), values((3,), "int64", 13)
     assert_equal(da.matvec(da.asarray(m, split=0), v.tolist()), np.matvec(m, v.tolist()), rtol=1e-5,
                  err_msg="list vector")
     assert_equal(da.vecmat(v, da.asarray(m.T.copy(), split=1)), np.vecmat(v, m.T.copy()), rtol=1e-5,
@@ -282,7 +271,7 @@ def test_matvec_vecmat_array_likes_and_mixed_dtypes():
 
 def test_numpy_matvec_dispatch():
     """NumPy hands the gufuncs matvec/vecmat to __array_ufunc__, which finds darray's registered functions."""
-    m, v = rand((4, 3), "float64", 14), rand((3,), "float64", 15)
+    m, v = values((4, 3), "float64", 14), values((3,), "float64", 15)
     assert_equal(np.matvec(da.asarray(m, split=0), da.asarray(v)), np.matvec(m, v))
     assert_equal(np.vecmat(da.asarray(v), da.asarray(m.T, split=1)), np.vecmat(v, m.T))
 
@@ -310,7 +299,7 @@ EINSUM = {
 @pytest.mark.parametrize("case", EINSUM)
 def test_einsum_path_matches_numpy(case, optimize):
     subscripts, shapes = EINSUM[case]
-    arrays = [rand(s, "float64", i) for i, s in enumerate(shapes)]
+    arrays = [values(s, "float64", i) for i, s in enumerate(shapes)]
     xs = [da.asarray(a, split=0) for a in arrays]
     got = np.einsum_path(subscripts, *xs, optimize=optimize)
     want = np.einsum_path(subscripts, *arrays, optimize=optimize)
