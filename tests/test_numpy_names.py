@@ -9,6 +9,8 @@ import darray as da
 from darray._api.numpy.names import FUNCTION_NAMES, UFUNC_NAMES
 from darray.testing import assert_equal
 
+from _cases import P, case, layouts
+
 pytestmark = pytest.mark.mpi
 
 #: ufunc name -> (input dtypes, value range) of the operands it is tested on.
@@ -18,12 +20,11 @@ DOMAINS = {"arccosh": (1.0, 3.0), "arccos": (-1.0, 1.0), "arcsin": (-1.0, 1.0), 
            "divmod": (0.5, 3.0), "true_divide": (0.5, 3.0)}
 
 
-def layouts(n: int, ndim: int = 2) -> list[dict]:
-    """Layouts of an array of ``ndim`` >= 1 axes, the first of length ``n``."""
-    p = da.default_communicator().size
-    out = [dict(split=0), dict(split=None), dict(split=0, sizes=[0] * (p - 1) + [n])]
-    if p == 4:
-        out.append(dict(split=(0, 1) if ndim > 1 else (0, None), grid=(2, 2)))
+def named(shape) -> list:
+    """Split along the first axis, replicated, all on the last rank, a 2x2 grid at 4 ranks (copies, for 1-d)."""
+    out = layouts(shape, "split0", "replicated", "last0", *(("grid2x2",) if len(shape) > 1 else ()))
+    if P == 4 and len(shape) == 1:
+        out.append(case("grid2x2-0n", shape, "grid", "copies", split=(0, None), grid=(2, 2)))
     return out
 
 
@@ -46,26 +47,30 @@ def test_every_name_is_exported_and_is_numpy_underneath():
 
 @pytest.mark.parametrize("name", UFUNC_NAMES)
 def test_ufunc_names_match_numpy(name):
+    """Every layout looped here: tests/conftest.py deselects these tests by their ids (the ufunc's name)."""
     ufunc = getattr(numpy, name)
     arrays = operands(name, ufunc.nin)
     want = ufunc(*arrays)
-    for kw in layouts(arrays[0].shape[0]):
-        got = getattr(da, name)(*(da.asarray(a, **kw) for a in arrays))
+    for layout in named(arrays[0].shape):
+        got = getattr(da, name)(*(layout.array(a) for a in arrays))
         pairs = zip(got, want) if ufunc.nout > 1 else [(got, want)]
         for g, w in pairs:
             assert isinstance(g, da.DArray)
-            assert_equal(g, w, err_msg=f"{name} {kw}")
+            assert_equal(g, w, err_msg=f"{name} {layout}")
 
 
-def test_ufunc_names_take_out_where_and_scalars():
+@pytest.mark.parametrize("layout", named((3, 4)), ids=str)
+def test_ufunc_names_take_out_where(layout):
     a = numpy.linspace(0.5, 2.0, 12).reshape(3, 4)
-    for kw in layouts(3):
-        x = da.asarray(a, **kw)
-        out = da.zeros_like(x)
-        assert da.power(x, 2.0, out=out) is out
-        assert_equal(out, numpy.power(a, 2.0))
-        assert_equal(da.arctan2(x, 1.0, where=x > 1.0, out=da.zeros_like(x)),
-                     numpy.arctan2(a, 1.0, where=a > 1.0, out=numpy.zeros_like(a)))
+    x = layout.array(a)
+    out = da.zeros_like(x)
+    assert da.power(x, 2.0, out=out) is out
+    assert_equal(out, numpy.power(a, 2.0))
+    assert_equal(da.arctan2(x, 1.0, where=x > 1.0, out=da.zeros_like(x)),
+                 numpy.arctan2(a, 1.0, where=a > 1.0, out=numpy.zeros_like(a)))
+
+
+def test_ufunc_names_take_scalars():
     assert da.arctan2(1.0, 2.0) == numpy.arctan2(1.0, 2.0)  # no DArray: NumPy's result, as before the import change
 
 
@@ -87,16 +92,16 @@ FUNCTION_CALLS = {  # name -> a call on a 2-d float array (None: the plain call 
 }
 
 
+@pytest.mark.parametrize("layout", named((9, 4)), ids=str)
 @pytest.mark.parametrize("name", FUNCTION_NAMES)
-def test_function_names_match_numpy(name):
+def test_function_names_match_numpy(name, layout):
     a = numpy.random.default_rng(3).uniform(-2.0, 2.0, (9, 4))
     call = FUNCTION_CALLS.get(name, lambda m, v: getattr(m, name)(v))
     want = call(numpy, a)
-    for kw in layouts(a.shape[0]):
-        got = call(da, da.asarray(a, **kw))
-        if not isinstance(got, da.DArray):  # small results (histogram counts, shape, allclose) are local values
-            got = da.asarray(numpy.asarray(got), split=None)
-        assert_equal(got, numpy.asarray(want), check_dtype=False, err_msg=f"{name} {kw}")
+    got = call(da, layout.array(a))
+    if not isinstance(got, da.DArray):  # small results (histogram counts, shape, allclose) are local values
+        got = da.asarray(numpy.asarray(got), split=None)
+    assert_equal(got, numpy.asarray(want), check_dtype=False, err_msg=name)
 
 
 def test_unimplemented_numpy_function_is_refused_not_gathered():
@@ -105,19 +110,18 @@ def test_unimplemented_numpy_function_is_refused_not_gathered():
         numpy.shares_memory(x, x)
 
 
-def test_unique_merges_nans_and_returns_what_numpy_returns():
+@pytest.mark.parametrize("layout", named((13,)), ids=str)
+def test_unique_merges_nans_and_returns_what_numpy_returns(layout):
     a = numpy.array([3.0, 1.0, numpy.nan, 2.0, 1.0, numpy.nan, 3.0, numpy.nan, -0.0, 0.0, 7.0, 1.0, numpy.nan])
     flags = dict(return_index=True, return_inverse=True, return_counts=True)
-    for kw in layouts(a.size, 1):
-        x = da.asarray(a, **kw)
-        assert_equal(da.unique(x), numpy.unique(a), err_msg=f"values {kw}")
-        for got, want in zip(da.unique(x, **flags), numpy.unique(a, **flags)):
-            assert_equal(got, want, check_dtype=False, err_msg=f"flags {kw}")
-        assert_equal(da.unique(x, equal_nan=False), numpy.unique(a, equal_nan=False), err_msg=f"equal_nan {kw}")
-        ints = numpy.array([4, 1, 4, 0, 1, 9, 9, 9, 2, 0, 4, 1, 5])
-        for got, want in zip(da.unique(da.asarray(ints, **kw), return_counts=True),
-                             numpy.unique(ints, return_counts=True)):
-            assert_equal(got, want, check_dtype=False, err_msg=f"ints {kw}")
+    x = layout.array(a)
+    assert_equal(da.unique(x), numpy.unique(a), err_msg="values")
+    for got, want in zip(da.unique(x, **flags), numpy.unique(a, **flags)):
+        assert_equal(got, want, check_dtype=False, err_msg="flags")
+    assert_equal(da.unique(x, equal_nan=False), numpy.unique(a, equal_nan=False), err_msg="equal_nan")
+    ints = numpy.array([4, 1, 4, 0, 1, 9, 9, 9, 2, 0, 4, 1, 5])
+    for got, want in zip(da.unique(layout.array(ints), return_counts=True), numpy.unique(ints, return_counts=True)):
+        assert_equal(got, want, check_dtype=False, err_msg="ints")
 
 
 NORMS = [dict(), dict(axis=1), dict(axis=-1, ord=3), dict(axis=0, ord=numpy.inf), dict(axis=(0, 2)),
@@ -125,31 +129,30 @@ NORMS = [dict(), dict(axis=1), dict(axis=-1, ord=3), dict(axis=0, ord=numpy.inf)
          dict(axis=1, ord=0)]
 
 
-def test_linalg_norm_is_numpys():
+@pytest.mark.parametrize("layout", named((6, 4, 5)), ids=str)
+def test_linalg_norm_is_numpys(layout):
     a = numpy.random.default_rng(5).standard_normal((6, 4, 5))
-    for kw in layouts(a.shape[0]):
-        x = da.asarray(a, **kw)
-        for norm in NORMS:
-            assert_equal(da.linalg.norm(x, **norm), numpy.asarray(numpy.linalg.norm(a, **norm)),
-                         err_msg=f"{norm} {kw}")
-            assert_equal(numpy.linalg.norm(x, **norm), numpy.asarray(numpy.linalg.norm(a, **norm)),
-                         err_msg=f"dispatch {norm} {kw}")
-        m = da.asarray(a[:, :, 0], **kw)
-        for order in ("fro", "nuc", 1, -1, 2, -2, numpy.inf):
-            assert_equal(da.linalg.norm(m, order), numpy.asarray(numpy.linalg.norm(a[:, :, 0], order)),
-                         err_msg=f"matrix ord={order} {kw}")
-        assert_equal(da.linalg.svd(m, compute_uv=False), numpy.linalg.svd(a[:, :, 0], compute_uv=False))
+    x = layout.array(a)
+    for norm in NORMS:
+        assert_equal(da.linalg.norm(x, **norm), numpy.asarray(numpy.linalg.norm(a, **norm)), err_msg=f"{norm}")
+        assert_equal(numpy.linalg.norm(x, **norm), numpy.asarray(numpy.linalg.norm(a, **norm)),
+                     err_msg=f"dispatch {norm}")
+    m = da.asarray(a[:, :, 0], **layout.kw)
+    for order in ("fro", "nuc", 1, -1, 2, -2, numpy.inf):
+        assert_equal(da.linalg.norm(m, order), numpy.asarray(numpy.linalg.norm(a[:, :, 0], order)),
+                     err_msg=f"matrix ord={order}")
+    assert_equal(da.linalg.svd(m, compute_uv=False), numpy.linalg.svd(a[:, :, 0], compute_uv=False))
 
 
-def test_numpy_linalg_functions_take_darrays():
+@pytest.mark.parametrize("layout", named((5, 5)), ids=str)
+def test_numpy_linalg_functions_take_darrays(layout):
     rng = numpy.random.default_rng(6)
     a = rng.standard_normal((5, 5)) + 5 * numpy.eye(5)
     b = rng.standard_normal(5)
-    for kw in layouts(5):
-        x, y = da.asarray(a, **kw), da.asarray(b, split=0)
-        assert_equal(numpy.linalg.solve(x, y), numpy.linalg.solve(a, b), rtol=1e-10)
-        assert_equal(numpy.linalg.inv(x), numpy.linalg.inv(a), rtol=1e-10)
-        assert abs(float(numpy.linalg.det(x)) - numpy.linalg.det(a)) <= 1e-9 * abs(numpy.linalg.det(a))
+    x, y = layout.array(a), da.asarray(b, split=0)
+    assert_equal(numpy.linalg.solve(x, y), numpy.linalg.solve(a, b), rtol=1e-10)
+    assert_equal(numpy.linalg.inv(x), numpy.linalg.inv(a), rtol=1e-10)
+    assert abs(float(numpy.linalg.det(x)) - numpy.linalg.det(a)) <= 1e-9 * abs(numpy.linalg.det(a))
 
 
 def test_bad_norm_arguments_raise_everywhere():
