@@ -1,9 +1,8 @@
 """Mixed basic + advanced keys (``x[:, [0, -1]]``, ``x[mask, 1:]``, ``x[[0, 1], :, [1, 2]] = v``) against NumPy.
 
-A table of keys (ids say what each one exercises) for a 7x5 and a 5x4x3
-array; each test loops over the layouts (cut along each axis, replicated,
-uneven with an empty block, 2-d grids at 4 ranks) and names the layout in
-every failure. Get, and set with a scalar, a NumPy array, a DArray in another
+A table of keys (named in failure messages) for a 7x5 and a 5x4x3 array;
+each layout (``tests/_cases.py``: cut along each axis, replicated, uneven
+with an empty block, a halo, 2-d grids at 4 ranks) is one test. Get, and set with a scalar, a NumPy array, a DArray in another
 layout, a broadcast value and ``+=``. Index arrays as lists, tuples, NumPy
 arrays, 0-d arrays and DArrays; bad keys raise NumPy's exception type on every
 rank. A hypothesis test draws random mixed keys (the same ones on every rank).
@@ -18,36 +17,16 @@ from hypothesis import given, settings, strategies as st
 import darray as da
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
+from _cases import P, by_ndim, layouts, values
+
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 S = slice
 E = Ellipsis
 SHAPES = {2: (7, 5), 3: (5, 4, 3)}
-
-
-def layouts(ndim: int) -> dict[str, dict]:
-    n = SHAPES[ndim]
-    out = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None),
-           "uneven0": dict(split=0, sizes=uneven(n[0], P))}
-    if ndim == 2:
-        out["halo"] = dict(split=0, halo=1, boundary="periodic")
-    if ndim == 3:
-        out["split2-uneven"] = dict(split=2, sizes={2: uneven(n[2], P)})
-    if P == 4:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-        out["grid22-rev"] = dict(split=(ndim - 1, 0), grid=(2, 2))
-    return out
-
-
-def values(shape, dtype="float64", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(shape)])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(-50, 50, shape).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
+_EVERY = ("split0", "split1", "replicated", "uneven0")
+LAYOUTS = {2: layouts(SHAPES[2], *_EVERY, "halo0", "grid2x2", "grid2x2-10"),
+           3: layouts(SHAPES[3], *_EVERY, "uneven2", "grid2x2", "grid2x2-20")}
 
 
 ROWS = np.array([False, True, False, True, True, False, False])  # 7 rows: 1, 3, 4
@@ -105,8 +84,6 @@ KEYS = {
         "three-lists": ([4, 0], [3, 3], [0, 2]),
     },
 }
-CASES = [(ndim, name) for ndim in (2, 3) for name in KEYS[ndim]]
-IDS = [f"{ndim}d-{name}" for ndim, name in CASES]
 
 
 def value_layout(val: np.ndarray, i: int) -> dict:
@@ -117,110 +94,110 @@ def value_layout(val: np.ndarray, i: int) -> dict:
     return choices[i % len(choices)]
 
 
-@pytest.mark.parametrize("ndim,name", CASES, ids=IDS)
-def test_get_and_set(ndim, name):
-    """``x[key]``; ``x[key] = v`` for v a NumPy array, a DArray, a scalar, a broadcast row; ``x[key] += 1``."""
-    key = KEYS[ndim][name]
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_get_and_set(ndim, layout):
+    """Every key of ``KEYS``: ``x[key]``; ``x[key] = v`` for v a NumPy array, a DArray, a scalar, a broadcast row;
+    ``x[key] += 1`` (the keys are looped here, named in the messages)."""
     g = values(SHAPES[ndim])
-    want = g[key]
-    val = np.arange(want.size, dtype=float).reshape(want.shape) * 1.5 - 3.0
-    for i, (lname, kw) in enumerate(layouts(ndim).items()):
-        x = da.asarray(g, **kw)
+    x = layout.array(g)
+    for i, (name, key) in enumerate(KEYS[ndim].items()):
+        want = g[key]
+        val = np.arange(want.size, dtype=float).reshape(want.shape) * 1.5 - 3.0
         got = x[key]
-        assert got.shape == want.shape, f"{lname}: {got.shape} != {want.shape}"
-        assert_equal(got, want, err_msg=f"get {lname}")
+        assert got.shape == want.shape, f"{name}: {got.shape} != {want.shape}"
+        assert_equal(got, want, err_msg=f"get {name}")
 
-        y = da.asarray(g.copy(), **kw)
+        y = layout.array(g.copy())
         h = g.copy()
         y[key] = val[None]  # NumPy drops a value's leading length-1 axes
         h[key] = val
-        assert_equal(y, h, err_msg=f"set numpy {lname}")
+        assert_equal(y, h, err_msg=f"set numpy {name}")
         y[key] = da.asarray(-val, **value_layout(val, i))
         h[key] = -val
-        assert_equal(y, h, err_msg=f"set DArray {value_layout(val, i)} into {lname}")
+        assert_equal(y, h, err_msg=f"set DArray {value_layout(val, i)} into {name}")
         y[key] = 7
         h[key] = 7
-        assert_equal(y, h, err_msg=f"set scalar {lname}")
+        assert_equal(y, h, err_msg=f"set scalar {name}")
         if want.ndim:
             row = np.arange(want.shape[-1], dtype=float) + 0.25
             y[key] = row
             h[key] = row
-            assert_equal(y, h, err_msg=f"set broadcast row {lname}")
+            assert_equal(y, h, err_msg=f"set broadcast row {name}")
         y[key] += 1
         h[key] += 1
-        assert_equal(y, h, err_msg=f"+= {lname}")
-        assert_equal(x, g, err_msg=f"x changed by setting a copy {lname}")
+        assert_equal(y, h, err_msg=f"+= {name}")
+        assert_equal(x, g, err_msg=f"x changed by setting a copy {name}")
 
 
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
 @pytest.mark.parametrize("dtype", ["int32", "complex128", "bool", "float32"])
-def test_dtypes(dtype):
+def test_dtypes(dtype, layout):
     g = values(SHAPES[2], dtype, seed=2)
-    for lname, kw in layouts(2).items():
-        x = da.asarray(g, **kw)
-        for key in [(S(None), [0, -1]), (ROWS, S(1, None)), ([[0], [2]], [1, 3])]:
-            got = x[key]
-            assert got.dtype == np.dtype(dtype)
-            assert_equal(got, g[key], err_msg=f"get {lname} {key!r}")
-        y = da.asarray(g.copy(), **kw)
-        h = g.copy()
-        for key, v in [((S(None), [1, 3]), g[:, :2]), ((ROWS, S(None, 2)), True), ((S(None), COLS), g[0, :3])]:
-            y[key] = v
-            h[key] = v
-            assert_equal(y, h, err_msg=f"set {lname} {key!r}")
+    x = layout.array(g)
+    for key in [(S(None), [0, -1]), (ROWS, S(1, None)), ([[0], [2]], [1, 3])]:
+        got = x[key]
+        assert got.dtype == np.dtype(dtype)
+        assert_equal(got, g[key], err_msg=f"get {key!r}")
+    y = layout.array(g.copy())
+    h = g.copy()
+    for key, v in [((S(None), [1, 3]), g[:, :2]), ((ROWS, S(None, 2)), True), ((S(None), COLS), g[0, :3])]:
+        y[key] = v
+        h[key] = v
+        assert_equal(y, h, err_msg=f"set {key!r}")
 
 
-def test_distributed_index_arrays():
+@pytest.mark.parametrize("index", ["uneven", "replicated"])
+@pytest.mark.parametrize("i,layout", [pytest.param(i, c, id=c.id) for i, c in enumerate(LAYOUTS[2])])
+def test_distributed_index_arrays(i, layout, index):
     """Index arrays and masks that are DArrays (cut any way) give NumPy's result; nothing else is needed."""
     g = values(SHAPES[2], seed=3)
     rows = np.array([6, 0, -1, 3, 3])
     cols = np.array([4, -5, 2])
-    for i, (lname, kw) in enumerate(layouts(2).items()):
-        x = da.asarray(g, **kw)
-        for iname, ikw in {"uneven": dict(split=0, sizes=uneven(5, P)), "replicated": dict(split=None)}.items():
-            r = da.asarray(rows, **ikw)
-            c = da.asarray(cols, split=0)
-            for key, ref in [((r,), (rows,)), ((S(1, None), c), (S(1, None), cols)), ((r, S(None, None, -2)),
-                             (rows, S(None, None, -2))), ((r[:, None], c), (rows[:, None], cols)),
-                             ((r[:3], [0, 1, 2]), (rows[:3], [0, 1, 2]))]:
-                assert_equal(x[key], g[ref], err_msg=f"get {lname} index {iname} {ref!r}")
-                y = da.asarray(g.copy(), **kw)
-                h = g.copy()
-                y[key] = -1.0
-                h[ref] = -1.0
-                assert_equal(y, h, err_msg=f"set {lname} index {iname} {ref!r}")
-        masks = [("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None))]
-        for mname, mkw in masks[i % 3:i % 3 + 1]:
-            m = da.asarray(FULL, **mkw)
-            assert_equal(x[m], g[FULL], err_msg=f"mask {mname} on {lname}")
-            c = da.asarray(COLS, split=0)
-            assert_equal(x[1:, c], g[1:, COLS], err_msg=f"column mask on {lname}")
-            y = da.asarray(g.copy(), **kw)
-            h = g.copy()
-            y[S(None, None, -1), c] = da.asarray(np.arange(3.0), split=0)
-            h[::-1, COLS] = np.arange(3.0)
-            assert_equal(y, h, err_msg=f"set column mask on {lname}")
-            y[m] = 0.5
-            h[FULL] = 0.5
-            assert_equal(y, h, err_msg=f"set mask {mname} on {lname}")
+    x = layout.array(g)
+    r = da.asarray(rows, **(dict(split=0, sizes=uneven(5, P)) if index == "uneven" else dict(split=None)))
+    c = da.asarray(cols, split=0)
+    for key, ref in [((r,), (rows,)), ((S(1, None), c), (S(1, None), cols)), ((r, S(None, None, -2)),
+                     (rows, S(None, None, -2))), ((r[:, None], c), (rows[:, None], cols)),
+                     ((r[:3], [0, 1, 2]), (rows[:3], [0, 1, 2]))]:
+        assert_equal(x[key], g[ref], err_msg=f"get {ref!r}")
+        y = layout.array(g.copy())
+        h = g.copy()
+        y[key] = -1.0
+        h[ref] = -1.0
+        assert_equal(y, h, err_msg=f"set {ref!r}")
+    if index == "uneven":  # the masks once per layout, laid out one of three ways in turn
+        mname, mkw = [("split0", dict(split=0)), ("split1", dict(split=1)), ("replicated", dict(split=None))][i % 3]
+        m = da.asarray(FULL, **mkw)
+        assert_equal(x[m], g[FULL], err_msg=f"mask {mname}")
+        c = da.asarray(COLS, split=0)
+        assert_equal(x[1:, c], g[1:, COLS], err_msg="column mask")
+        y = layout.array(g.copy())
+        h = g.copy()
+        y[S(None, None, -1), c] = da.asarray(np.arange(3.0), split=0)
+        h[::-1, COLS] = np.arange(3.0)
+        assert_equal(y, h, err_msg="set column mask")
+        y[m] = 0.5
+        h[FULL] = 0.5
+        assert_equal(y, h, err_msg=f"set mask {mname}")
 
 
-def test_repeated_indices_last_write_wins():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_repeated_indices_last_write_wins(layout):
     """NumPy: plain assignment with repeated indices keeps the last value, ``+=`` adds once."""
     g = values(SHAPES[2], seed=4)
-    for lname, kw in layouts(2).items():
-        y = da.asarray(g.copy(), **kw)
-        h = g.copy()
-        key = ([6, 0, 6, 2, 0, 6], S(None))
-        v = np.arange(30.0).reshape(6, 5)
-        y[key] = v
-        h[key] = v
-        assert_equal(y, h, err_msg=f"rows {lname}")
-        key = ([1, 1, 4], [2, 2, 0])
-        y[key] = np.array([1.0, 2.0, 3.0])
-        h[key] = np.array([1.0, 2.0, 3.0])
-        y[key] += 10
-        h[key] += 10
-        assert_equal(y, h, err_msg=f"cells {lname}")
+    y = layout.array(g.copy())
+    h = g.copy()
+    key = ([6, 0, 6, 2, 0, 6], S(None))
+    v = np.arange(30.0).reshape(6, 5)
+    y[key] = v
+    h[key] = v
+    assert_equal(y, h, err_msg="rows")
+    key = ([1, 1, 4], [2, 2, 0])
+    y[key] = np.array([1.0, 2.0, 3.0])
+    h[key] = np.array([1.0, 2.0, 3.0])
+    y[key] += 10
+    h[key] += 10
+    assert_equal(y, h, err_msg="cells")
 
 
 def test_only_picked_cells_move():
@@ -259,29 +236,30 @@ BAD = [
 
 @pytest.mark.parametrize("name,key,exc,match", BAD, ids=[b[0] for b in BAD])
 def test_bad_keys_raise_everywhere(name, key, exc, match):
+    """Every layout in one test: the key, named by the id, decides; the message names the layout."""
     g = values(SHAPES[2])
-    for lname, kw in layouts(2).items():
-        x = da.asarray(g.copy(), **kw)
+    for layout in LAYOUTS[2]:
+        x = layout.array(g.copy())
         assert_raises_everywhere(exc, x.__getitem__, key, match=match)
         assert_raises_everywhere(exc, x.__setitem__, key, 1.0, match=match)
-        assert_equal(x, g, err_msg=f"x changed by a failed assignment {lname}")
+        assert_equal(x, g, err_msg=f"x changed by a failed assignment {layout}")
 
 
-def test_bad_distributed_indices_and_values_raise_everywhere():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_bad_distributed_indices_and_values_raise_everywhere(layout):
     g = values(SHAPES[2])
-    for lname, kw in layouts(2).items():
-        x = da.asarray(g.copy(), **kw)
-        bad = da.asarray(np.array([0, 3, 7, 1]), split=0)
-        assert_raises_everywhere(IndexError, x.__getitem__, (bad,), match="index 7 is out of bounds for axis 0")
-        assert_raises_everywhere(IndexError, x.__setitem__, (S(None), bad - 13), 0.0,
-                                 match="index -13 is out of bounds for axis 1 with size 5")
-        assert_raises_everywhere(IndexError, x.__getitem__, (da.asarray(np.array([0.5]), split=None),),
-                                 match="integer (or boolean) type")
-        assert_raises_everywhere(ValueError, x.__setitem__, (S(None), [0, 1]), np.ones((3, 2)),
-                                 match="could not be broadcast to indexing result of shape (7, 2)")
-        assert_raises_everywhere(ValueError, x.__setitem__, ([0, 1], S(None), None), da.ones((2, 4, 1), split=0))
-        assert_raises_everywhere(TypeError, x.__setitem__, ([0, 1],), np.array(["a"] * 5))
-        assert_equal(x, g, err_msg=f"x changed by a failed assignment {lname}")
+    x = layout.array(g.copy())
+    bad = da.asarray(np.array([0, 3, 7, 1]), split=0)
+    assert_raises_everywhere(IndexError, x.__getitem__, (bad,), match="index 7 is out of bounds for axis 0")
+    assert_raises_everywhere(IndexError, x.__setitem__, (S(None), bad - 13), 0.0,
+                             match="index -13 is out of bounds for axis 1 with size 5")
+    assert_raises_everywhere(IndexError, x.__getitem__, (da.asarray(np.array([0.5]), split=None),),
+                             match="integer (or boolean) type")
+    assert_raises_everywhere(ValueError, x.__setitem__, (S(None), [0, 1]), np.ones((3, 2)),
+                             match="could not be broadcast to indexing result of shape (7, 2)")
+    assert_raises_everywhere(ValueError, x.__setitem__, ([0, 1], S(None), None), da.ones((2, 4, 1), split=0))
+    assert_raises_everywhere(TypeError, x.__setitem__, ([0, 1],), np.array(["a"] * 5))
+    assert_equal(x, g, err_msg="x changed by a failed assignment")
 
 
 def _item(n: int):
@@ -329,19 +307,25 @@ def test_random_mixed_keys(shape, data):
         assert_equal(x, h, err_msg=f"set {kw} {key!r}")
 
 
-def test_take_moves_only_picked_cells():
-    """``take`` is ``x[..., idx]``: NumPy or DArray indices, any layout; an uncut axis sends nothing."""
+@pytest.mark.parametrize("layout", LAYOUTS[3], ids=str)
+def test_take(layout):
+    """``take`` is ``x[..., idx]``: NumPy or DArray indices, any layout."""
     g = values(SHAPES[3], seed=10)
     idx = np.array([2, -1, 0, 2])
-    for lname, kw in layouts(3).items():
-        x = da.asarray(g, **kw)
-        for axis in range(3):
-            want = np.take(g, idx % g.shape[axis], axis=axis)
-            assert_equal(da.take(x, idx, axis=axis), want, err_msg=f"take {lname} axis {axis}")
-            d = da.asarray(idx, split=0, sizes=uneven(4, P))
-            assert_equal(da.take(x, d, axis=axis), want, err_msg=f"take DArray indices {lname} axis {axis}")
-        assert_raises_everywhere(IndexError, da.take, x, da.asarray(np.array([0, 5]), split=0), axis=0,
-                                 match="take: index 5 is out of bounds for axis 0 with size 5")
+    x = layout.array(g)
+    for axis in range(3):
+        want = np.take(g, idx % g.shape[axis], axis=axis)
+        assert_equal(da.take(x, idx, axis=axis), want, err_msg=f"take axis {axis}")
+        d = da.asarray(idx, split=0, sizes=uneven(4, P))
+        assert_equal(da.take(x, d, axis=axis), want, err_msg=f"take DArray indices axis {axis}")
+    assert_raises_everywhere(IndexError, da.take, x, da.asarray(np.array([0, 5]), split=0), axis=0,
+                             match="take: index 5 is out of bounds for axis 0 with size 5")
+
+
+def test_take_moves_only_picked_cells():
+    """``take`` along an uncut axis sends nothing."""
+    g = values(SHAPES[3], seed=10)
+    idx = np.array([2, -1, 0, 2])
     x = da.asarray(g, split=0)
     with da.trace() as t:
         got = da.take(x, idx, axis=2)
