@@ -1,4 +1,4 @@
-"""NumPy's functions outside the Array API standard, for DArrays, so that ``import darray as np`` keeps NumPy scripts running.
+"""NumPy's functions outside the Array API standard, for DArrays: ``import darray as np`` keeps NumPy scripts running.
 
 One module per concern; each function has NumPy's signature and semantics,
 and most are registered for ``numpy.<name>(x)`` on DArrays

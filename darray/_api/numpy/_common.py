@@ -27,8 +27,9 @@ from ..creation import asarray
 from ..data_types import astype
 from ..manipulation import concat
 
-__all__ = ["CASTINGS", "agreed", "axis_of", "blocks", "concat_axis", "concatenate", "darray_of", "first_cells", "integer",
-           "no_out", "numpy_function", "numpy_name", "owner", "small", "split_along", "unsupported", "with_axes"]
+__all__ = ["CASTINGS", "agreed", "axis_of", "blocks", "concat_axis", "concatenate", "darray_of", "first_cells",
+           "integer", "no_out", "numpy_function", "numpy_name", "owner", "small", "split_along", "unsupported",
+           "with_axes"]
 
 #: NumPy's casting rules (``concatenate(..., casting=)``, ``copyto``).
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -122,7 +123,7 @@ def concatenate(func: str, arrays: Sequence[DArray], axis) -> DArray:
 
 
 def split_along(func: str, ary, indices_or_sections, axis, equal: bool) -> list[DArray]:
-    """``numpy.array_split`` (``equal=False``) or ``numpy.split``: slices of ``ary`` along ``axis``, no communication."""
+    """``numpy.array_split`` (``equal=False``) or ``numpy.split``: slices of ``ary`` along ``axis`` (no moves)."""
     x = darray_of(func, ary)
     if x.ndim == 0:
         raise ValueError(message(numpy_name(func), "cannot split a 0-d array", x.shape, "an array with ndim >= 1"))

@@ -1,9 +1,10 @@
-"""NumPy's creation functions outside the standard: ranges, triangle and diagonal indices, Vandermonde matrices.
+"""NumPy's creation functions outside the standard: ``array``, ranges, windows, triangle indices, Vandermonde matrices.
 
 Each is built from darray's distributed pieces, with no gather:
+:func:`array` is :func:`darray.asarray` with NumPy's ``copy=True`` and ``ndmin``;
 :func:`logspace`/:func:`geomspace` are ``base ** linspace`` blockwise;
 triangle indices are :func:`darray.nonzero` of a :func:`darray.tri` built
-block by block; the windows (:func:`hanning`, ...) are NumPy's formulas on a
+block by block; the windows (:func:`hanning`, :func:`kaiser`, ...) are NumPy's formulas on a
 distributed :func:`darray.arange`; :func:`vander` raises the (distributed) column of ``x`` to
 a replicated row of powers, so the matrix is cut like ``x``.
 

@@ -135,8 +135,8 @@ def _cast(func: str, values, dtype, ndmin: int = 0) -> np.ndarray:
     try:
         return np.array(values, dtype=dtype, ndmin=ndmin)
     except (TypeError, ValueError) as exc:
-        raise type(exc)(message(numpy_name(func), "cannot convert the values to the array's dtype", type(values).__name__,
-                                f"values that convert to {np.dtype(dtype)} ({exc})")) from exc
+        raise type(exc)(message(numpy_name(func), "cannot convert the values to the array's dtype",
+                                type(values).__name__, f"values that convert to {np.dtype(dtype)} ({exc})")) from exc
 
 
 # ---------------------------------------------------------------- keeping / taking positions along an axis
@@ -237,8 +237,8 @@ def _deleted(obj, n: int, axis: int) -> Callable[[int, int], np.ndarray] | DArra
         obj = obj.astype(np.intp)  # [] is float64 to NumPy, and fine as indices
     if obj.dtype == np.bool_:
         if obj.shape != (n,):
-            raise ValueError(message(numpy_name("delete"), "boolean array argument obj to delete must be one dimensional "
-                                     f"and match the axis length of {n}", obj.shape, f"({n},)"))
+            raise ValueError(message(numpy_name("delete"), "boolean array argument obj to delete must be one "
+                                     f"dimensional and match the axis length of {n}", obj.shape, f"({n},)"))
         mask = obj
         return lambda lo, hi: ~mask[lo:hi]
     if obj.dtype.kind not in "iu":
@@ -286,8 +286,8 @@ def _insert_indices(obj, n: int) -> np.ndarray:
     indices = to_numpy(obj.gather()) if isinstance(obj, DArray) else np.array(obj)
     if indices.dtype == np.bool_:
         if indices.ndim != 1:
-            raise ValueError(message(numpy_name("insert"), "boolean array argument obj to insert must be one dimensional",
-                                     indices.shape, "a 1-d mask"))
+            raise ValueError(message(numpy_name("insert"), "boolean array argument obj to insert must be one "
+                                     "dimensional", indices.shape, "a 1-d mask"))
         return np.flatnonzero(indices)
     if indices.ndim > 1:
         raise ValueError(message(numpy_name("insert"), "index array argument obj to insert must be one dimensional or "
@@ -622,8 +622,8 @@ def ediff1d(ary, to_end=None, to_begin=None) -> DArray:
     """
     x = _flat(darray_of("ediff1d", ary, first_darray(to_end, to_begin)))
     if x.dtype == np.bool_:
-        raise TypeError(message(numpy_name("ediff1d"), "numpy boolean subtract, the `-` operator, is not supported, use "
-                                "the bitwise_xor, the `^` operator, or the logical_xor function instead.", x.dtype,
+        raise TypeError(message(numpy_name("ediff1d"), "numpy boolean subtract, the `-` operator, is not supported, "
+                                "use the bitwise_xor, the `^` operator, or the logical_xor function instead.", x.dtype,
                                 "a numeric array"))
     begin, end = _edge_values("to_begin", to_begin, x), _edge_values("to_end", to_end, x)
     diff = x[1:] - x[:-1]  # one dtype on both sides: the result keeps it
@@ -726,7 +726,8 @@ class AxisConcatenator:
                 kinds.append(obj.dtype)
             items.append(obj)
         if not items:
-            raise ValueError(message(numpy_name(func), "need at least one array to concatenate", key, "one or more items"))
+            raise ValueError(message(numpy_name(func), "need at least one array to concatenate", key,
+                                     "one or more items"))
         dtype = np.result_type(*kinds)
         base = like if like is not None else next((i for i in items if isinstance(i, DArray)), None)
         pieces = [_ndmin(astype(i, dtype) if i.dtype != dtype else i, ndmin) if isinstance(i, DArray) else
@@ -735,7 +736,8 @@ class AxisConcatenator:
         out = _join(func, pieces, axis)
         if matrix:
             if out.ndim > 2:
-                raise ValueError(message(numpy_name(func), "matrix must be 2-dimensional", out.shape, "a 1-d or 2-d result"))
+                raise ValueError(message(numpy_name(func), "matrix must be 2-dimensional", out.shape,
+                                         "a 1-d or 2-d result"))
             if out.ndim == 1:
                 out = reshape(out, (1, -1))
                 out = permute_dims(out, (1, 0)) if column else out

@@ -45,7 +45,7 @@ import numpy
 
 from ..._comm import Communicator
 from .. import elementwise as _elementwise
-from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401  (STANDARD_EQUIVALENTS: tests' tables)
+from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401 (STANDARD_EQUIVALENTS: tests)
 from . import (apply as _apply, arrange as _arrange, bits as _bits, convolve as _convolve, edit as _edit,
                histograms as _histograms, mathematical as _mathematical, partition as _partition, poly as _poly,
                products as _products, scimath as _scimath, select as _select, stacking as _stacking,
@@ -68,10 +68,10 @@ from .stacking import *  # noqa: F403  (hstack, vstack, split, ravel, atleast_2d
 from .statistics import *  # noqa: F403  (average, cov, corrcoef, bincount, digitize)
 
 #: The modules of NumPy-only functions (each also registered for ``numpy.<name>(x)``): their ``__all__`` are here.
-MODULES = (_apply, _arrange, _bits, _convolve, _edit, _histograms, _mathematical, _partition, _poly, _products, _scimath,
-           _select, _stacking, _statistics)
-_MORE_NAMES = (*(name for module in MODULES for name in module.__all__), "array", "kaiser", "intersect1d", "setdiff1d",
-               "setxor1d", "union1d")
+MODULES = (_apply, _arrange, _bits, _convolve, _edit, _histograms, _mathematical, _partition, _poly, _products,
+           _scimath, _select, _stacking, _statistics)
+_MORE_NAMES = (*(name for module in MODULES for name in module.__all__), "array", "kaiser", "intersect1d",
+               "setdiff1d", "setxor1d", "union1d")
 
 
 #: NumPy ufuncs that the standard names differently or lacks (darray ufunc objects, :mod:`darray._api.ufuncs`).
