@@ -29,6 +29,7 @@ from ..sets import unique_all, unique_counts, unique_inverse, unique_values
 from ..sorting import argsort, sort
 from ..statistical import all as _all, any as _any, max as _max, mean, min as _min, prod, std, sum as _sum, var
 from ..ufunc_methods import NO_VALUE
+from ._common import no_out
 from .reductions import reduction
 from .sets import unique_along
 
@@ -44,12 +45,6 @@ _LIKE = {f.__name__: accepting_array_likes(f.__name__, f, ROWS[f.__name__])
 
 
 # ---------------------------------------------------------------- the registry
-def _no_out(name, out):
-    if out is not None:
-        raise TypeError(f"numpy.{name}: out= is not supported for DArrays; got out={type(out).__name__}, "
-                        "expected None (assign the result instead)")
-
-
 def _masked(kwargs: dict) -> bool:
     """Does a NumPy reduction call pass ``where=`` or ``initial=`` (then :mod:`.reductions` computes it)?"""
     return kwargs.get("where", True) is not True or kwargs.get("initial", NO_VALUE) not in (None, NO_VALUE)
@@ -59,7 +54,7 @@ def _reduction(name: str, has_dtype: bool):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if _masked(kwargs) or (out is not None and isinstance(out, DArray)):
             return reduction(name, a, axis, dtype if has_dtype else None, out, keepdims, **kwargs)
-        _no_out(name, out)
+        no_out(name, out)
         extra = {"dtype": dtype} if has_dtype and dtype is not None else {}
         return _REDUCTIONS[name](a, axis=axis, keepdims=keepdims, **extra)
 
@@ -78,7 +73,7 @@ implements(np.amin)(HANDLED_FUNCTIONS[np.min])
 def _mean(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     if _masked(kwargs) or (out is not None and isinstance(out, DArray)):
         return reduction("mean", a, axis, dtype, out, keepdims, **kwargs)
-    _no_out("mean", out)
+    no_out("mean", out)
     result = mean(a, axis=axis, keepdims=keepdims)
     return result.astype(dtype) if dtype is not None else result
 
@@ -87,7 +82,7 @@ def _moment(name: str):
     def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None, **kwargs):
         if _masked(kwargs) or (out is not None and isinstance(out, DArray)):
             return reduction(name, a, axis, dtype, out, keepdims, ddof=ddof, correction=correction, **kwargs)
-        _no_out(name, out)
+        no_out(name, out)
         return _REDUCTIONS[name](a, axis=axis, correction=ddof if correction is None else correction,
                                   keepdims=keepdims)
 
@@ -100,7 +95,7 @@ implements(np.std)(_moment("std"))
 
 @implements(np.ptp)
 def _ptp(a, axis=None, out=None, keepdims=False):
-    _no_out("ptp", out)
+    no_out("ptp", out)
     return _max(a, axis=axis, keepdims=keepdims) - _min(a, axis=axis, keepdims=keepdims)
 
 
@@ -111,7 +106,7 @@ def _real_of(dtype) -> np.dtype:
 
 def _nan_reduction(name: str, fill):
     def impl(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        _no_out(f"nan{name}", out)
+        no_out(f"nan{name}", out)
         if a.dtype.kind not in "fc":
             return _REDUCTIONS[name](a, axis=axis, keepdims=keepdims)
         nan = isnan(a)
@@ -136,7 +131,7 @@ implements(np.nanmean)(_nan_reduction("mean", lambda a: 0.0))
 
 def _nan_moment(name: str):
     def impl(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-        _no_out(f"nan{name}", out)
+        no_out(f"nan{name}", out)
         if a.dtype.kind not in "fc":
             return _REDUCTIONS[name](a, axis=axis, correction=ddof, keepdims=keepdims)
         valid = ~isnan(a)
@@ -158,7 +153,7 @@ implements(np.nanstd)(_nan_moment("std"))
 
 @implements(np.cumsum)
 def _cumsum(a, axis=None, dtype=None, out=None):
-    _no_out("cumsum", out)
+    no_out("cumsum", out)
     if axis is None:
         a, axis = reshape(a, (-1,)), 0
     return cumulative_sum(a, axis=axis, dtype=dtype)
@@ -166,7 +161,7 @@ def _cumsum(a, axis=None, dtype=None, out=None):
 
 @implements(np.cumprod)
 def _cumprod(a, axis=None, dtype=None, out=None):
-    _no_out("cumprod", out)
+    no_out("cumprod", out)
     if axis is None:
         a, axis = reshape(a, (-1,)), 0
     return cumulative_prod(a, axis=axis, dtype=dtype)
@@ -210,7 +205,7 @@ def _array_equal(a1, a2, equal_nan=False):
 
 @implements(np.outer)
 def _outer(a, b, out=None):
-    _no_out("outer", out)
+    no_out("outer", out)
     return _LIKE["reshape"](a, (-1, 1)) * _LIKE["reshape"](b, (1, -1))
 
 
@@ -223,7 +218,7 @@ def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 @implements(np.clip)
 def _clip(a, a_min=None, a_max=None, out=None, **kwargs):
-    _no_out("clip", out)
+    no_out("clip", out)
     return clip(a, kwargs.get("min", a_min), kwargs.get("max", a_max))
 
 
@@ -272,7 +267,7 @@ def _numpy_signature(name: str):
 
     def adapter(x, *args, **kwargs):
         if kwargs.get("out") is not None:
-            _no_out(name, kwargs["out"])
+            no_out(name, kwargs["out"])
         kwargs = {(_RENAMED.get(k) or k): v for k, v in kwargs.items() if k not in _IGNORED}
         kwargs.pop(None, None)
         for key, value in zip(names, args):
@@ -291,7 +286,7 @@ def _numpy_signature(name: str):
 for _name in _POSITIONAL:
     if hasattr(np, _name):
         implements(getattr(np, _name))(_numpy_signature(_name))
-implements(np.concatenate)(lambda arrays, axis=0, out=None, **kw: (_no_out("concatenate", out),
+implements(np.concatenate)(lambda arrays, axis=0, out=None, **kw: (no_out("concatenate", out),
                                                                     _LIKE["concat"](arrays, axis=axis))[1])
 implements(np.transpose)(lambda a, axes=None: permute_dims(a, tuple(reversed(range(a.ndim))) if axes is None
                                                                 else axes))
@@ -399,7 +394,7 @@ def _quantile_impl(name, a, q, axis, method, keepdims, scale):
 @implements(np.quantile)
 def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
               weights=None, interpolation=None):
-    _no_out("quantile", out)
+    no_out("quantile", out)
     _no_weights("quantile", weights, interpolation)
     return _quantile_impl("quantile", a, q, axis, method, keepdims, 1.0)
 
@@ -407,14 +402,14 @@ def _quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
 @implements(np.percentile)
 def _percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
               weights=None, interpolation=None):
-    _no_out("percentile", out)
+    no_out("percentile", out)
     _no_weights("percentile", weights, interpolation)
     return _quantile_impl("percentile", a, q, axis, method, keepdims, 100.0)
 
 
 @implements(np.median)
 def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    _no_out("median", out)
+    no_out("median", out)
     return _quantile_impl("median", a, 0.5, axis, "linear", keepdims, 1.0)
 
 
@@ -430,7 +425,7 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     explicit ``['einsum_path', (i, j), ...]``), each pair as above; an index
     is summed as soon as no remaining operand and not the output has it.
     """
-    _no_out("einsum", out)
+    no_out("einsum", out)
     if not isinstance(subscripts, str) or "..." in subscripts:
         raise TypeError("numpy.einsum: DArrays support explicit subscripts without '...'; "
                         f"got {subscripts!r}")
