@@ -61,7 +61,7 @@ def namespace_page() -> str:
     names = list(darray.__all__)
     elementwise = list(darray._api.elementwise.__all__)
     grouped = {n for group in GROUPS.values() for n in group} | set(elementwise)
-    numpy_names = [n for n in darray._api.numpy_names.__all__ if n not in grouped]  # round, trace: listed already
+    numpy_names = [n for n in darray._api.numpy.names.__all__ if n not in grouped]  # round, trace: listed already
     claimed = grouped | set(numpy_names) | set(SUBMODULES)
     constants = [n for n in names if not _is_routine(getattr(darray, n)) and not isinstance(getattr(darray, n),
                                                                                        types.ModuleType)

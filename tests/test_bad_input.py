@@ -102,7 +102,7 @@ for row in ELEMENTWISE:
               else np.float64)
         case(row.name, lambda fn=fn, dt=dt: fn(vec(6, dt), vec(5, dt)), ValueError, "shapes")
 
-# NumPy's names (darray._api.numpy_names): the NumPy function of that name, handed DArrays
+# NumPy's names (darray._api.numpy.names): the NumPy function of that name, handed DArrays
 _INT_UFUNCS = {"bitwise_count", "bitwise_not", "gcd", "invert", "lcm", "left_shift", "right_shift"}
 def _ufunc_operands(name: str, nin: int, shape=(6, 4)) -> list:
     if name == "ldexp":
@@ -164,7 +164,7 @@ _NUMPY_BAD = {  # NumPy name -> (bad call, NumPy's exception type)
     "trapezoid": (lambda: da.trapezoid(f64(), da.asarray(np.arange(3.0)), axis=0), ValueError),
     "unique": (lambda: da.unique(f64(), axis=5), ValueError),  # numpy.exceptions.AxisError
 }
-_NUMPY_BAD.update({  # darray._api.numpy_functions
+_NUMPY_BAD.update({  # darray._api.numpy: stacking, products, statistics, mathematical
     "angle": (lambda: da.angle(object()), TypeError),
     "around": (lambda: da.around(b1()), TypeError),
     "array": (lambda: da.array(["a", "b"]), TypeError),
@@ -282,7 +282,7 @@ case("array_repr", lambda: da.array_repr(vec(), precision=-2), ValueError, "prec
 case("array_str", lambda: da.array_str(vec(), precision=1.5), TypeError, "precision")
 for name in ("unique_all", "unique_counts", "unique_inverse", "unique_values"):
     case(name, lambda fn=getattr(da, name): fn(object()), TypeError, "object")
-# NumPy's other names (darray._api.numpy_misc, numpy_creation, numpy_index_tricks, io.numpy_files)
+# NumPy's other names (darray._api.numpy: misc, creation, index_tricks; io.numpy_files)
 case("identity", lambda: da.identity(-1), ValueError, "n")
 case("tri", lambda: da.tri(3, 3, 0.5), TypeError, "k")
 for name in ("asanyarray", "ascontiguousarray", "asfortranarray"):
@@ -456,7 +456,7 @@ case("rfftfreq", lambda: FFT.rfftfreq(-3), ValueError, "n", label="fft.rfftfreq"
 case("rfftfreq", lambda: FFT.rfftfreq(8, dtype="int64"), (TypeError, ValueError), "dtype", label="fft.rfftfreq")
 for name in ("fft2", "ifft2", "rfft2", "irfft2"):  # NumPy's 2-d transforms of a 1-d array: no axis -2
     case(name, lambda fn=getattr(FFT, name): fn(vec()), AxisError, "1-d", label=f"fft.{name}")
-# more NumPy functions (darray._api.numpy_sets, numpy_partition, numpy_arrange, numpy_bits)
+# more NumPy functions (darray._api.numpy: sets, partition, arrange, bits)
 for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
     case(name, lambda fn=getattr(da, name): fn(vec().astype(da.complex128), vec()), TypeError, "complex")
 case("partition", lambda: da.partition(vec(), 6), ValueError, "kth")
@@ -566,7 +566,7 @@ case("MaxPool2d", lambda: da.nn.MaxPool2d(0), ValueError, "kernel_size", label="
 case("AvgPool1d", lambda: da.nn.AvgPool1d(2, stride=-1), ValueError, "stride", label="nn.AvgPool1d")
 case("GroupNorm", lambda: da.nn.GroupNorm(0, 4), ValueError, "num_groups", label="nn.GroupNorm")
 
-# NumPy's array-editing functions (darray/_api/numpy_edit.py)
+# NumPy's array-editing functions (darray/_api/numpy/edit.py)
 case("append", lambda: da.append(f64(), vec(3), axis=0), ValueError, "ndim")
 case("array_equiv", lambda: da.array_equiv(f64()), TypeError, "arity")
 case("block", lambda: da.block([[f64()], f64()]), ValueError, "depths")
@@ -586,7 +586,7 @@ case("row_stack", lambda: da.row_stack([f64(), vec(3)]), ValueError, "shapes")
 case("trim_zeros", lambda: da.trim_zeros(f64(), "x"), ValueError, "trim")
 case("vsplit", lambda: da.vsplit(vec(), 2), ValueError, "ndim")
 
-# NumPy's selection functions (darray/_api/numpy_select.py)
+# NumPy's selection functions (darray/_api/numpy/select.py)
 case("choose", lambda: da.choose(da.asarray(np.full((6, 4), 5)), [f64(), f64()]), ValueError, "choice")
 case("compress", lambda: da.compress([True] * 9, f64(), axis=0), IndexError, "bounds")
 case("copyto", lambda: da.copyto(da.zeros((6, 4), dtype=da.int64), f64()), TypeError, "same_kind")
@@ -599,7 +599,7 @@ case("putmask", lambda: da.putmask(f64(), vec() > 1, 1.0), ValueError, "size")
 case("select", lambda: da.select([vec() > 1], [vec(), vec()]), ValueError, "length")
 case("sort_complex", lambda: da.sort_complex(da.asarray(1.0)), AxisError, "0-d")
 
-# NumPy's polynomial and function-application helpers (darray/_api/numpy_poly.py)
+# NumPy's polynomial and function-application helpers (darray/_api/numpy: poly, apply, mathematical, products)
 case("apply_along_axis", lambda: da.apply_along_axis(np.sum, 2, f64()), AxisError, "axis")
 case("apply_over_axes", lambda: da.apply_over_axes(da.sum, f64(), [3]), AxisError, "axis")
 case("i0", lambda: da.i0(c128()), TypeError, "complex")
@@ -618,7 +618,7 @@ case("roots", lambda: da.roots(f64()), ValueError, "rank-1")
 case("unwrap", lambda: da.unwrap(vec(), axis=3), AxisError, "axis")
 case("vectorize", lambda: da.vectorize(lambda a: a, signature="(n)->(")(vec()), ValueError, "signature")
 
-# NumPy's histograms, matrix-vector products and the rest of numpy.linalg (numpy_hist.py, linalg.py)
+# NumPy's histograms, matrix-vector products and the rest of numpy.linalg (numpy/histograms.py, numpy/linalg.py)
 case("histogramdd", lambda: da.histogramdd(f64(), bins=0), ValueError, "bins")
 case("histogramdd", lambda: da.histogramdd(c128()), TypeError, "complex")
 case("histogram2d", lambda: da.histogram2d(vec(6), vec(5)), ValueError, "length")

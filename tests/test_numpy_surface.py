@@ -540,12 +540,12 @@ def test_savetxt_refuses_big_arrays_before_communicating(shared, monkeypatch):
 # ------------------------------------------------------------------ the coverage table and page
 def test_every_public_numpy_name_is_in_darray_or_in_the_table():
     assert numpy_coverage.missing(np) == [], (
-        "NumPy names neither in darray nor in darray/_api/numpy_coverage.py EXCLUDED (add them with a reason)")
+        "NumPy names neither in darray nor in darray/_api/numpy/coverage.py EXCLUDED (add them with a reason)")
 
 
 def test_no_stale_exclusions():
     assert numpy_coverage.stale(np) == [], (
-        "names in darray/_api/numpy_coverage.py EXCLUDED that darray now has (or NumPy lacks): remove them")
+        "names in darray/_api/numpy/coverage.py EXCLUDED that darray now has (or NumPy lacks): remove them")
 
 
 def test_local_only_names_exist_and_say_so_in_their_docstrings():

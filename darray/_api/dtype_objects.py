@@ -23,7 +23,7 @@ Only the Array API dtypes have distributed blocks (on every local library):
 ``complex64``, ``complex128``, and NumPy's other names for them (``double``,
 ``intc``, ``longlong``, ``bool_``, ...). ``float16``, ``longdouble``, strings
 and objects are NumPy names darray does not expose (see
-:mod:`darray._api.numpy_coverage`).
+:mod:`darray._api.numpy.coverage`).
 
 Examples
 --------

@@ -321,7 +321,7 @@ class DArray:
     # ------------------------------------------------------------ methods NumPy users reach for
     # The hot ones, written out with NumPy's signatures and calling their engines; the rest are generated
     # from the table in darray._core.methods. NumPy's ``where=`` / ``initial=`` go to
-    # darray._api.numpy_reductions (masked reductions).
+    # darray._api.numpy.reductions (masked reductions).
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
         if kwargs:
             return _methods.targets.numpy_reduction("sum", self, axis, dtype, out, keepdims, **kwargs)

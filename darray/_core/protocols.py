@@ -1,4 +1,4 @@
-"""The NumPy protocol hooks of DArray and their registries (filled by :mod:`darray._api.numpy_protocols`).
+"""The NumPy protocol hooks of DArray and their registries (filled by :mod:`darray._api.numpy.protocols`).
 
 ``__array_ufunc__`` runs a ufunc's ``__call__`` on aligned local blocks (any
 ufunc, with ``out=``, ``where=``, ``dtype=``; :func:`ufunc_call`, which
