@@ -29,7 +29,7 @@ from ..manipulation import concat
 
 __all__ = ["CASTINGS", "agreed", "axis_of", "blocks", "concat_axis", "concatenate", "darray_of", "first_cells",
            "integer", "no_out", "numpy_function", "numpy_name", "owner", "small", "split_along", "unsupported",
-           "with_axes"]
+           "whole", "with_axes"]
 
 #: NumPy's casting rules (``concatenate(..., casting=)``, ``copyto``).
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -91,6 +91,13 @@ def no_out(func: str, out) -> None:
 def unsupported(func: str, what: str, got, expected: str, exc: type[Exception] = TypeError) -> Exception:
     """The error for a NumPy feature darray does not have for DArrays."""
     return exc(message(numpy_name(func), f"{what} is not supported for DArrays", got, expected))
+
+
+def whole(x):
+    """A small argument held whole by every rank: a DArray's values (allgathered if distributed), else ``x``."""
+    if isinstance(x, DArray):
+        return to_numpy(x.local if x.layout.is_replicated else x.gather())
+    return x
 
 
 def small(func: str, what: str, v) -> np.ndarray:

@@ -43,7 +43,7 @@ from ..manipulation import flip
 from .._common import first_darray
 from ..elementwise import conj
 from ..overlap import with_halo
-from ._common import darray_of
+from ._common import darray_of, whole
 
 __all__ = ["convolve", "correlate"]
 
@@ -60,13 +60,6 @@ def _operand(func: str, x, like: DArray, what: str):
         raise TypeError(message(f"numpy.{func}", f"unsupported dtype of {what}", x.dtype, "booleans or numbers"))
     if x.shape[0] == 0:
         raise ValueError(message(f"numpy.{func}", f"{what} cannot be empty", tuple(x.shape), "at least one element"))
-    return x
-
-
-def _whole(x) -> np.ndarray:
-    """The kernel on every rank: a NumPy array as it is, a DArray's values (allgathered if distributed)."""
-    if isinstance(x, DArray):
-        return to_numpy(x.local if x.layout.is_replicated else x.gather())
     return x
 
 
@@ -127,7 +120,7 @@ def convolve(a, v, mode: str = "full") -> DArray:
     a, v = _operand("convolve", a, like, "a"), _operand("convolve", v, like, "v")
     n, m = a.shape[0], v.shape[0]
     signal, kernel = (a, v) if n >= m else (v, a)
-    full = _full(_signal(signal, like), _whole(kernel))
+    full = _full(_signal(signal, like), whole(kernel))
     return _cut(full, mode, max(n, m), min(n, m), (min(n, m) - 1) // 2)
 
 
@@ -146,11 +139,11 @@ def correlate(a, v, mode: str = "valid") -> DArray:
     a, v = _operand("correlate", a, like, "a"), _operand("correlate", v, like, "v")
     n, m = a.shape[0], v.shape[0]
     if n >= m:
-        kernel = np.conj(_whole(v)[::-1]) if v.dtype.kind == "c" else _whole(v)[::-1]
+        kernel = np.conj(whole(v)[::-1]) if v.dtype.kind == "c" else whole(v)[::-1]
         full = _full(_signal(a, like), np.ascontiguousarray(kernel))
         offset = (m - 1) // 2
     else:  # the longer v, flipped and conjugated, is the signal
         flipped = flip(_signal(v, like), axis=0)
-        full = _full(conj(flipped) if v.dtype.kind == "c" else flipped, _whole(a))
+        full = _full(conj(flipped) if v.dtype.kind == "c" else flipped, whole(a))
         offset = n // 2
     return _cut(full, mode, max(n, m), min(n, m), offset)

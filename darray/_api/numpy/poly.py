@@ -45,17 +45,10 @@ from ..._errors import message
 from ..._layout import Layout
 from .._common import first_darray
 from ..creation import asarray
-from ._common import blocks, darray_of, numpy_function, with_axes
+from ._common import blocks, darray_of, numpy_function, whole, with_axes
 
 __all__ = ["poly", "poly1d", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub", "polyval",
            "roots"]
-
-
-def _whole(x):
-    """A small argument held whole by every rank: a DArray's values (allgathered if distributed), else ``x``."""
-    if isinstance(x, DArray):
-        return to_numpy(x.local if x.layout.is_replicated else x.gather())
-    return x
 
 
 def _replicated(value, like: DArray | None):
@@ -86,7 +79,7 @@ def _small_function(name: str, example: str) -> Callable:
 
     def function(*args, **kwargs):
         like = first_darray(*args, *kwargs.values())
-        result = numpy_func(*(_whole(a) for a in args), **{k: _whole(v) for k, v in kwargs.items()})
+        result = numpy_func(*(whole(a) for a in args), **{k: whole(v) for k, v in kwargs.items()})
         if isinstance(result, tuple):
             return tuple(_replicated(r, like) for r in result)
         return _replicated(result, like)
@@ -123,7 +116,7 @@ class poly1d(np.poly1d):
     """
 
     def __init__(self, c_or_r, r: bool = False, variable=None):
-        super().__init__(_whole(c_or_r), r=r, variable=variable)
+        super().__init__(whole(c_or_r), r=r, variable=variable)
 
 
 @implements(np.polyval)
@@ -141,9 +134,9 @@ def polyval(p, x):
     [76.0, 4.0]
     """
     like = first_darray(p, x)
-    p = _whole(p)
+    p = whole(p)
     if isinstance(x, np.poly1d) or isinstance(p, np.poly1d):
-        return _replicated(np.polyval(p, _whole(x)), like)
+        return _replicated(np.polyval(p, whole(x)), like)
     p = np.asarray(p)
     if p.ndim != 1:
         raise (TypeError if p.ndim == 0 else ValueError)(message(
