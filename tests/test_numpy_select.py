@@ -3,7 +3,7 @@
 ``select``, ``choose``, ``compress``, ``extract``, ``place``, ``putmask``,
 ``copyto``, ``piecewise``, ``fill_diagonal``, ``lexsort``, ``sort_complex``:
 each called as ``darray.f(...)`` and as ``numpy.f(...)`` on DArrays
-(``__array_function__``) over layouts named in the test ids (split along each
+(``__array_function__``) over layouts of ``tests/_cases.py`` named in the test ids (split along each
 axis, uneven blocks with an empty one, replicated, a 2x2 grid at 4 ranks), for
 sizes that do not divide evenly (7, 13) and several dtypes. In-place
 functions are compared with NumPy's in-place result. Bad input raises
@@ -20,35 +20,23 @@ from darray import DArray
 from darray._api.numpy.select import ndarray_compress
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
+from _cases import P, layouts, values as seeded
+
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 V = (13,)  # a vector that divides evenly over no rank count
 M = (7, 5)  # a matrix
 
 
-def layouts(shape) -> dict[str, dict]:
-    """Replicated, each split axis, axis 0 uneven with an empty block (2+ ranks), a 2x2 grid at 4 ranks."""
-    out = {"replicated": dict(split=None)}
-    for ax, n in enumerate(shape):
-        out[f"split{ax}"] = dict(split=ax)
-        if P > 1 and ax == 0:
-            out[f"split{ax}-uneven"] = dict(split=ax, sizes={ax: uneven(n, P)})
-    if P == 4 and len(shape) == 2:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-    return out
-
-
 def values(shape, dtype="float64", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(shape), sum(map(ord, str(dtype)))])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(0 if dt.kind == "u" else -5, 6, shape).astype(dt)
-    if dt.kind == "c":
-        return (rng.integers(-3, 4, shape) + 1j * rng.integers(-3, 4, shape)).astype(dt)
-    return (rng.integers(-6, 7, shape) / 2).astype(dt)  # repeats on purpose (ties)
+    """Small integers (halves for floats, integer parts for complex): repeats on purpose (ties)."""
+    kind = np.dtype(dtype).kind
+    if kind == "f":
+        return (seeded(shape, "int64", seed, low=-6, high=7) / 2).astype(dtype)
+    if kind == "c":
+        imag = seeded(shape, "int64", seed, low=-3, high=4, key="imag")
+        return (seeded(shape, "int64", seed, low=-3, high=4) + 1j * imag).astype(dtype)
+    return seeded(shape, dtype, seed, low=-5, high=6)
 
 
 def via(name: str, case: str):
@@ -58,11 +46,14 @@ def via(name: str, case: str):
 
 
 def params(shape):
-    return [pytest.param(kw, id=name) for name, kw in layouts(shape).items()]
+    """Replicated, each split axis, axis 0 uneven with an empty block (2+ ranks), a 2x2 grid at 4 ranks."""
+    cuts = [f"split{a}" for a in range(len(shape))] + (["uneven0"] if P > 1 else [])
+    return [pytest.param(c, id=c.id) for c in layouts(shape, "replicated", *cuts,
+                                                      *(("grid2x2",) if len(shape) == 2 else ()))]
 
 
 def arr(g, layout) -> DArray:
-    return da.asarray(g, **layout)
+    return layout.array(g)
 
 
 # ---------------------------------------------------------------- select
@@ -112,7 +103,7 @@ def test_choose(mode, layout):
     idx_g = values(M, "int64") % 3 if mode == "raise" else values(M, "int64")
     c0, c1 = values(M, "float64", seed=2), values((5,), "float64", seed=3)
     a = arr(idx_g, layout)
-    choices = [da.asarray(c0, split=None if layout.get("split") is None else 1), c1, -7]
+    choices = [da.asarray(c0, split=None if layout.kw.get("split") is None else 1), c1, -7]
     want = np.choose(idx_g, [c0, c1, -7], mode=mode)
     assert_equal(f(a, choices, mode=mode), want, err_msg=f"choose {mode} {layout}")
 
@@ -317,7 +308,7 @@ def test_copyto(src, layout):
     want = g.copy()
     np.copyto(want, kind[0], where=kind[1])
     x = arr(g, layout)
-    given_src = da.asarray(s, split=1 if layout.get("split") == 0 else 0) if src.startswith("darray") else kind[0]
+    given_src = da.asarray(s, split=1 if layout.kw.get("split") == 0 else 0) if src.startswith("darray") else kind[0]
     given_where = arr(w, layout) if src == "darray-where" else kind[1]
     assert f(x, given_src, where=given_where) is None
     assert_equal(x, want, err_msg=f"copyto {src} {layout}")
@@ -409,14 +400,16 @@ FILL_CASES = {  # shape, wrap, val
 }
 
 
-@pytest.mark.parametrize("case", list(FILL_CASES))
-@pytest.mark.parametrize("split", ["replicated", "split0", "split1", "uneven", "grid22"])
-def test_fill_diagonal(case, split):
+#: The layouts of a fill_diagonal case; the fifth: a 2x2 grid at 4 ranks, else everything on the last rank (a halo
+#: at one rank).
+FILL_LAYOUTS = ("replicated", "split0", "split1", "uneven0", "grid2x2" if P == 4 else "last0" if P > 1 else "halo0")
+
+
+@pytest.mark.parametrize("case,layout", [pytest.param(case, c, id=f"{c}-{case}") for case, (shape, _, _) in
+                                         FILL_CASES.items() for c in layouts(shape, *FILL_LAYOUTS)])
+def test_fill_diagonal(case, layout):
     shape, wrap, val = FILL_CASES[case]
-    f = via("fill_diagonal", case + split)
-    layout = {"replicated": dict(split=None), "split0": dict(split=0), "split1": dict(split=1),
-              "uneven": dict(split=0, sizes={0: uneven(shape[0], P)}),
-              "grid22": dict(split=(0, 1), grid=(2, 2)) if P == 4 else dict(split=1)}[split]
+    f = via("fill_diagonal", case + str(layout))
     g = values(shape, "int64")
     v = {"scalar": 9, "cycled": [1, 2, 3], "darray": np.arange(-1, -6, -1)}[val]
     want = g.copy()
@@ -468,7 +461,7 @@ def test_lexsort_2d(axis, layout):
     keys = np.stack([values(M, "int64", seed=30), values(M, "int64", seed=31) % 2])
     want = np.lexsort(keys, axis=axis)
     assert_equal(da.lexsort([arr(k, layout) for k in keys], axis=axis), want, err_msg=f"lexsort axis={axis} {layout}")
-    stacked = da.asarray(keys, split=None if layout.get("split") is None else 1)
+    stacked = da.asarray(keys, split=None if layout.kw.get("split") is None else 1)
     assert_equal(np.lexsort(stacked, axis=axis), want, err_msg=f"lexsort stacked axis={axis} {layout}")
 
 
