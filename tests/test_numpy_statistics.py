@@ -1,7 +1,7 @@
 """numpy.quantile / percentile / median, numpy.histogram and numpy.einsum on DArrays, against NumPy.
 
-Every layout of the matrix (cut along each axis, uneven and empty blocks, replicated, a 2x2 grid and, at
-4 ranks, a grid whose ranks hold copies of the blocks), on every rank count.
+Parametrized over layouts of the array from ``tests/_cases.py`` (cut along each axis, empty blocks,
+replicated, a 2x2 grid and, at 4 ranks, a grid whose ranks hold copies of the blocks), on every rank count.
 """
 
 from __future__ import annotations
@@ -14,28 +14,20 @@ import pytest
 import darray as da
 from darray.testing import assert_equal, assert_raises_everywhere
 
+from _cases import generator, layouts, values
+
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 SHAPE = (9, 7, 4)
+#: Cut along each axis, all on the last rank (empty blocks), replicated, a 2x2 grid, a 2x2 grid holding copies.
+LAYOUTS = layouts(SHAPE, "split0", "split1", "replicated", "last0", "grid2x2", "grid2x2-0n")
 
 
-def layouts(shape=SHAPE) -> dict[str, dict]:
-    out = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None),
-           "empty-blocks": dict(split=0, sizes={0: [0] * (P - 1) + [shape[0]]})}
-    if P == 4:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-        out["grid22-copies"] = dict(split=(0, None), grid=(2, 2))
-    return out
-
-
-def values(dtype="float64", seed=0, nans=False) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(SHAPE) * 10
-    if dtype != "float64":
-        a = a.astype(dtype)
+def field(dtype="float64", seed=0, nans=False) -> np.ndarray:
+    """Ten times a standard normal sample of ``SHAPE`` (cast to ``dtype``), with about 5% NaNs if ``nans``."""
+    a = (values(SHAPE, "float64", seed) * 10).astype(dtype)
     if nans:
-        a[rng.random(SHAPE) < 0.05] = np.nan
+        a[generator(seed, "nans").random(SHAPE) < 0.05] = np.nan
     return a
 
 
@@ -59,17 +51,17 @@ QUANTILE_CALLS = [
 ]
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
-def test_quantiles_match_numpy(dtype):
-    a = values(dtype, seed=1)
-    for name, kw in layouts().items():
-        x = da.asarray(a, **kw)
-        for what, call in QUANTILE_CALLS:
-            rtol = 1e-5 if dtype == "float32" else 1e-12
-            want = np.asarray(call(np, a))
-            got = call(np, x)
-            assert got.shape == want.shape, (what, name, got.shape, want.shape)
-            assert_equal(got, want, rtol=rtol, check_dtype=False, err_msg=f"{what} {name} {dtype}")
+def test_quantiles_match_numpy(dtype, layout):
+    a = field(dtype, seed=1)
+    x = layout.array(a)
+    for what, call in QUANTILE_CALLS:
+        rtol = 1e-5 if dtype == "float32" else 1e-12
+        want = np.asarray(call(np, a))
+        got = call(np, x)
+        assert got.shape == want.shape, (what, got.shape, want.shape)
+        assert_equal(got, want, rtol=rtol, check_dtype=False, err_msg=f"{what} {dtype}")
 
 
 def test_median_of_nothing_is_nan_and_quantile_of_nothing_raises_as_in_numpy():
@@ -82,16 +74,16 @@ def test_median_of_nothing_is_nan_and_quantile_of_nothing_raises_as_in_numpy():
         assert_raises_everywhere(IndexError, np.quantile, x, 0.5, match="quantile", **kw)
 
 
-def test_quantiles_with_nans_are_nan_where_numpy_is():
-    a = values(nans=True, seed=2)
-    for name, kw in layouts().items():
-        x = da.asarray(a, **kw)
-        for what, call in QUANTILE_CALLS:
-            assert_equal(call(np, x), np.asarray(call(np, a)), check_dtype=False, err_msg=f"{what} {name}")
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_quantiles_with_nans_are_nan_where_numpy_is(layout):
+    a = field(nans=True, seed=2)
+    x = layout.array(a)
+    for what, call in QUANTILE_CALLS:
+        assert_equal(call(np, x), np.asarray(call(np, a)), check_dtype=False, err_msg=what)
 
 
 def test_quantile_bad_input_raises_everywhere():
-    x = da.asarray(values(), split=0)
+    x = da.asarray(field(), split=0)
     assert_raises_everywhere(ValueError, np.quantile, x, 1.5, match="quantile")
     assert_raises_everywhere(ValueError, np.percentile, x, 50, method="nearest", match="linear")
     assert_raises_everywhere(np.exceptions.AxisError, np.median, x, axis=3, match="median")
@@ -107,19 +99,19 @@ HISTOGRAM_CALLS = [
 ]
 
 
-def test_histogram_matches_numpy_and_counts_copies_once():
-    a = values(seed=3)
-    w = np.abs(values(seed=4))
-    for name, kw in layouts().items():
-        x, wx = da.asarray(a, **kw), da.asarray(w, **kw)
-        for what, call in HISTOGRAM_CALLS:
-            (counts, edges), (want_counts, want_edges) = call(np, x, wx), call(np, a, w)
-            agree_value(counts, want_counts, f"counts {what} {name}")
-            agree_value(edges, want_edges, f"edges {what} {name}")
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_histogram_matches_numpy_and_counts_copies_once(layout):
+    a = field(seed=3)
+    w = np.abs(field(seed=4))
+    x, wx = layout.array(a), layout.array(w)
+    for what, call in HISTOGRAM_CALLS:
+        (counts, edges), (want_counts, want_edges) = call(np, x, wx), call(np, a, w)
+        agree_value(counts, want_counts, f"counts {what}")
+        agree_value(edges, want_edges, f"edges {what}")
 
 
 def test_histogram_bad_bins_raise_everywhere():
-    x = da.asarray(values(), split=0)
+    x = da.asarray(field(), split=0)
     assert_raises_everywhere(ValueError, np.histogram, x, bins=0, match="positive")
     assert_raises_everywhere(ValueError, np.histogram, x, bins=[3.0, 1.0, 2.0], match="monoton")
 
@@ -131,20 +123,20 @@ EINSUM_CALLS = [
 ]
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("what,subscripts,nops", EINSUM_CALLS, ids=[c[0] for c in EINSUM_CALLS])
-def test_einsum_matches_numpy(what, subscripts, nops):
-    a, b = values(seed=5), values(seed=6)
+def test_einsum_matches_numpy(what, subscripts, nops, layout):
+    a, b = field(seed=5), field(seed=6)
     operands = {  # shapes the subscripts need
         "batched matmul": (a, b.transpose(0, 2, 1)), "outer": (a[:, :, 0], b[:3, :2, 0]),
     }.get(what, (a, b)[:nops])
-    for name, kw in layouts().items():
-        xs = [da.asarray(o, **(kw if o.shape[0] == SHAPE[0] and o.ndim == 3 else dict(split=0))) for o in operands]
-        assert_equal(np.einsum(subscripts, *xs), np.asarray(np.einsum(subscripts, *operands)), rtol=1e-10,
-                     check_dtype=False, err_msg=f"{what} {name}")
+    xs = [layout.array(o) if o.shape[0] == SHAPE[0] and o.ndim == 3 else da.asarray(o, split=0) for o in operands]
+    assert_equal(np.einsum(subscripts, *xs), np.asarray(np.einsum(subscripts, *operands)), rtol=1e-10,
+                 check_dtype=False, err_msg=what)
 
 
 def test_einsum_unsupported_forms_raise_everywhere():
-    x = da.asarray(values(), split=0)
+    x = da.asarray(field(), split=0)
     assert_raises_everywhere(TypeError, np.einsum, "...k->k", x, match="einsum")
     assert_raises_everywhere(TypeError, np.einsum, "iik->k", x[:7], match="einsum")
     assert_raises_everywhere(ValueError, np.einsum, "ij->i", x, match="einsum")
