@@ -1,7 +1,7 @@
 """NumPy's polynomials, vectorize, apply_along_axis/apply_over_axes, kron, unwrap, i0, kaiser and emath on DArrays.
 
-Each function is compared with NumPy on the same global data over several
-layouts (split along an axis, uneven blocks with an empty one, everything on
+Each function is compared with NumPy on the same global data, parametrized over
+layouts of ``tests/_cases.py`` (split along an axis, uneven blocks with an empty one, everything on
 the last rank, replicated, a 2x2 grid at 4 ranks), called as ``darray.f`` and
 as ``numpy.f`` (``__array_function__``) where NumPy dispatches. Bad input
 raises NumPy's exception type with one message on every rank (issue #15).
@@ -16,40 +16,25 @@ import pytest
 
 import darray as da
 from darray import DArray
-from darray.testing import assert_raises_everywhere, assert_results_equal, uneven_sizes
+from darray.testing import assert_raises_everywhere, assert_results_equal
+
+from _cases import P, case, layouts, values
 
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
+
+def named(shape) -> dict[str, dict]:
+    """Layout id -> keywords for an array of ``shape``: split along the first axis (even, uneven, all on the last
+    rank), replicated, along the second axis, a 2x2 grid at 4 ranks (copies along its second axis for 1-d)."""
+    cuts = ("uneven0", "last0") if P > 1 else ()
+    out = layouts(shape, "split0", "replicated", *cuts, *(("split1", "grid2x2") if len(shape) > 1 else ()))
+    if P == 4 and len(shape) == 1:
+        out.append(case("grid2x2-0n", shape, "grid", "copies", split=(0, None), grid=(2, 2)))
+    return {c.id: c.kw for c in out}
 
 
-def layouts(ndim: int, n: int) -> dict[str, dict]:
-    """Layouts of an array whose first axis has ``n`` cells (and ``ndim`` axes)."""
-    out = {"split0": dict(split=0), "replicated": dict(split=None)}
-    if P > 1:
-        out["uneven"] = dict(split=0, sizes={0: uneven_sizes(n, P)})
-        out["last"] = dict(split=0, sizes={0: [0] * (P - 1) + [n]})
-    if ndim > 1:
-        out["split1"] = dict(split=1)
-    if P == 4:
-        out["grid22"] = dict(split=(0, None), grid=(2, 2)) if ndim == 1 else dict(split=(0, 1), grid=(2, 2))
-    return out
-
-
-def data(shape, dtype="float64", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, *shape])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(0 if dt.kind == "u" else -5, 6, shape).astype(dt)
-    if dt.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
-
-
-LAYOUTS_1D = layouts(1, 13)
-LAYOUTS_2D = layouts(2, 7)
+LAYOUTS_1D = named((13,))
+LAYOUTS_2D = named((7, 5))
 
 
 def spell(name: str, spelling: str):
@@ -61,7 +46,7 @@ def spell(name: str, spelling: str):
                                              ("complex128", "numpy")])
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_polyval(lname, dtype, spelling):
-    g = data((7, 5), dtype)
+    g = values((7, 5), dtype)
     x = da.asarray(g, **LAYOUTS_2D[lname])
     for p in ([2.0, -1.0, 0.5], [3, 0, 1], np.array([1.5 + 1j, 2.0]), [7]):
         assert_results_equal(spell("polyval", spelling)(p, x), np.polyval(p, g), f"{spelling}.polyval {p} {lname}")
@@ -208,14 +193,14 @@ def _piecewise(a, b):
 @pytest.mark.parametrize("dtype", ["int64", "bool"])
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_vectorize(lname, dtype):
-    g = data((7, 5), dtype)
+    g = values((7, 5), dtype)
     x = da.asarray(g, **LAYOUTS_2D[lname])
     f, nf = da.vectorize(_piecewise), np.vectorize(_piecewise)
     assert_results_equal(f(x, 1), nf(g, 1), f"scalar {lname}")
-    row = data((5,), dtype, seed=3)
+    row = values((5,), dtype, seed=3)
     assert_results_equal(f(x, row), nf(g, row), f"numpy row {lname}")
     assert_results_equal(f(da.asarray(row), x), nf(row, g), f"DArray row first {lname}")
-    col = data((7, 1), dtype, seed=4)
+    col = values((7, 1), dtype, seed=4)
     assert_results_equal(f(x, da.asarray(col, split=0)), nf(g, col), f"distributed column {lname}")
     assert_results_equal(da.vectorize(_piecewise, otypes=[np.float32])(x, 1), np.vectorize(_piecewise, otypes=[np.float32])(g, 1),
           f"otypes {lname}")
@@ -255,12 +240,13 @@ def test_vectorize_excluded_kwargs_decorator():
     assert double.otypes is not None and da.vectorize(abs).pyfunc is abs
 
 
-ROWS_2D = layouts(1, 7)  # layouts of a (7, 5) array that do not cut the core axis 1
+ROWS_2D = {c.id: c.kw for c in layouts((7, 5), "split0", "replicated", *(("uneven0", "last0") if P > 1 else ()),
+                                         "grid2x2-0n")}  # layouts of a (7, 5) array that do not cut the core axis 1
 
 
 @pytest.mark.parametrize("lname", list(ROWS_2D))
 def test_vectorize_signature(lname):
-    g = data((7, 5), "float64")
+    g = values((7, 5), "float64")
     x = da.asarray(g, **ROWS_2D[lname])
     norm = da.vectorize(lambda v: float(np.sum(v * v)), signature="(n)->()")
     assert_results_equal(norm(x), np.vectorize(lambda v: float(np.sum(v * v)), signature="(n)->()")(g), f"reduce core {lname}")
@@ -297,7 +283,7 @@ def test_vectorize_bad_input():
 @pytest.mark.parametrize("axis, spelling", [(0, "darray"), (-1, "numpy")])
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_apply_along_axis(lname, axis, spelling):
-    g = data((7, 5), "int64")
+    g = values((7, 5), "int64")
     x = da.asarray(g, **LAYOUTS_2D[lname])
     f = spell("apply_along_axis", spelling)
     assert_results_equal(f(np.sum, axis, x), np.apply_along_axis(np.sum, axis, g), f"sum {lname}")
@@ -309,12 +295,12 @@ def test_apply_along_axis(lname, axis, spelling):
 
 
 def test_apply_along_axis_variants():
-    g = data((13,), "float64")
+    g = values((13,), "float64")
     for lname, kw in LAYOUTS_1D.items():
         assert_results_equal(da.apply_along_axis(np.cumsum, 0, da.asarray(g, **kw)), np.cumsum(g), f"1-d {lname}")
         assert_results_equal(da.apply_along_axis(np.sum, 0, da.asarray(g, **kw)), np.apply_along_axis(np.sum, 0, g),
               f"1-d to 0-d {lname}")
-    g3 = data((3, 4, 5), "float64")
+    g3 = values((3, 4, 5), "float64")
     x3 = da.asarray(g3, split=1)
     for axis in range(3):
         assert_results_equal(np.apply_along_axis(np.max, axis, x3), np.apply_along_axis(np.max, axis, g3), f"3-d axis {axis}")
@@ -338,7 +324,7 @@ AxisError = np.exceptions.AxisError
 
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_apply_over_axes(lname):
-    g = data((7, 5), "float64")
+    g = values((7, 5), "float64")
     x = da.asarray(g, **LAYOUTS_2D[lname])
     f = spell("apply_over_axes", "numpy" if lname == "split0" else "darray")
     for axes in ([0, 1], 1, (-1,), []):
@@ -354,7 +340,7 @@ def test_apply_over_axes(lname):
 # ---------------------------------------------------------------- kron, unwrap, i0, kaiser
 @pytest.mark.parametrize("lname", list(LAYOUTS_2D))
 def test_kron(lname):
-    g = data((7, 5), "int64")
+    g = values((7, 5), "int64")
     x = da.asarray(g, **LAYOUTS_2D[lname])
     f = spell("kron", "numpy" if lname == "split0" else "darray")
     small = np.array([[1, -1], [2, 0], [0, 3]])
@@ -363,7 +349,7 @@ def test_kron(lname):
     assert_results_equal(f(x, np.array([1.5, 2.0])), np.kron(g, [1.5, 2.0]), f"2-d x 1-d {lname}")
     assert_results_equal(f(x, 3), np.kron(g, 3), f"scalar {lname}")
     assert_results_equal(f(da.asarray([True, False]), x > 0), np.kron([True, False], g > 0), f"bool {lname}")
-    g1 = data((13,), "complex128")
+    g1 = values((13,), "complex128")
     assert_results_equal(f(da.asarray(g1, split=0), da.asarray(g1[:3], split=0)), np.kron(g1, g1[:3]), f"1-d complex {lname}")
     assert_raises_everywhere(TypeError, f, x, "ab", match="kron")
 
@@ -400,7 +386,7 @@ def test_unwrap_variants_and_bad_input():
 @pytest.mark.parametrize("dtype, spelling", [("float64", "darray"), ("float32", "numpy"), ("int64", "darray"),
                                              ("bool", "numpy")])
 def test_i0(dtype, spelling):
-    g = data((7, 5), dtype) * (3 if dtype != "bool" else 1)
+    g = values((7, 5), dtype) * (3 if dtype != "bool" else 1)
     for lname, kw in LAYOUTS_2D.items():
         assert_results_equal(spell("i0", spelling)(da.asarray(g, **kw)), np.i0(g), f"{lname}", rtol=1e-6)
 
@@ -430,7 +416,7 @@ EMATH_UNARY = ["sqrt", "log", "log2", "log10", "arccos", "arcsin", "arctanh"]
                                              ("complex128", "numpy")])
 @pytest.mark.parametrize("name", EMATH_UNARY)
 def test_emath_unary(name, dtype, spelling):
-    kw = LAYOUTS_1D["last" if P > 1 else "split0"]  # an element out of the domain on one rank only
+    kw = LAYOUTS_1D["last0" if P > 1 else "split0"]  # an element out of the domain on one rank only
     lname = "last"
     if dtype[0] in "fc":
         inside = np.linspace(0.1, 0.9, 13)
