@@ -14,18 +14,15 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes
+from darray.testing import assert_equal, assert_raises_everywhere
+
+from _cases import layouts, values as seeded
 
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 SHAPE = (7, 5)
-LAYOUTS = {
-    "rows": dict(split=0),
-    "uneven-columns": dict(split=1, sizes={1: uneven_sizes(5, P)}),
-    "replicated": dict(split=None),
-    **({"grid": dict(split=(0, 1), grid=(2, 2))} if P == 4 else {}),
-}
+#: Rows, uneven columns (an empty block), replicated, a 2x2 grid at 4 ranks.
+LAYOUTS = layouts(SHAPE, "split0", "uneven1", "replicated", "grid2x2")
 DTYPES = ["float64", "int64", "complex128", "bool"]
 FUNCS = ["sum", "prod", "min", "max", "all", "any", "mean", "var", "std"]
 #: what NumPy needs for a masked min/max (no identity), per dtype
@@ -33,12 +30,12 @@ NEEDS_INITIAL = {"min": {"bool": True, "other": 100}, "max": {"bool": False, "ot
 
 
 def values(dtype: str) -> np.ndarray:
-    rng = np.random.default_rng(7)
-    a = rng.integers(-9, 10, SHAPE)
+    """Small integers (positive for True, an integer imaginary part for complex): ties and empty where= rows."""
+    a = seeded(SHAPE, "int64", 7, low=-9, high=10)
     if dtype == "bool":
         return a > 0
     if dtype == "complex128":
-        return a + 1j * rng.integers(-3, 4, SHAPE)
+        return a + 1j * seeded(SHAPE, "int64", 7, low=-3, high=4, key="imag")
     return a.astype(dtype)
 
 
@@ -67,7 +64,7 @@ def _calls(func: str):
     return {"method": lambda x, **kw: getattr(x, func)(**kw), "numpy": getattr(np, func), "darray": getattr(da, func)}
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("func", FUNCS)
 def test_where_matches_numpy(func, layout):
     """Every dtype, mask kind, axis and spelling, cycled so that each appears without the full product."""
@@ -77,14 +74,14 @@ def test_where_matches_numpy(func, layout):
     i = 0
     for dtype in [d for d in DTYPES if applicable(func, d)]:
         a = values(dtype)
-        x = da.asarray(a, **LAYOUTS[layout])
+        x = layout.array(a)
         extra = {"initial": NEEDS_INITIAL[func]["bool" if dtype == "bool" else "other"]} if func in NEEDS_INITIAL \
             else {}
         for mask_kind in masks:
             m_np = {"numpy": np.abs(a) > 2, "darray-aligned": np.abs(a) > 2,
                     "broadcast-row": np.array([True, False, True, True, False]),
                     "darray-replicated-column": rows}[mask_kind]
-            m = {"darray-aligned": lambda: da.asarray(m_np, **LAYOUTS[layout]),
+            m = {"darray-aligned": lambda: layout.array(m_np),
                  "darray-replicated-column": lambda: da.asarray(m_np, split=None)}.get(mask_kind, lambda: m_np)()
             for axis in (None, 0, 1):
                 keepdims = bool(i % 2)
@@ -97,12 +94,12 @@ def test_where_matches_numpy(func, layout):
                                                     f"keepdims={keepdims}")
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("func", ["sum", "prod", "min", "max"])
 def test_initial_matches_numpy(func, layout):
     for dtype in ("float64", "int64"):
         a = values(dtype)
-        x = da.asarray(a, **LAYOUTS[layout])
+        x = layout.array(a)
         for initial in (0, 3, -50):
             for axis in (None, 0, 1, (0, 1)):
                 expected = numpy_result(func, a, axis=axis, initial=initial)
@@ -112,31 +109,31 @@ def test_initial_matches_numpy(func, layout):
                 assert_equal(getattr(da, func)(x, axis, initial=initial), expected, err_msg="darray " + msg)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("func", ["var", "std"])
-def test_ddof_and_correction(func):
+def test_ddof_and_correction(func, layout):
     a = values("float64")
-    for layout, kw in LAYOUTS.items():
-        x = da.asarray(a, **kw)
-        for ddof in (0, 1, 2):
-            expected = numpy_result(func, a, axis=0, ddof=ddof)
-            assert_equal(getattr(da, func)(x, axis=0, ddof=ddof), expected, err_msg=f"{func} ddof={ddof} {layout}")
-            assert_equal(getattr(da, func)(x, 0, None, None, ddof), expected, err_msg=f"{func} positional {layout}")
-            assert_equal(getattr(x, func)(0, ddof=ddof, where=a > -5), numpy_result(func, a, axis=0, ddof=ddof,
-                                                                                    where=a > -5),
-                         err_msg=f"{func} ddof={ddof} where {layout}")
+    x = layout.array(a)
+    for ddof in (0, 1, 2):
+        expected = numpy_result(func, a, axis=0, ddof=ddof)
+        assert_equal(getattr(da, func)(x, axis=0, ddof=ddof), expected, err_msg=f"{func} ddof={ddof}")
+        assert_equal(getattr(da, func)(x, 0, None, None, ddof), expected, err_msg=f"{func} positional")
+        assert_equal(getattr(x, func)(0, ddof=ddof, where=a > -5), numpy_result(func, a, axis=0, ddof=ddof,
+                                                                                where=a > -5),
+                     err_msg=f"{func} ddof={ddof} where")
 
 
-def test_out_takes_the_result():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_out_takes_the_result(layout):
     a = values("float64")
-    for layout, kw in LAYOUTS.items():
-        x = da.asarray(a, **kw)
-        out = da.zeros(SHAPE[1])
-        got = np.sum(x, axis=0, where=a > 0, out=out)
-        assert got is out
-        assert_equal(out, np.sum(a, axis=0, where=a > 0), err_msg=layout)
-        got = x.mean(axis=0, where=a > 0, out=out)
-        assert got is out
-        assert_equal(out, np.mean(a, axis=0, where=a > 0), err_msg=layout)
+    x = layout.array(a)
+    out = da.zeros(SHAPE[1])
+    got = np.sum(x, axis=0, where=a > 0, out=out)
+    assert got is out
+    assert_equal(out, np.sum(a, axis=0, where=a > 0))
+    got = x.mean(axis=0, where=a > 0, out=out)
+    assert got is out
+    assert_equal(out, np.mean(a, axis=0, where=a > 0))
 
 
 def test_empty_rows_give_nan_with_numpy_warning():
