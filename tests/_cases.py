@@ -176,17 +176,20 @@ def generator(seed: int = 0, *keys: int | str) -> np.random.Generator:
     return np.random.default_rng([seed, *(sum(map(ord, k)) if isinstance(k, str) else int(k) for k in keys)])
 
 
-def values(shape, dtype="float64", seed: int = 0, *, low=None, high=None, key: int | str = 0) -> np.ndarray:
+def values(shape, dtype="float64", seed: int = 0, *, low=None, high=None, key: int | str = 0,
+           rng: np.random.Generator | None = None) -> np.ndarray:
     """A seeded global array of ``shape`` and ``dtype``: the same on every rank.
 
     ``bool``: fair coin; ``int`` / ``uint``: integers in ``[low, high)``
     (default ``[-50, 50)``; unsigned from ``max(low, 0)``); ``float``: standard normal,
     or uniform in ``[low, high)``; ``complex``: such a real part plus an
     imaginary part of the same law. ``key`` separates draws of one test
-    (a function name, an argument number).
+    (a function name, an argument number). ``rng``: draw from this
+    generator instead (made by :func:`generator` from other keys, where a
+    file's checks were tuned on those draws).
     """
     shape = tuple(shape) if np.ndim(shape) else (int(shape),)
-    rng = generator(seed, len(shape), sum(shape), *((key,) if key else ()))
+    rng = rng or generator(seed, len(shape), sum(shape), *((key,) if key else ()))
     dt = np.dtype(dtype)
     kind = category(dt)
     if kind == "bool":

@@ -3,9 +3,11 @@
 Two generated checks: every name of ``dir(numpy.ndarray)`` is provided by
 DArray or listed in ``EXCLUDED`` with its reason (``object``'s defaults aside,
 named below); and every method case runs on a DArray and on the NumPy
-array gathered from it, over layouts looped inside each test and named in
-every failure (each split axis, uneven blocks with an empty one, everything on
-the last rank, replicated, a 2x2 grid at 4 ranks) and several dtypes.
+array gathered from it, over the layouts of ``tests/_cases.py`` (each split
+axis, uneven blocks with an empty one, everything on the last rank,
+replicated, a 2x2 grid at 4 ranks) and several dtypes. The table's cases loop
+over the layouts inside (their ids are the table's, which tests/conftest.py
+names); the other tests take one layout each.
 """
 
 from __future__ import annotations
@@ -20,12 +22,11 @@ import pytest
 import darray as da
 from darray import DArray
 from darray._core.methods import DIRECT, EXCLUDED, METHODS
-from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes as uneven
+from darray.testing import agree, assert_equal, assert_raises_everywhere
+
+from _cases import COMM, P, generator, layouts, values
 
 pytestmark = pytest.mark.mpi
-
-P = da.default_communicator().size
-COMM = da.default_communicator()
 
 #: Names of dir(numpy.ndarray) whose ``object`` default is already NumPy's behaviour.
 OBJECT_DEFAULTS = {
@@ -35,33 +36,28 @@ OBJECT_DEFAULTS = {
 }
 
 
-def layouts(shape) -> dict[str, dict]:
-    out = {"replicated": dict(split=None)}
-    for ax, n in enumerate(shape):
-        out[f"split{ax}"] = dict(split=ax)
-        if P > 1:
-            out[f"split{ax}-uneven"] = dict(split=ax, sizes={ax: uneven(n, P)})
-            out[f"split{ax}-last"] = dict(split=ax, sizes={ax: [0] * (P - 1) + [n]})
-    if P == 4 and len(shape) >= 2:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-    return out
+def method_layouts(shape) -> list:
+    """Replicated; per axis cut evenly, unevenly (more than one rank) and all on the last rank; a 2x2 grid."""
+    per_axis = [[f"split{ax}", *([f"uneven{ax}"] if P > 1 else []), f"last{ax}"] for ax in range(len(shape))]
+    return layouts(shape, "replicated", *sum(per_axis, []), *(["grid2x2"] if len(shape) >= 2 else []))
 
 
-def values(shape, dtype, seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, sum(shape), sum(map(ord, dtype))])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(0 if dt.kind == "u" else -4, 5, shape).astype(dt)
-    if dt.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
+def method_values(shape, dtype, seed=0) -> np.ndarray:
+    """Small integers (-4..4, unsigned 0..4) keep products and float32 sums exact."""
+    return values(shape, dtype, rng=generator(seed, sum(shape), dtype),
+                  **(dict(low=-4, high=5) if np.dtype(dtype).kind in "iu" else {}))
+
+
+def made(layout, dtype="float64", seed=0):
+    """``(DArray, NumPy array)`` of ``layout``'s shape."""
+    g = method_values(layout.shape, dtype, seed)
+    return layout.array(g), g.copy()
 
 
 def cases(shape, dtype, seed=0):
-    g = values(shape, dtype, seed)
-    return [(name, da.asarray(g, **kw), g.copy()) for name, kw in layouts(shape).items()]
+    """``(layout id, DArray, NumPy array)`` for every layout of ``method_layouts``."""
+    g = method_values(shape, dtype, seed)
+    return [(str(c), c.array(g), g.copy()) for c in method_layouts(shape)]
 
 
 def same(got, want, err: str) -> None:
@@ -233,49 +229,52 @@ def test_method_matches_numpy(case):
             same(got, want, err)
 
 
-def test_out_receives_the_result():
-    for layout, x, g in cases(S2, "float64"):
-        for name, call in [
-            ("sum(0,out=)", lambda a, o: a.sum(0, out=o)),
-            ("sum(0,None,out)", lambda a, o: a.sum(0, None, o)),
-            ("max(0,out)", lambda a, o: a.max(0, o)),
-            ("mean(0,out=)", lambda a, o: a.mean(0, out=o)),
-            ("std(0,out=)", lambda a, o: a.std(0, out=o, ddof=1)),
-            ("argmax(0,out)", lambda a, o: a.argmax(0, o)),
-            ("round(1,out)", lambda a, o: a.round(1, o)),
-            ("clip(out=)", lambda a, o: a.clip(-1, 1, out=o)),
-        ]:
-            want = call(g, None)
-            o = da.zeros(want.shape, dtype=want.dtype, split=None)
-            got = call(x, o)
-            assert got is o, f"{name} {layout}: out is not returned"
-            same(o, want, f"{name} {layout}")
-        o = da.zeros((7, 13), dtype="float32")
-        x.cumsum(1, out=o)  # cast into out's dtype, like NumPy
-        same(o, g.cumsum(1, out=np.zeros((7, 13), dtype="float32")), f"cumsum out float32 {layout}")
-        assert_raises_everywhere(ValueError, x.sum, 0, out=da.zeros(3), match="out has the wrong shape")
-        assert_raises_everywhere(TypeError, x.sum, 0, out=np.zeros(13), match="out must be a DArray")
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_out_receives_the_result(layout):
+    x, g = made(layout)
+    for name, call in [
+        ("sum(0,out=)", lambda a, o: a.sum(0, out=o)),
+        ("sum(0,None,out)", lambda a, o: a.sum(0, None, o)),
+        ("max(0,out)", lambda a, o: a.max(0, o)),
+        ("mean(0,out=)", lambda a, o: a.mean(0, out=o)),
+        ("std(0,out=)", lambda a, o: a.std(0, out=o, ddof=1)),
+        ("argmax(0,out)", lambda a, o: a.argmax(0, o)),
+        ("round(1,out)", lambda a, o: a.round(1, o)),
+        ("clip(out=)", lambda a, o: a.clip(-1, 1, out=o)),
+    ]:
+        want = call(g, None)
+        o = da.zeros(want.shape, dtype=want.dtype, split=None)
+        got = call(x, o)
+        assert got is o, f"{name}: out is not returned"
+        same(o, want, f"{name}")
+    o = da.zeros((7, 13), dtype="float32")
+    x.cumsum(1, out=o)  # cast into out's dtype, like NumPy
+    same(o, g.cumsum(1, out=np.zeros((7, 13), dtype="float32")), "cumsum out float32")
+    assert_raises_everywhere(ValueError, x.sum, 0, out=da.zeros(3), match="out has the wrong shape")
+    assert_raises_everywhere(TypeError, x.sum, 0, out=np.zeros(13), match="out must be a DArray")
 
 
-def test_views_share_the_blocks():
-    for layout, x, g in cases(S2, "float64"):
-        v = x.view(np.int64)
-        v[...] = 0
-        same(x, np.zeros(S2), f"view writes through {layout}")
-        x.view()[2] = 1.5
-        g = np.zeros(S2)
-        g[2] = 1.5
-        same(x, g, f"view() writes through {layout}")
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_views_share_the_blocks(layout):
+    x, g = made(layout)
+    v = x.view(np.int64)
+    v[...] = 0
+    same(x, np.zeros(S2), "view writes through")
+    x.view()[2] = 1.5
+    g = np.zeros(S2)
+    g[2] = 1.5
+    same(x, g, "view() writes through")
 
 
-def test_copies_are_independent():
-    for layout, x, g in cases(S2, "float64"):
-        for make in (copy.copy, copy.deepcopy, lambda a: a.copy(), lambda a: a.flatten()):
-            c = make(x)
-            c[...] = 0
-            same(x, g, f"a copy wrote into its source {layout}")
-        first, second = copy.deepcopy([x, x])
-        assert first is second and first is not x, "deepcopy keeps one copy per array"
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_copies_are_independent(layout):
+    x, g = made(layout)
+    for make in (copy.copy, copy.deepcopy, lambda a: a.copy(), lambda a: a.flatten()):
+        c = make(x)
+        c[...] = 0
+        same(x, g, "a copy wrote into its source")
+    first, second = copy.deepcopy([x, x])
+    assert first is second and first is not x, "deepcopy keeps one copy per array"
 
 
 def test_signatures_are_numpys():
@@ -318,35 +317,37 @@ def test_every_method_has_a_case():
         assert_raises_everywhere(TypeError, getattr(x, name), [0, 1], match=name)
 
 
-def test_partition_methods():
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_partition_methods(layout):
     """``partition`` (in place) and ``argpartition``: NumPy's at ``kth``, and the partition property around it."""
     for dtype in ["float64", "int64"]:
-        for layout, x, g in cases(S2, dtype):
-            want = np.sort(g, axis=1)
-            for kth, axis in [(3, 1), (-1, 1), (2, 0)]:
-                y = x.copy()
-                y.partition(kth, axis=axis)
-                idx = x.argpartition(kth, axis=axis)
-                picked = da.take_along_axis(x, idx, axis=axis)
-                srt = np.sort(g, axis=axis)
-                for got, what in ((y, "partition"), (picked, "argpartition")):
-                    err = f"{what} kth={kth} axis={axis} {dtype} {layout}"
-                    k = kth % g.shape[axis]
-                    at = (slice(None), k) if axis == 1 else (k, slice(None))
-                    same(got[at], srt[at], err)
-                    pivot = got[(slice(None), slice(k, k + 1)) if axis == 1 else (slice(k, k + 1), slice(None))]
-                    before = got[(slice(None), slice(0, k)) if axis == 1 else (slice(0, k), slice(None))]
-                    after = got[(slice(None), slice(k, None)) if axis == 1 else (slice(k, None), slice(None))]
-                    ok = bool((before <= pivot).all()) and bool((after >= pivot).all())
-                    assert ok, f"{err}: not partitioned"
-                    same(da.sort(got, axis=axis), srt, f"{err}: not a permutation")
-            assert want.shape == g.shape
+        x, g = made(layout, dtype)
+        want = np.sort(g, axis=1)
+        for kth, axis in [(3, 1), (-1, 1), (2, 0)]:
+            y = x.copy()
+            y.partition(kth, axis=axis)
+            idx = x.argpartition(kth, axis=axis)
+            picked = da.take_along_axis(x, idx, axis=axis)
+            srt = np.sort(g, axis=axis)
+            for got, what in ((y, "partition"), (picked, "argpartition")):
+                err = f"{what} kth={kth} axis={axis} {dtype}"
+                k = kth % g.shape[axis]
+                at = (slice(None), k) if axis == 1 else (k, slice(None))
+                same(got[at], srt[at], err)
+                pivot = got[(slice(None), slice(k, k + 1)) if axis == 1 else (slice(k, k + 1), slice(None))]
+                before = got[(slice(None), slice(0, k)) if axis == 1 else (slice(0, k), slice(None))]
+                after = got[(slice(None), slice(k, None)) if axis == 1 else (slice(k, None), slice(None))]
+                ok = bool((before <= pivot).all()) and bool((after >= pivot).all())
+                assert ok, f"{err}: not partitioned"
+                same(da.sort(got, axis=axis), srt, f"{err}: not a permutation")
+        assert want.shape == g.shape
 
 
-def test_round_of_zero_d():
-    for layout, x, g in cases(S2, "float64"):
-        assert round(x.max()) == round(g.max()) and type(round(x.max())) is int
-        same(round(x.max(), 2), np.round(g.max(), 2), f"round(0-d, 2) {layout}")
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_round_of_zero_d(layout):
+    x, g = made(layout)
+    assert round(x.max()) == round(g.max()) and type(round(x.max())) is int
+    same(round(x.max(), 2), np.round(g.max(), 2), "round(0-d, 2)")
 
 
 def test_tables_name_real_methods():
@@ -368,27 +369,30 @@ def test_excluded_names_say_why(name):
         assert_raises_everywhere(TypeError, getattr(x, name), match=entry.reason[:30])
 
 
-def test_what_darray_refuses_says_why():
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_what_darray_refuses_says_why(layout):
     """NumPy takes these; a DArray refuses them with one message on every rank."""
-    for layout, x, g in cases(S2, "float64"):
-        assert_raises_everywhere(TypeError, x.view, np.ndarray, match="subclass")
+    x, g = made(layout)
+    assert_raises_everywhere(TypeError, x.view, np.ndarray, match="subclass")
 
 
-def test_view_with_another_itemsize():
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_view_with_another_itemsize(layout):
     """NumPy's view as a dtype of another itemsize changes the last axis: done block by block when it is uncut."""
-    for layout, x, g in cases(S2, "float64"):
-        if x.layout.axis_dim[-1] is not None:
-            assert_raises_everywhere(ValueError, x.view, np.float32, match="cut over ranks")
-        else:
-            same(x.view(np.float32), g.view(np.float32), f"view float32 {layout}")
-            same(x.view(np.float32).view(np.float64), g, f"view float32 and back {layout}")
+    x, g = made(layout)
+    if x.layout.axis_dim[-1] is not None:
+        assert_raises_everywhere(ValueError, x.view, np.float32, match="cut over ranks")
+    else:
+        same(x.view(np.float32), g.view(np.float32), "view float32")
+        same(x.view(np.float32).view(np.float64), g, "view float32 and back")
 
 
-def test_view_itemsize_not_dividing():
-    for layout, x, g in cases(S2, "float64"):
-        with pytest.raises(ValueError):
-            g.view(np.complex128)
-        assert_raises_everywhere(ValueError, x.view, np.complex128, match="divide")
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_view_itemsize_not_dividing(layout):
+    x, g = made(layout)
+    with pytest.raises(ValueError):
+        g.view(np.complex128)
+    assert_raises_everywhere(ValueError, x.view, np.complex128, match="divide")
 
 
 def test_pickle_says_why():
@@ -396,24 +400,29 @@ def test_pickle_says_why():
     assert_raises_everywhere(TypeError, pickle.dumps, x, match="darray.io.save")
 
 
-def test_truth_value_and_conversions():
-    for layout, x, g in cases((1, 1), "float64") + cases((1,), "int64"):
-        assert bool(x) == bool(g), layout
+def test_truth_value_of_one_cell():
+    """Every layout of one-cell arrays (cheap: looped here, named in the message)."""
+    for name, x, g in cases((1, 1), "float64") + cases((1,), "int64"):
+        assert bool(x) == bool(g), name
         for convert in (int, float, complex):  # NumPy 2.4: only 0-d arrays convert
             assert_raises_everywhere(TypeError, convert, x, match="0-dimensional")
-    for layout, x, g in cases(S2, "float64"):
-        msg = assert_raises_everywhere(ValueError, bool, x)
-        assert msg.startswith("The truth value of an array with more than one element is ambiguous. "
-                              "Use a.any() or a.all()")
-        assert float(x.sum()) == pytest.approx(float(g.sum()))
-        assert int(x.astype(np.int64).max()) == int(g.astype(np.int64).max())
-        assert complex(x.mean()) == pytest.approx(complex(g.mean()))
-        assert round(x.max()) == round(g.max()) and type(round(x.max())) is int
-        assert_raises_everywhere(ValueError, bool, x[:0], match="empty")
-        assert_raises_everywhere(TypeError, len, x.sum(), match="len()")
-        assert_raises_everywhere(TypeError, iter, x.sum())
-        assert_raises_everywhere(TypeError, round, x, match="__round__")
-        assert_raises_everywhere(TypeError, format, x, ".2f", match="__format__")
+
+
+@pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
+def test_truth_value_and_conversions(layout):
+    x, g = made(layout)
+    msg = assert_raises_everywhere(ValueError, bool, x)
+    assert msg.startswith("The truth value of an array with more than one element is ambiguous. "
+                          "Use a.any() or a.all()")
+    assert float(x.sum()) == pytest.approx(float(g.sum()))
+    assert int(x.astype(np.int64).max()) == int(g.astype(np.int64).max())
+    assert complex(x.mean()) == pytest.approx(complex(g.mean()))
+    assert round(x.max()) == round(g.max()) and type(round(x.max())) is int
+    assert_raises_everywhere(ValueError, bool, x[:0], match="empty")
+    assert_raises_everywhere(TypeError, len, x.sum(), match="len()")
+    assert_raises_everywhere(TypeError, iter, x.sum())
+    assert_raises_everywhere(TypeError, round, x, match="__round__")
+    assert_raises_everywhere(TypeError, format, x, ".2f", match="__format__")
     i = da.asarray(3)
     assert [10, 20, 30, 40][i] == 40 and operator_index(i) == 3
     assert_raises_everywhere(TypeError, operator_index, da.asarray([3]), match="scalar index")
