@@ -21,6 +21,8 @@ import darray as da
 from darray._core import reductions
 from darray.testing import agree, assert_equal, backend_dtypes, uneven_sizes as uneven
 
+from _cases import P, layouts, values as seeded
+
 pytestmark = pytest.mark.mpi
 
 #: Scratch sizes in bytes: 16 holds one complex128 (every row recurses), 200 a few rows, then the default.
@@ -28,29 +30,26 @@ CHUNKS = [16, 200, reductions._CHUNK_BYTES]
 DTYPES = [d for d in ("float64", "float32", "complex128", "complex64", "int32") if d in backend_dtypes()]
 
 
-def comm():
-    return da.default_communicator()
-
-
 def values(dtype: str, shape, seed: int = 0, offset: float = 100.0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(map(ord, dtype))])
+    """``offset`` plus a spread of 3 (an imaginary part near ``offset / 2``); integers in [-20, 20)."""
     if dtype.startswith("int"):
-        return rng.integers(-20, 20, shape).astype(dtype)
-    a = offset + 3 * rng.standard_normal(shape)
+        return seeded(shape, dtype, seed, low=-20, high=20)
+    a = offset + 3 * seeded(shape, "float64", seed)
     if dtype.startswith("complex"):
-        a = a + 1j * (offset / 2 + rng.standard_normal(shape))
+        a = a + 1j * (offset / 2 + seeded(shape, "float64", seed, key="imag"))
     return a.astype(dtype)
 
 
-def layouts(ndim: int) -> list[dict]:
-    """Layouts that cut some axis: balanced along each axis, uneven with an empty block, 2-d grids at 4 ranks."""
-    p = comm().size
-    shape = {1: (41,), 2: (9, 6), 3: (5, 7, 4)}[ndim]
-    out = [dict(split=a) for a in range(ndim)]
-    out.append(dict(split=ndim - 1, sizes={ndim - 1: uneven(shape[-1], p)}))
-    if p == 4 and ndim >= 2:
-        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(ndim - 1, 0), grid=(2, 2))]
-    return out
+SHAPES = {1: (41,), 2: (9, 6), 3: (5, 7, 4)}
+
+
+def cut(ndim: int) -> list:
+    """``(ndim, i, layout)``: layouts that cut some axis: balanced along each axis, uneven with an empty block
+    along the last, 2-d grids at 4 ranks; ``i`` (the layout's place) picks dtypes, correction and keepdims."""
+    shape = SHAPES[ndim]
+    grids = ("grid2x2", f"grid2x2-{ndim - 1}0") if ndim >= 2 else ()
+    chosen = layouts(shape, *(f"split{a}" for a in range(ndim)), f"uneven{ndim - 1}", *grids)
+    return [pytest.param(ndim, i, c, id=f"{ndim}d-{c}") for i, c in enumerate(chosen)]
 
 
 def quiet(func, *args, **kwargs):
@@ -88,49 +87,51 @@ def test_chunked_sweep_matches_numpy(dtype):
 
 
 # ---------------------------------------------------------------- against NumPy
-@pytest.mark.parametrize("ndim", [1, 2, 3])
-def test_cut_var_std_match_numpy(ndim, chunk):
-    """Every axis combination that reduces a cut axis, every layout, dtype, correction and keepdims."""
-    for i, kw in enumerate(layouts(ndim)):
-        for dtype in DTYPES if i < 2 else DTYPES[:1]:
-            shape = {1: (41,), 2: (9, 6), 3: (5, 7, 4)}[ndim]
-            a = values(dtype, shape, seed=i)
-            x = da.asarray(a, **kw)
-            for k in range(1, ndim + 1):
-                for axis in itertools.combinations(range(ndim), k):
-                    for func in ("var", "std"):
-                        correction = (k + i) % 2
-                        keepdims = bool((k + i) % 3 == 1)
-                        got = quiet(getattr(da, func), x, axis=axis, correction=correction, keepdims=keepdims)
-                        want = quiet(getattr(np, func), a, axis=axis, ddof=correction, keepdims=keepdims)
-                        assert_equal(got, want, err_msg=f"{func}({dtype} {kw}, axis={axis}, "
-                                                        f"correction={correction}, keepdims={keepdims})")
+@pytest.mark.parametrize("ndim,i,layout", cut(1) + cut(2) + cut(3))
+def test_cut_var_std_match_numpy(ndim, i, layout, chunk):
+    """Every axis combination that reduces a cut axis, dtype, correction and keepdims."""
+    for dtype in DTYPES if i < 2 else DTYPES[:1]:
+        a = values(dtype, SHAPES[ndim], seed=i)
+        x = layout.array(a)
+        for k in range(1, ndim + 1):
+            for axis in itertools.combinations(range(ndim), k):
+                for func in ("var", "std"):
+                    correction = (k + i) % 2
+                    keepdims = bool((k + i) % 3 == 1)
+                    got = quiet(getattr(da, func), x, axis=axis, correction=correction, keepdims=keepdims)
+                    want = quiet(getattr(np, func), a, axis=axis, ddof=correction, keepdims=keepdims)
+                    assert_equal(got, want, err_msg=f"{func}({dtype}, axis={axis}, correction={correction}, "
+                                                    f"keepdims={keepdims})")
 
 
-def test_blocks_larger_than_the_chunk(monkeypatch):
+@pytest.mark.parametrize("layout", layouts((301, 257), "split0", "split1", "uneven0"), ids=str)
+def test_blocks_larger_than_the_chunk(monkeypatch, layout):
     """A 64 KiB scratch: 2-d blocks of many chunks of whole rows at 1-4 ranks, reduced along either axis."""
     monkeypatch.setattr(reductions, "_CHUNK_BYTES", 1 << 16)
     a = values("float64", (301, 257), seed=1)
-    for kw in (dict(split=0), dict(split=1), dict(split=0, sizes={0: uneven(301, comm().size)})):
-        x = da.asarray(a, **kw)
-        for axis in (None, 0, 1):
-            assert_equal(da.std(x, axis=axis), np.std(a, axis=axis), err_msg=f"{kw} axis={axis}")
-            assert_equal(da.var(x, axis=axis, correction=1), np.var(a, axis=axis, ddof=1), err_msg=f"{kw} {axis}")
+    x = layout.array(a)
+    for axis in (None, 0, 1):
+        assert_equal(da.std(x, axis=axis), np.std(a, axis=axis), err_msg=f"axis={axis}")
+        assert_equal(da.var(x, axis=axis, correction=1), np.var(a, axis=axis, ddof=1), err_msg=f"{axis}")
+
+
+def test_complex_blocks_larger_than_the_chunk(monkeypatch):
+    monkeypatch.setattr(reductions, "_CHUNK_BYTES", 1 << 16)
     z = values("complex128", (120, 300), seed=2)
     assert_equal(da.var(da.asarray(z, split=0), axis=0), np.var(z, axis=0))
 
 
-def test_empty_blocks_and_empty_axes(chunk):
-    p = comm().size
+@pytest.mark.parametrize("layout", layouts((7, 5), "uneven0", "last0"), ids=str)
+def test_empty_blocks(chunk, layout):
     a = values("float64", (7, 5), seed=3)
-    only_last = [0] * p
-    only_last[-1] = 7
-    for sizes in (uneven(7, p), only_last):
-        x = da.asarray(a, split=0, sizes={0: sizes})
-        for axis in (None, 0, (0, 1)):
-            for correction in (0, 1, 7, 9):  # correction >= count: NumPy's inf / nan
-                assert_equal(quiet(da.var, x, axis=axis, correction=correction),
-                             quiet(np.var, a, axis=axis, ddof=correction), err_msg=f"{sizes} {axis} {correction}")
+    x = layout.array(a)
+    for axis in (None, 0, (0, 1)):
+        for correction in (0, 1, 7, 9):  # correction >= count: NumPy's inf / nan
+            assert_equal(quiet(da.var, x, axis=axis, correction=correction),
+                         quiet(np.var, a, axis=axis, ddof=correction), err_msg=f"{axis} {correction}")
+
+
+def test_empty_axes(chunk):
     e = np.zeros((0, 4))
     x = da.asarray(e, split=0)
     for axis in (None, 0):  # an empty reduction: NumPy's nan
@@ -139,49 +140,52 @@ def test_empty_blocks_and_empty_axes(chunk):
 
 
 # ---------------------------------------------------------------- numerics and agreement
+@pytest.mark.skipif(P == 1, reason="one rank cuts no axis: var is numpy.var there")
+@pytest.mark.parametrize("layout", layouts((1003,), "split0", "uneven0"), ids=str)
 @pytest.mark.parametrize("offset", [1e9, -3e12])
-def test_offset_far_above_the_spread(offset, chunk):
+def test_offset_far_above_the_spread(offset, layout, chunk):
     """offset + U(0, 1): the naive ``E[x**2] - E[x]**2`` loses every digit (the ulp of 1e18 is 128).
 
     The truth is the variance of ``x - offset``, an exact subtraction. (NumPy's own two passes are off by
     3e-6 at -3e12, the rounding of the mean squared; the corrected two passes cancel it.)
     """
-    n, p = 1003, comm().size
-    if p == 1:
-        pytest.skip("one rank cuts no axis: var is numpy.var there")
+    a = offset + np.random.default_rng(7).random(1003)
+    x = layout.array(a)
+    for correction in (0, 1):
+        assert_equal(da.var(x, correction=correction), np.var(a - offset, ddof=correction), rtol=1e-10)
+        assert_equal(da.std(x, correction=correction), np.std(a - offset, ddof=correction), rtol=1e-10)
+
+
+@pytest.mark.skipif(P == 1, reason="one rank cuts no axis: var is numpy.var there")
+@pytest.mark.parametrize("offset", [1e9, -3e12])
+def test_offsets_and_trend_along_the_cut_axis(offset, chunk):
+    """Columns at different offsets, blocks of different means (a trend along the cut axis); float32."""
+    n = 1003
     rng = np.random.default_rng(7)
-    a = offset + rng.random(n)
-    for kw in (dict(split=0), dict(split=0, sizes={0: uneven(n, p)})):
-        x = da.asarray(a, **kw)
-        for correction in (0, 1):
-            assert_equal(da.var(x, correction=correction), np.var(a - offset, ddof=correction), rtol=1e-10)
-            assert_equal(da.std(x, correction=correction), np.std(a - offset, ddof=correction), rtol=1e-10)
-    # columns at different offsets, blocks of different means (a trend along the cut axis)
+    rng.random(n)  # the draws of test_offset_far_above_the_spread
     shift = np.arange(6)[None, :] * offset
     b = shift + rng.random((n, 6)) + np.linspace(0, 1e3, n)[:, None]
-    y = da.asarray(b, split=0, sizes={0: uneven(n, p)})
+    y = da.asarray(b, split=0, sizes={0: uneven(n, P)})
     assert_equal(da.std(y, axis=0), np.std(b - shift, axis=0), rtol=1e-10)
     assert_equal(da.var(y, axis=0, keepdims=True), np.var(b - shift, axis=0, keepdims=True), rtol=1e-10)
     # float32, offset 1e4: a mean rounded to float32 would cost 1e-4 (NumPy's axis-0 sums: 3e-4 on 4096 rows)
     f32 = np.float32(1e4) + rng.standard_normal((n, 3)).astype(np.float32)
     truth = np.var(f32.astype(np.float64), axis=0).astype(np.float32)
-    z = da.asarray(f32, split=0, sizes={0: uneven(n, p)})
+    z = da.asarray(f32, split=0, sizes={0: uneven(n, P)})
     got = da.var(z, axis=0)
     assert got.dtype == np.float32
     assert_equal(got, truth, rtol=2e-5)
     assert_equal(da.var(z), np.var(f32.astype(np.float64)).astype(np.float32), rtol=2e-5)
 
 
-def test_identical_on_every_rank(chunk):
+@pytest.mark.parametrize("layout", layouts((37, 5), "split0", "uneven0"), ids=str)
+def test_identical_on_every_rank(chunk, comm, layout):
     """Results replicated by the reduction hold the same bits on every rank (uneven and empty blocks)."""
-    c = comm()
-    rng = np.random.default_rng(11)
-    a = 1e6 + rng.standard_normal((37, 5))
-    for kw in (dict(split=0), dict(split=0, sizes={0: uneven(37, c.size)})):
-        x = da.asarray(a, **kw)
-        for func in (da.var, da.std, da.mean):
-            for axis in (None, 0):
-                local = np.ascontiguousarray(np.asarray(func(x, axis=axis).local), dtype=np.float64)
-                bits = c.allgather(local.reshape(-1).view(np.uint64))
-                same = bool(np.all(np.asarray(bits) == np.asarray(bits)[0]))
-                assert agree(c, same) == [], f"{func.__name__} {kw} axis={axis}"
+    a = 1e6 + np.random.default_rng(11).standard_normal((37, 5))
+    x = layout.array(a)
+    for func in (da.var, da.std, da.mean):
+        for axis in (None, 0):
+            local = np.ascontiguousarray(np.asarray(func(x, axis=axis).local), dtype=np.float64)
+            bits = comm.allgather(local.reshape(-1).view(np.uint64))
+            same = bool(np.all(np.asarray(bits) == np.asarray(bits)[0]))
+            assert agree(comm, same) == [], f"{func.__name__} axis={axis}"
