@@ -11,7 +11,8 @@ import numpy
 import pytest
 
 import darray as da
-from darray.testing import uneven_sizes
+
+from _cases import layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -49,13 +50,8 @@ CREATORS = {
 }
 
 
-def _layouts():
-    p = da.default_communicator().size
-    out = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None),
-           "uneven": dict(split=0, sizes=uneven_sizes(N, p))}
-    if p == 4:
-        out["grid2x2"] = dict(split=(0, 1), grid=(2, 2))
-    return out
+#: Layouts of the (N, N - 7) arrays (tests/_cases.py); the meshgrids (other shapes) drop the block sizes.
+LAYOUTS = layouts((N, N - 7), "split0", "split1", "replicated", "uneven0", "grid2x2")
 
 
 def _c_ordered(block) -> bool:
@@ -63,17 +59,17 @@ def _c_ordered(block) -> bool:
 
 
 @pytest.mark.numpy_only
-@pytest.mark.parametrize("layout", list(_layouts()))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("creator", list(CREATORS))
 def test_creation_blocks_are_c_ordered(creator, layout):
-    for x in CREATORS[creator](_layouts()[layout]):  # every array made has N rows
+    for x in CREATORS[creator](layout.kw):  # every array made has N rows
         assert _c_ordered(x.local), (creator, layout, x.local.strides)
 
 
 @pytest.mark.numpy_only
-@pytest.mark.parametrize("layout", list(_layouts()))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 def test_elementwise_results_of_c_ordered_blocks_are_c_ordered(layout):
-    kw = _layouts()[layout]
+    kw = layout.kw
     ys, xs = da.meshgrid(_vector(), _vector(), indexing="ij", **_grid(kw))
     u = da.exp(-50 * ((xs - 0.5) ** 2 + (ys - 0.5) ** 2))
     shifted = u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] - 2 * u[1:-1, 1:-1])
