@@ -35,11 +35,6 @@ def small_auto_threshold(monkeypatch):
     monkeypatch.setattr(da.config, "min_distributed_size", AUTO_MIN)
 
 
-@pytest.fixture
-def comm():
-    return da.default_communicator()
-
-
 # ------------------------------------------------------------------ helpers --
 def _collective_call(fn, args, kw):
     """Call ``fn``; if it raises on some ranks only, fail on every rank instead of leaving the others to hang

@@ -20,14 +20,11 @@ from darray._api import linalg as la
 from darray._api import linear_algebra as lin
 from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes as uneven
 
+from _cases import P, Case, layouts
+
 pytestmark = pytest.mark.mpi
 
 matmul, tensordot, vecdot, matrix_transpose = lin.matmul, lin.tensordot, lin.vecdot, lin.matrix_transpose
-
-
-def comm():
-    return da.default_communicator()
-
 
 
 def rand(shape, dtype="float64", seed=0) -> np.ndarray:
@@ -40,37 +37,36 @@ def rand(shape, dtype="float64", seed=0) -> np.ndarray:
     return rng.standard_normal(shape).astype(dt)
 
 
-def specs(shape) -> list[dict]:
-    """Layouts for an array of ``shape`` at the current rank count (cuts of every axis, uneven, grids)."""
-    p = comm().size
-    out = [dict(split=None)]
-    for axis in range(len(shape)):
-        out.append(dict(split=axis))
-    out.append(dict(split=len(shape) - 1, sizes={len(shape) - 1: uneven(shape[-1], p)}))
-    if len(shape) >= 2:
-        out.append(dict(split=len(shape) - 2, sizes={len(shape) - 2: uneven(shape[-2], p)}))
-    if p == 4 and len(shape) >= 2:
-        r, c = len(shape) - 2, len(shape) - 1
-        out += [dict(split=(r, c), grid=(2, 2)), dict(split=(c, r), grid=(2, 2)), dict(split=(r, None), grid=(2, 2))]
-    return out
+def specs(shape) -> list[Case]:
+    """Layouts (tests/_cases.py) of an array of ``shape``: replicated, a cut of every axis, uneven cuts of the last
+    two axes and, at 4 ranks, 2x2 grids of the last two axes (either order, or replicated along one)."""
+    n = len(shape)
+    grids = ["grid2x2" if (n - 2, n - 1) == (0, 1) else f"grid2x2-{n - 2}{n - 1}", f"grid2x2-{n - 1}{n - 2}",
+             f"grid2x2-{n - 2}n"] if n >= 2 else []
+    return layouts(shape, "replicated", *(f"split{a}" for a in range(n)), f"uneven{n - 1}",
+                   *([f"uneven{n - 2}"] if n >= 2 else []), *grids)
 
 
 def put(array, spec) -> da.DArray:
-    return da.asarray(array, **spec)
+    """``array`` laid out like ``spec``: a case of tests/_cases.py or ``asarray`` keywords."""
+    return spec.array(array) if isinstance(spec, Case) else da.asarray(array, **spec)
 
 
 # ------------------------------------------------------------------ matmul
-def test_matmul_2d_every_layout_pair():
+@pytest.mark.parametrize("sa", specs((13, 7)), ids=str)
+def test_matmul_2d_every_layout_pair(sa):
+    """The left operand's layout is the test's; the right one's is looped over (named in the message)."""
     a, b = rand((13, 7)), rand((7, 5), seed=1)
-    for sa, sb in itertools.product(specs(a.shape), specs(b.shape)):
+    for sb in specs(b.shape):
         assert_equal(matmul(put(a, sa), put(b, sb)), a @ b, rtol=1e-10, atol=1e-12, err_msg=f"{sa} @ {sb}")
 
 
-def test_matmul_fallback_paths(monkeypatch):
+@pytest.mark.parametrize("sa", specs((13, 7)), ids=str)
+def test_matmul_fallback_paths(monkeypatch, sa):
     """With no operand 'small', the cheaper move (row cut / column cut / contraction) is taken."""
     monkeypatch.setattr(lin, "SMALL_OPERAND", 0)
     a, b = rand((13, 7)), rand((7, 5), seed=1)
-    for sa, sb in itertools.product(specs(a.shape), specs(b.shape)):
+    for sb in specs(b.shape):
         assert_equal(matmul(put(a, sa), put(b, sb)), a @ b, rtol=1e-10, atol=1e-12, err_msg=f"{sa} @ {sb}")
     # a big result from a contraction-cut pair: replicated partials, then a local cut
     x, y = rand((40, 3)), rand((3, 50), seed=2)
@@ -101,7 +97,7 @@ def test_matmul_batched_broadcasting():
 
 
 def test_matmul_summa_on_2x2_grid(monkeypatch):
-    p = comm().size
+    p = P
     a, b = rand((13, 9)), rand((9, 11), seed=1)
     monkeypatch.setattr(lin, "SMALL_OPERAND", 0)
     if p != 4:
@@ -242,7 +238,7 @@ def test_matrix_norm():
 
 # ------------------------------------------------------------------ TSQR, SVD
 def test_tsqr_tall_skinny(monkeypatch):
-    p = comm().size
+    p = P
     monkeypatch.setattr(la, "GATHER_LIMIT", 4 * 4 * p)  # the stacked R factors fit; the matrix would not
     a = rand((37, 4))
     for s in [dict(split=0), dict(split=0, sizes={0: uneven(37, p)}), dict(split=1), dict(split=None)]:
@@ -260,7 +256,7 @@ def test_tsqr_tall_skinny(monkeypatch):
 
 
 def test_tsqr_svd_and_svdvals(monkeypatch):
-    monkeypatch.setattr(la, "GATHER_LIMIT", 4 * 4 * comm().size)  # TSQR only: gathering would be refused
+    monkeypatch.setattr(la, "GATHER_LIMIT", 4 * 4 * P)  # TSQR only: gathering would be refused
     a = rand((37, 4))
     want = np.linalg.svd(a, compute_uv=False)
     for s in specs(a.shape)[:4]:
@@ -270,7 +266,7 @@ def test_tsqr_svd_and_svdvals(monkeypatch):
         assert_equal(matmul(u * sv, vh), a, rtol=1e-10, atol=1e-12, err_msg=f"U S Vh {s}")
         assert_equal(matmul(matrix_transpose(u), u), np.eye(4), atol=1e-12)
         assert_equal(la.svdvals(A), want, rtol=1e-10)
-        w = put(a.T.copy(), dict(split=s["split"] and 0 if s["split"] is not None else None))
+        w = put(a.T.copy(), dict(split=s.kw["split"] and 0 if s.kw["split"] is not None else None))
         assert_equal(la.svdvals(w), want, rtol=1e-10, err_msg="wide svdvals")
         u2, s2, vh2 = la.svd(w, full_matrices=False)
         assert_equal(matmul(u2 * s2, vh2), a.T, rtol=1e-10, atol=1e-12, err_msg="wide svd")
