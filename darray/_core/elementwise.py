@@ -22,7 +22,7 @@ from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .special_cases import standard_kernel
 from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align", "local_operand", "wrap_like",
+__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align_target", "local_operand", "wrap_like",
            "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
