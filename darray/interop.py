@@ -53,6 +53,8 @@ import numpy as np
 
 import darray
 
+from ._comm import resolve_comm
+from ._core.redistribute import make_layout
 from .io.zarr_io import save as save_zarr  # a zarr store whatever the path's extension
 
 __all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray", "interp"]
@@ -64,10 +66,6 @@ def _dask_array(func: str):
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError(f"{func}: needs dask; install it with pip install 'darray[dask]'") from e
     return dask.array
-
-
-def _comm(comm):
-    return darray.default_communicator() if comm is None else comm
 
 
 def from_dask(dx, /, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None,
@@ -96,9 +94,9 @@ def from_dask(dx, /, *, split="auto", grid=None, sizes=None, halo=0, boundary="n
     dtype = np.dtype(dx.dtype)
     if dtype.kind not in "biufc" or dtype.fields is not None:
         raise TypeError(f"{func}: unsupported dtype; got {dtype}, expected bool, int, uint, float or complex")
-    comm = _comm(comm)
-    layout = darray.Layout.create(func, dx.shape, comm.size, split=split, grid=grid, sizes=sizes, halo=halo,
-                                  boundary=boundary, min_size=darray.config.min_distributed_size)
+    comm = resolve_comm(comm)
+    layout = make_layout(func, dx.shape, comm.size, split=split, grid=grid, sizes=sizes, halo=halo,
+                         boundary=boundary)
     cells = layout.block_slices(comm.rank)
     shape = layout.block_shape(comm.rank)
     if math.prod(shape) == 0:
