@@ -1,8 +1,9 @@
 """The ``fft`` extension against ``numpy.fft``, on every rank count.
 
 Inputs are global NumPy arrays generated identically on every rank (seeded);
-each check lays them out in several ways (cut along each axis, uneven with an
-empty block, replicated, 2x2 grids at 4 ranks) and compares the distributed
+each check lays them out in several ways (``tests/_cases.py``: cut along each
+axis, uneven with an empty block, replicated, 2x2 grids at 4 ranks; one test
+per layout for the n-d transforms) and compares the distributed
 transform with NumPy's on the global input through
 :func:`darray.testing.assert_equal`, which agrees on the verdict across ranks.
 """
@@ -16,6 +17,8 @@ import darray as da
 from darray._api import fft as dfft
 from darray.testing import assert_equal, uneven_sizes as uneven
 
+from _cases import P, by_ndim, layouts, values
+
 pytestmark = pytest.mark.mpi
 
 NORMS = ["backward", "ortho", "forward"]
@@ -23,90 +26,73 @@ SHAPES = {1: (36,), 2: (13, 10), 3: (6, 7, 8)}
 RTOL = 1e-10
 
 
-def nprocs() -> int:
-    return da.default_communicator().size
+#: Each axis cut, replicated, uneven with an empty block along the last axis, 2x2 grids at 4 ranks.
+LAYOUTS = {2: layouts(SHAPES[2], "split0", "split1", "replicated", "uneven1", "grid2x2", "grid2x2-10", "grid2x2-n1"),
+           3: layouts(SHAPES[3], "split0", "split1", "split2", "replicated", "uneven2", "grid2x2", "grid2x2-12",
+                      "grid2x2-20")}
 
 
-
-def layouts(ndim: int) -> list[dict]:
-    p = nprocs()
-    shape = SHAPES[ndim]
-    out = [dict(split=a) for a in range(ndim)] + [dict(split=None)]
-    out.append(dict(split=ndim - 1, sizes={ndim - 1: uneven(shape[-1], p)}))
-    if p == 4 and ndim == 2:
-        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)), dict(split=(None, 1), grid=(2, 2))]
-    if p == 4 and ndim == 3:
-        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 2), grid=(2, 2)), dict(split=(2, 0), grid=(2, 2))]
-    return out
-
-
-def values(shape, dtype="complex128", seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), *shape])
-    dt = np.dtype(dtype)
-    if dt.kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
+def signal(shape, dtype="complex128", seed=0) -> np.ndarray:
+    """Seeded input (complex by default)."""
+    return values(shape, dtype, seed)
 
 
 # ---------------------------------------------------------------- n-d complex transforms
-@pytest.mark.parametrize("ndim", [2, 3])
-@pytest.mark.parametrize("norm", NORMS)
-def test_fftn_ifftn_every_layout(ndim, norm):
-    a = values(SHAPES[ndim])
-    for kw in layouts(ndim):
-        x = da.asarray(a, **kw)
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_fftn_ifftn_every_layout(ndim, layout):
+    a = signal(SHAPES[ndim])
+    x = layout.array(a)
+    for norm in NORMS:
         y = dfft.fftn(x, norm=norm)
-        assert_equal(y, np.fft.fftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fftn {kw}")
+        assert_equal(y, np.fft.fftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fftn {norm}")
         assert y.layout == x.layout
         z = dfft.ifftn(x, norm=norm)
-        assert_equal(z, np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"ifftn {kw}")
+        assert_equal(z, np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"ifftn {norm}")
         assert z.layout == x.layout
 
 
-@pytest.mark.parametrize("ndim", [2, 3])
-def test_fftn_axes_subsets(ndim):
-    a = values(SHAPES[ndim], seed=1)
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_fftn_axes_subsets(ndim, layout):
+    a = signal(SHAPES[ndim], seed=1)
     subsets = [(0,), (-1,), (1, 0)] if ndim == 2 else [(0,), (1,), (2,), (0, 2), (2, 1), (-1, 0, 1), ()]
-    for kw in layouts(ndim):
-        x = da.asarray(a, **kw)
-        for axes in subsets:
-            assert_equal(dfft.fftn(x, axes=axes), np.fft.fftn(a, axes=axes), rtol=RTOL, atol=1e-12,
-                         err_msg=f"fftn axes={axes} {kw}")
-            assert_equal(dfft.ifftn(x, axes=axes, norm="ortho"), np.fft.ifftn(a, axes=axes, norm="ortho"),
-                         rtol=RTOL, atol=1e-12, err_msg=f"ifftn axes={axes} {kw}")
+    x = layout.array(a)
+    for axes in subsets:
+        assert_equal(dfft.fftn(x, axes=axes), np.fft.fftn(a, axes=axes), rtol=RTOL, atol=1e-12,
+                     err_msg=f"fftn axes={axes}")
+        assert_equal(dfft.ifftn(x, axes=axes, norm="ortho"), np.fft.ifftn(a, axes=axes, norm="ortho"),
+                     rtol=RTOL, atol=1e-12, err_msg=f"ifftn axes={axes}")
 
 
-@pytest.mark.parametrize("ndim", [2, 3])
-def test_fft_ifft_each_axis(ndim):
-    a = values(SHAPES[ndim], seed=2)
-    for kw in layouts(ndim):
-        x = da.asarray(a, **kw)
-        for axis in range(-ndim, ndim):
-            for norm in NORMS:
-                assert_equal(dfft.fft(x, axis=axis, norm=norm), np.fft.fft(a, axis=axis, norm=norm), rtol=RTOL,
-                             atol=1e-12, err_msg=f"fft axis={axis} {norm} {kw}")
-            y = dfft.ifft(x, axis=axis)
-            assert_equal(y, np.fft.ifft(a, axis=axis), rtol=RTOL, atol=1e-12, err_msg=f"ifft axis={axis} {kw}")
-            assert y.layout == x.layout
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_fft_ifft_each_axis(ndim, layout):
+    a = signal(SHAPES[ndim], seed=2)
+    x = layout.array(a)
+    for axis in range(-ndim, ndim):
+        for norm in NORMS:
+            assert_equal(dfft.fft(x, axis=axis, norm=norm), np.fft.fft(a, axis=axis, norm=norm), rtol=RTOL,
+                         atol=1e-12, err_msg=f"fft axis={axis} {norm}")
+        y = dfft.ifft(x, axis=axis)
+        assert_equal(y, np.fft.ifft(a, axis=axis), rtol=RTOL, atol=1e-12, err_msg=f"ifft axis={axis}")
+        assert y.layout == x.layout
 
 
 def test_n_and_s_pad_and_crop():
-    a2, a3 = values(SHAPES[2], seed=3), values(SHAPES[3], seed=3)
-    for kw in layouts(2):
-        x = da.asarray(a2, **kw)
+    a2, a3 = signal(SHAPES[2], seed=3), signal(SHAPES[3], seed=3)
+    for layout in LAYOUTS[2]:
+        x = layout.array(a2)
         for axis in (0, 1):
             for n in (1, 5, 13, 20):
                 assert_equal(dfft.fft(x, n=n, axis=axis), np.fft.fft(a2, n=n, axis=axis), rtol=RTOL, atol=1e-12,
-                             err_msg=f"fft n={n} axis={axis} {kw}")
+                             err_msg=f"fft n={n} axis={axis} {layout}")
             assert_equal(dfft.ifft(x, n=7, axis=axis), np.fft.ifft(a2, n=7, axis=axis), rtol=RTOL, atol=1e-12)
         for s in [(4, 17), (20, 3), (-1, 6)]:
             want = np.fft.fftn(a2, s=tuple(n if n != -1 else a2.shape[0] for n in s), axes=(0, 1))
-            assert_equal(dfft.fftn(x, s=s), want, rtol=RTOL, atol=1e-12, err_msg=f"fftn s={s} {kw}")
+            assert_equal(dfft.fftn(x, s=s), want, rtol=RTOL, atol=1e-12, err_msg=f"fftn s={s} {layout}")
         assert_equal(dfft.ifftn(x, s=(9,)), np.fft.ifftn(a2, s=(9,), axes=(1,)), rtol=RTOL, atol=1e-12)
-    for kw in layouts(3):
-        x = da.asarray(a3, **kw)
+    for layout in LAYOUTS[3]:
+        x = layout.array(a3)
         assert_equal(dfft.fftn(x, s=(3, 9), axes=(2, 0)), np.fft.fftn(a3, s=(3, 9), axes=(2, 0)), rtol=RTOL,
-                     atol=1e-12, err_msg=f"fftn 3-d s {kw}")
+                     atol=1e-12, err_msg=f"fftn 3-d s {layout}")
         y = dfft.ifftn(x, s=(11, 2, 5), norm="forward")
         assert_equal(y, np.fft.ifftn(a3, s=(11, 2, 5), axes=(0, 1, 2), norm="forward"), rtol=RTOL, atol=1e-12)
         assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
@@ -114,22 +100,22 @@ def test_n_and_s_pad_and_crop():
 
 def test_round_trips_return_the_input_layout():
     for ndim in (2, 3):
-        a = values(SHAPES[ndim], seed=4)
-        for kw in layouts(ndim):
-            x = da.asarray(a, **kw)
+        a = signal(SHAPES[ndim], seed=4)
+        for layout in LAYOUTS[ndim]:
+            x = layout.array(a)
             back = dfft.ifftn(dfft.fftn(x))
-            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(fftn(x)) {kw}")
+            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(fftn(x)) {layout}")
             assert back.layout == x.layout
             # transposed out: the forward result stays in the transposed layout, the inverse lands in x's
             t = dfft.fftn(x, layout="transposed")
-            assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg=f"fftn transposed {kw}")
+            assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg=f"fftn transposed {layout}")
             back = dfft.ifftn(t, layout=x.layout)
-            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(transposed) {kw}")
+            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(transposed) {layout}")
             assert back.layout == x.layout
 
 
 def test_halo_input_keeps_its_layout():
-    a = values(SHAPES[2], seed=5)
+    a = signal(SHAPES[2], seed=5)
     x = da.asarray(a, split=0, halo=1)
     y = dfft.fftn(x)
     assert_equal(y, np.fft.fftn(a), rtol=RTOL, atol=1e-12)
@@ -139,15 +125,15 @@ def test_halo_input_keeps_its_layout():
 
 # ---------------------------------------------------------------- dtypes
 def test_dtypes():
-    a = values(SHAPES[2], dtype="complex64", seed=6)
-    for kw in layouts(2):
-        x = da.asarray(a, **kw)
+    a = signal(SHAPES[2], dtype="complex64", seed=6)
+    for layout in LAYOUTS[2]:
+        x = layout.array(a)
         y = dfft.fftn(x)
         assert y.dtype == np.complex64
         assert_equal(y, np.fft.fftn(a.astype(np.complex128)).astype(np.complex64), rtol=1e-4, atol=1e-4)
         assert dfft.ifftn(y).dtype == np.complex64
         assert dfft.fft(x, axis=0).dtype == np.complex64
-    r = values(SHAPES[2], dtype="float32", seed=6)
+    r = signal(SHAPES[2], dtype="float32", seed=6)
     x = da.asarray(r, split=0)
     assert dfft.fftn(x).dtype == np.complex64
     assert dfft.rfftn(x).dtype == np.complex64
@@ -160,69 +146,64 @@ def test_dtypes():
 # ---------------------------------------------------------------- real transforms
 @pytest.mark.parametrize("shape", [(13, 10), (13, 9), (6, 7, 8), (6, 8, 7)])
 def test_rfftn_irfftn(shape):
-    a = values(shape, dtype="float64", seed=7)
+    a = signal(shape, dtype="float64", seed=7)
     ndim = len(shape)
-    lays = [dict(split=ax) for ax in range(ndim)] + [dict(split=None)]
-    if nprocs() == 4:
-        lays.append(dict(split=(0, ndim - 1), grid=(2, 2)))
-    for kw in lays:
-        x = da.asarray(a, **kw)
+    lays = layouts(shape, *(f"split{ax}" for ax in range(ndim)), "replicated", "grid2x2" if ndim == 2 else "grid2x2-02")
+    for layout in lays:
+        x = layout.array(a)
         for norm in NORMS:
             y = dfft.rfftn(x, norm=norm)
             want = np.fft.rfftn(a, norm=norm)
-            assert_equal(y, want, rtol=RTOL, atol=1e-12, err_msg=f"rfftn {shape} {kw} {norm}")
+            assert_equal(y, want, rtol=RTOL, atol=1e-12, err_msg=f"rfftn {shape} {layout} {norm}")
             assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
             back = dfft.irfftn(y, s=shape, norm=norm)
-            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"irfftn(rfftn) {shape} {kw} {norm}")
+            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"irfftn(rfftn) {shape} {layout} {norm}")
             assert back.layout == x.layout
             assert_equal(dfft.irfftn(y, norm=norm), np.fft.irfftn(want, norm=norm), rtol=RTOL, atol=1e-12)
         axes = (0, -1) if ndim == 2 else (2, 0)
         assert_equal(dfft.rfftn(x, axes=axes, s=(5, 6)), np.fft.rfftn(a, axes=axes, s=(5, 6)), rtol=RTOL,
-                     atol=1e-12, err_msg=f"rfftn s axes {kw}")
-        c = values(shape, seed=8)
-        xc = da.asarray(c, **kw)
+                     atol=1e-12, err_msg=f"rfftn s axes {layout}")
+        c = signal(shape, seed=8)
+        xc = layout.array(c)
         assert_equal(dfft.irfftn(xc, axes=axes, s=(7, 5)), np.fft.irfftn(c, axes=axes, s=(7, 5)), rtol=RTOL,
-                     atol=1e-12, err_msg=f"irfftn s axes {kw}")
+                     atol=1e-12, err_msg=f"irfftn s axes {layout}")
 
 
 def test_rfft_irfft_hfft_ihfft():
-    a = values(SHAPES[2], dtype="float64", seed=9)
-    c = values(SHAPES[2], seed=9)
-    for kw in layouts(2):
-        x, xc = da.asarray(a, **kw), da.asarray(c, **kw)
+    a = signal(SHAPES[2], dtype="float64", seed=9)
+    c = signal(SHAPES[2], seed=9)
+    for layout in LAYOUTS[2]:
+        x, xc = layout.array(a), layout.array(c)
         for axis in (0, 1):
             for n in (None, 8, 9, 15):
                 assert_equal(dfft.rfft(x, n=n, axis=axis), np.fft.rfft(a, n=n, axis=axis), rtol=RTOL, atol=1e-12,
-                             err_msg=f"rfft n={n} axis={axis} {kw}")
+                             err_msg=f"rfft n={n} axis={axis} {layout}")
                 assert_equal(dfft.irfft(xc, n=n, axis=axis), np.fft.irfft(c, n=n, axis=axis), rtol=RTOL,
-                             atol=1e-12, err_msg=f"irfft n={n} axis={axis} {kw}")
+                             atol=1e-12, err_msg=f"irfft n={n} axis={axis} {layout}")
                 assert_equal(dfft.hfft(xc, n=n, axis=axis, norm="ortho"),
                              np.fft.hfft(c, n=n, axis=axis, norm="ortho"), rtol=RTOL, atol=1e-12,
-                             err_msg=f"hfft n={n} axis={axis} {kw}")
+                             err_msg=f"hfft n={n} axis={axis} {layout}")
                 assert_equal(dfft.ihfft(x, n=n, axis=axis), np.fft.ihfft(a, n=n, axis=axis), rtol=RTOL,
-                             atol=1e-12, err_msg=f"ihfft n={n} axis={axis} {kw}")
+                             atol=1e-12, err_msg=f"ihfft n={n} axis={axis} {layout}")
 
 
 # ---------------------------------------------------------------- 1-d arrays
 @pytest.mark.parametrize("n", [36, 64, 13, 97, 50, 1])
 def test_one_dimensional(n):
     """Cut 1-d arrays: four-step where n factors (36, 64, 50), replication otherwise (13, 97, 1)."""
-    a = values((n,), seed=10)
-    r = values((n,), dtype="float64", seed=10)
-    lays = [dict(split=0), dict(split=None)]
-    if n >= nprocs():
-        lays.append(dict(split=0, sizes=uneven(n, nprocs())))
-    for kw in lays:
-        x = da.asarray(a, **kw)
+    a = signal((n,), seed=10)
+    r = signal((n,), dtype="float64", seed=10)
+    for layout in layouts((n,), "split0", "replicated", *(["uneven0"] if n >= P else [])):
+        x = layout.array(a)
         for norm in NORMS:
             y = dfft.fft(x, norm=norm)
-            assert_equal(y, np.fft.fft(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fft n={n} {kw} {norm}")
+            assert_equal(y, np.fft.fft(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fft n={n} {layout} {norm}")
             assert y.layout == x.layout
             assert_equal(dfft.ifftn(x, norm=norm), np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12)
         assert_equal(dfft.fft(x, n=2 * n + 4), np.fft.fft(a, n=2 * n + 4), rtol=RTOL, atol=1e-12)
         assert_equal(dfft.ifft(x, n=max(1, n - 3)), np.fft.ifft(a, n=max(1, n - 3)), rtol=RTOL, atol=1e-12)
         assert_equal(dfft.ifft(dfft.fft(x)), a, rtol=RTOL, atol=1e-12)
-        xr = da.asarray(r, **kw)
+        xr = layout.array(r)
         assert_equal(dfft.rfft(xr), np.fft.rfft(r), rtol=RTOL, atol=1e-12)
         if n > 1:
             assert_equal(dfft.irfft(dfft.rfft(xr), n=n), r, rtol=RTOL, atol=1e-12)
@@ -230,10 +211,10 @@ def test_one_dimensional(n):
 
 def test_one_dimensional_gather_limit(monkeypatch):
     monkeypatch.setattr(dfft, "GATHER_LIMIT", 40)
-    small = da.asarray(values((37,), seed=11), split=0)  # 37 is prime: replication, allowed
-    assert_equal(dfft.fft(small), np.fft.fft(values((37,), seed=11)), rtol=RTOL, atol=1e-12)
-    big = da.asarray(values((41,), seed=11), split=0)
-    if nprocs() > 1:
+    small = da.asarray(signal((37,), seed=11), split=0)  # 37 is prime: replication, allowed
+    assert_equal(dfft.fft(small), np.fft.fft(signal((37,), seed=11)), rtol=RTOL, atol=1e-12)
+    big = da.asarray(signal((41,), seed=11), split=0)
+    if P > 1:
         with pytest.raises(ValueError, match="^fft: a distributed 1-d transform of this length needs a replicated"):
             dfft.fft(big)
         with pytest.raises(ValueError, match="^rfft: a distributed 1-d transform"):
@@ -241,15 +222,15 @@ def test_one_dimensional_gather_limit(monkeypatch):
         with pytest.raises(ValueError, match="^fftn: a distributed 1-d transform"):
             dfft.fftn(small, s=(47,))  # 47 is prime
     else:  # one rank: nothing is cut, no replication needed
-        assert_equal(dfft.fft(big), np.fft.fft(values((41,), seed=11)), rtol=RTOL, atol=1e-12)
-    sq = values((64,), seed=12)  # 64 = 8 * 8: four-step, no limit
+        assert_equal(dfft.fft(big), np.fft.fft(signal((41,), seed=11)), rtol=RTOL, atol=1e-12)
+    sq = signal((64,), seed=12)  # 64 = 8 * 8: four-step, no limit
     assert_equal(dfft.fft(da.asarray(sq, split=0)), np.fft.fft(sq), rtol=RTOL, atol=1e-12)
 
 
 # ---------------------------------------------------------------- frequencies and shifts
 @pytest.mark.parametrize("n", [1, 2, 7, 10, 33])
 def test_fftfreq_rfftfreq(n):
-    p, m = nprocs(), n // 2 + 1
+    p, m = P, n // 2 + 1
     lays = [(dict(split=0), dict(split=0)), (dict(split=None), dict(split=None))]
     if m >= p:
         lays.append((dict(split=0, sizes=uneven(n, p)), dict(split=0, sizes=uneven(m, p))))
@@ -261,17 +242,17 @@ def test_fftfreq_rfftfreq(n):
         f32 = dfft.fftfreq(n, dtype=da.float32, **kw)
         assert_equal(f32, np.fft.fftfreq(n).astype(np.float32))
         assert dfft.rfftfreq(n, dtype=da.float32, **rkw).dtype == np.float32
-    assert dfft.fftfreq(n, split=0).layout.split == ((0,) if nprocs() > 1 else (None,))
+    assert dfft.fftfreq(n, split=0).layout.split == ((0,) if P > 1 else (None,))
 
 
 def test_fftshift_ifftshift():
     for ndim in (1, 2, 3):
-        a = values(SHAPES[ndim], seed=13)
-        for kw in layouts(ndim) if ndim > 1 else [dict(split=0), dict(split=None)]:
-            x = da.asarray(a, **kw)
+        a = signal(SHAPES[ndim], seed=13)
+        for layout in LAYOUTS[ndim] if ndim > 1 else layouts(SHAPES[1], "split0", "replicated"):
+            x = layout.array(a)
             for axes in [None, 0, -1, (0, ndim - 1)]:
-                assert_equal(dfft.fftshift(x, axes=axes), np.fft.fftshift(a, axes=axes), err_msg=f"{axes} {kw}")
-                assert_equal(dfft.ifftshift(x, axes=axes), np.fft.ifftshift(a, axes=axes), err_msg=f"{axes} {kw}")
+                assert_equal(dfft.fftshift(x, axes=axes), np.fft.fftshift(a, axes=axes), err_msg=f"{axes} {layout}")
+                assert_equal(dfft.ifftshift(x, axes=axes), np.fft.ifftshift(a, axes=axes), err_msg=f"{axes} {layout}")
             assert_equal(dfft.ifftshift(dfft.fftshift(x)), a)
     f = dfft.fftfreq(11, split=0)
     assert_equal(dfft.fftshift(f), np.fft.fftshift(np.fft.fftfreq(11)), rtol=1e-15)
@@ -279,7 +260,7 @@ def test_fftshift_ifftshift():
 
 def test_array_api_strict_backend():
     xp = pytest.importorskip("array_api_strict")
-    a = values(SHAPES[2], seed=14)
+    a = signal(SHAPES[2], seed=14)
     x = da.asarray(xp.asarray(a), split=0)
     y = dfft.fftn(x)
     assert_equal(y, np.fft.fftn(a), rtol=RTOL, atol=1e-12)
@@ -289,8 +270,8 @@ def test_array_api_strict_backend():
 
 # ---------------------------------------------------------------- bad input (same error on every rank)
 def test_bad_input():
-    x = da.asarray(values(SHAPES[2], seed=15), split=0)
-    r = da.asarray(values(SHAPES[2], dtype="float64", seed=15), split=1)
+    x = da.asarray(signal(SHAPES[2], seed=15), split=0)
+    r = da.asarray(signal(SHAPES[2], dtype="float64", seed=15), split=1)
     with pytest.raises(IndexError, match="^fft: axis out of bounds"):
         dfft.fft(x, axis=2)
     with pytest.raises(ValueError, match="^fftn: axis out of bounds"):
@@ -330,7 +311,7 @@ def test_bad_input():
     with pytest.raises(IndexError, match="^fftshift: axis out of bounds"):
         dfft.fftshift(x, axes=(5,))
     # every rank is still in step: a collective after the errors completes
-    assert_equal(dfft.fftn(x), np.fft.fftn(values(SHAPES[2], seed=15)), rtol=RTOL, atol=1e-12)
+    assert_equal(dfft.fftn(x), np.fft.fftn(signal(SHAPES[2], seed=15)), rtol=RTOL, atol=1e-12)
 
 
 def test_namespace():
