@@ -279,7 +279,8 @@ def test_splits(name, shape, how, i, layout):
 # ---------------------------------------------------------------- block
 @pytest.mark.parametrize("i,layout", laid((3, 4)))
 def test_block_matrix(i, layout):
-    a_np, b_np, c_np, d_np = values((3, 4), "int64"), values((3, 2), "int64", 1), values((4, 4), "int64", 2), values((4, 2), "int64", 3)
+    a_np, b_np = values((3, 4), "int64"), values((3, 2), "int64", 1)
+    c_np, d_np = values((4, 4), "int64", 2), values((4, 2), "int64", 3)
     a = layout.array(a_np)
     d = da.asarray(d_np, split=0)
     want = np.block([[a_np, b_np], [c_np, d_np]])

@@ -221,7 +221,8 @@ def test_convolve_correlate(name, dtype, layout):
             want = getattr(np, name)(g, v, mode)
             spelling, f = both(name)[(i + m) % 2]
             assert_results_equal(f(x, v, mode), want, f"{spelling}.{name} m={m} {mode}")
-            assert_results_equal(getattr(np, name)(v, x, mode), getattr(np, name)(v, g, mode), f"{name}(v, x) m={m} {mode}")
+            assert_results_equal(getattr(np, name)(v, x, mode), getattr(np, name)(v, g, mode),
+                                 f"{name}(v, x) m={m} {mode}")
             if m in (4, 20):  # a distributed kernel (or signal, when longer)
                 vd = da.asarray(v, split=0)
                 assert_results_equal(getattr(np, name)(x, vd, mode), want, f"{name} of two DArrays m={m} {mode}")
@@ -230,7 +231,8 @@ def test_convolve_correlate(name, dtype, layout):
 @pytest.mark.parametrize("dtype", ["float64", "int64", "complex128", "float32", "bool"])
 def test_convolve_default_mode_longer_v(dtype):
     assert_results_equal(np.convolve(da.asarray(values((7,), dtype)), values((13,), dtype, seed=4)),
-                         np.convolve(values((7,), dtype), values((13,), dtype, seed=4)), "convolve default mode, longer v")
+                         np.convolve(values((7,), dtype), values((13,), dtype, seed=4)),
+                         "convolve default mode, longer v")
 
 
 @pytest.mark.parametrize("layout", over((13,)))
@@ -334,7 +336,8 @@ def test_packbits_unpackbits(dtype, layout):
         bitorder = ("big", "little")[i % 2]
         want = np.packbits(g, axis=axis, bitorder=bitorder)
         for spelling, f in both("packbits"):
-            assert_results_equal(f(x, axis=axis, bitorder=bitorder), want, f"{spelling}.packbits axis={axis} {bitorder}")
+            assert_results_equal(f(x, axis=axis, bitorder=bitorder), want,
+                                 f"{spelling}.packbits axis={axis} {bitorder}")
         same = [c for c in named(want.shape) if c.id == layout.id]  # the packed array laid out the same way
         packed = (same[0].array(want) if same else da.asarray(want, split=0))
         for j, count in enumerate((None, 3, -2, 0, 40)):
