@@ -10,6 +10,8 @@ values.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -18,7 +20,9 @@ import darray.random as dr
 from darray._backend import to_numpy
 from darray._comm import SelfCommunicator
 from darray._layout import Layout
-from darray.testing import agree, assert_equal
+from darray.testing import agree, assert_equal, uneven_sizes as uneven
+
+from _cases import P, case, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -32,11 +36,6 @@ def small_auto_threshold(monkeypatch):
     monkeypatch.setattr(da.config, "min_distributed_size", 4)
 
 
-@pytest.fixture
-def comm():
-    return da.default_communicator()
-
-
 def collective_check(comm, ok, what: str) -> None:
     failed = agree(comm, bool(ok))
     assert not failed, f"{what}: failed on ranks {failed} of {comm.size}"
@@ -47,29 +46,12 @@ def count(mask) -> int:
     return int(da.sum(da.astype(mask, da.int64)))
 
 
-def uneven(n: int, parts: int) -> list[int]:
-    """A deterministic uneven composition of n into parts (empty blocks when parts > 1)."""
-    if parts == 1:
-        return [n]
-    out = [0] * parts
-    out[-1] = n // 3
-    out[1 % parts] += n - n // 3
-    return out
-
-
-def layouts(shape, size) -> list[dict]:
-    """Layout keywords to try for an array of ``shape`` on ``size`` ranks."""
-    opts = [dict(split=None), dict(split=0), dict(split=0, sizes={0: uneven(shape[0], size)})]
-    if len(shape) >= 2:
-        opts += [dict(split=-1), dict(split=1, sizes={1: uneven(shape[1], size)}), dict(split=0, halo=1),
-                 dict(split=-1, halo=1, boundary="periodic")]
-    if len(shape) >= 3:
-        opts.append(dict(split=1))
-    if size == 4 and len(shape) >= 2:
-        opts += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)),
-                 dict(split=(0, None), grid=(2, 2)),
-                 dict(split=(0, 1), grid=(2, 2), sizes={0: [shape[0] - 1, 1], 1: [0, shape[1]]})]
-    return opts
+def every(shape) -> list:
+    """The layouts to try for an array of ``shape``: replicated, cut along each axis (balanced, uneven, first
+    block empty), halos (periodic), 2x2 grids (cut both ways, copies, uneven with an empty block) at 4 ranks."""
+    cuts = [f"{kind}{a}" for a in range(len(shape)) for kind in ("split", "uneven", "first-empty")]
+    halos = ("halo0", f"halo{len(shape) - 1}") if len(shape) >= 2 else ()
+    return layouts(shape, "replicated", *cuts, *halos, "grid2x2", "grid2x2-10", "grid2x2-0n", "grid2x2-uneven")
 
 
 SHAPE = (13, 7)
@@ -96,18 +78,23 @@ METHODS = {
 
 
 # ------------------------------------------------------------------ layout independence --
-@pytest.mark.parametrize("name", sorted(METHODS))
-def test_every_layout_reproduces_one_process(name, comm):
-    draw = METHODS[name]
+@functools.cache
+def reference(name: str) -> list[np.ndarray]:
+    """Two successive draws of ``METHODS[name]`` on one process (computed once per test run)."""
     ref = dr.default_rng(SEED)
-    expected = [to_numpy(draw(ref, comm=SELF).gather()) for _ in range(2)]
+    return [to_numpy(METHODS[name](ref, comm=SELF).gather()) for _ in range(2)]
+
+
+@pytest.mark.parametrize("layout", every(SHAPE), ids=str)
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_layout_reproduces_one_process(name, layout):
+    expected = reference(name)
     assert not np.array_equal(expected[0], expected[1]), "successive calls must differ"
-    for opts in layouts(SHAPE, comm.size):
-        rng = dr.default_rng(SEED)
-        for call in range(2):
-            x = draw(rng, **opts)
-            assert x.shape == SHAPE and x.dtype == expected[call].dtype
-            assert_equal(x, expected[call], rtol=0.0, err_msg=f"{name} call {call} with {opts}")
+    rng = dr.default_rng(SEED)
+    for call in range(2):
+        x = METHODS[name](rng, **layout.kw)
+        assert x.shape == SHAPE and x.dtype == expected[call].dtype
+        assert_equal(x, expected[call], rtol=0.0, err_msg=f"{name} call {call}")
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (29,), (0, 4), (5, 0, 3), (4, 5, 6), (2, 3, 4, 5)])
@@ -185,27 +172,32 @@ def test_halo_and_array_api_strict_backend(comm):
 PERM_LAYOUTS = [dict(split=0), dict(split=None), dict(split=-1), dict(split=0, halo=1)]
 
 
-def perm_layouts(shape, size):
-    opts = PERM_LAYOUTS + [dict(split=0, sizes={0: uneven(shape[0], size)})]
-    if size == 4:
-        opts += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)),
-                 dict(split=(0, None), grid=(2, 2), sizes={0: [1, shape[0] - 1]})]
-    return opts
+def perm_layouts(shape) -> list:
+    """Cut along the first / last axis, replicated, a halo, uneven; 2x2 grids at 4 ranks (one holding uneven
+    copies)."""
+    out = layouts(shape, "split0", "replicated", f"split{len(shape) - 1}", "halo0", "uneven0", "grid2x2",
+                  "grid2x2-10")
+    if P == 4:
+        out.append(case("grid2x2-0n-uneven", shape, "grid", "copies", "uneven", split=(0, None), grid=(2, 2),
+                        sizes={0: [1, shape[0] - 1]}))
+    return out
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 64, 1000])
-def test_permutation_of_int_is_a_permutation(n, comm):
+@pytest.mark.parametrize("layout", [pytest.param(c, id=f"{n}-{c}") for n in [0, 1, 2, 3, 17, 64, 1000]
+                                    for c in layouts((n,), "split0", "replicated", "uneven0")])
+def test_permutation_of_int_is_a_permutation(layout):
+    n = layout.shape[0]
     expected = dr.default_rng(SEED).permutation(n, comm=SELF).gather()
     assert np.array_equal(np.sort(expected), np.arange(n))
-    for opts in [dict(split=0), dict(split=None), dict(split=0, sizes={0: uneven(n, comm.size)})]:
-        p = dr.default_rng(SEED).permutation(n, **opts)
-        assert p.dtype == np.int64
-        assert_equal(p, expected, err_msg=f"{opts}")
+    p = dr.default_rng(SEED).permutation(n, **layout.kw)
+    assert p.dtype == np.int64
+    assert_equal(p, expected)
     if n >= 17:
         assert not np.array_equal(expected, np.arange(n))
 
 
-def test_permutation_of_darray_keeps_layout(comm):
+@pytest.mark.parametrize("layout", perm_layouts((11, 6)), ids=str)
+def test_permutation_of_darray_keeps_layout(layout):
     data = np.arange(11 * 6, dtype=np.float64).reshape(11, 6) * 1.5
     ref = dr.default_rng(SEED)
     first = ref.permutation(data, comm=SELF).gather()
@@ -213,24 +205,22 @@ def test_permutation_of_darray_keeps_layout(comm):
     order = dr.default_rng(SEED).permutation(11, comm=SELF).gather()
     np.testing.assert_array_equal(first, data[order])  # permutation(x) == x[permutation(len(x))]
     assert not np.array_equal(first, second)
-    for opts in perm_layouts(data.shape, comm.size):
-        x = da.asarray(data, **opts)
-        rng = dr.default_rng(SEED)
-        p = rng.permutation(x)
-        assert p.layout == x.layout
-        assert_equal(p, first, err_msg=f"{opts}")
-        assert_equal(rng.permutation(x), second, err_msg=f"{opts}")
-        assert_equal(x, data, err_msg="permutation must not change its input")
+    x = layout.array(data)
+    rng = dr.default_rng(SEED)
+    p = rng.permutation(x)
+    assert p.layout == x.layout
+    assert_equal(p, first)
+    assert_equal(rng.permutation(x), second)
+    assert_equal(x, data, err_msg="permutation must not change its input")
 
 
-def test_shuffle_in_place(comm):
+@pytest.mark.parametrize("layout", perm_layouts((9, 4, 3)) + layouts((9, 4, 3), "split1"), ids=str)
+def test_shuffle_in_place(layout):
     data = np.arange(9 * 4 * 3, dtype=np.int32).reshape(9, 4, 3)
-    ref = dr.default_rng(SEED)
-    expected = ref.permutation(data, comm=SELF).gather()
-    for opts in perm_layouts(data.shape, comm.size) + [dict(split=1), dict(split=2)]:
-        x = da.asarray(data.copy(), **opts)
-        dr.default_rng(SEED).shuffle(x)
-        assert_equal(x, expected, err_msg=f"{opts}")
+    expected = dr.default_rng(SEED).permutation(data, comm=SELF).gather()
+    x = layout.array(data.copy())
+    dr.default_rng(SEED).shuffle(x)
+    assert_equal(x, expected)
 
 
 def test_permutation_is_roughly_uniform():
