@@ -89,9 +89,10 @@ def catalogue(shape, p: int = P) -> dict[str, Case]:
     ``halo{a}`` (halo 1, periodic) and, at more than one rank, ``last{a}`` (every
     cell on the last rank), ``first-empty{a}`` (rank 0 holds nothing, the rest
     balanced), ``thin{a}`` (one-cell blocks and one big last block); at four
-    ranks and two or more axes, 2x2 grids ``grid2x2`` (axes 0, 1),
+    ranks, 2x2 grids ``grid2x2`` (axes 0, 1),
     ``grid2x2-{a}{b}`` (axes ``a``, ``b``; ``n`` replicates along that grid
-    axis), ``grid2x2-uneven`` / ``grid2x2-10-uneven`` (axes 0, 1 / 1, 0, with
+    axis; a 1-d array has ``grid2x2-0n`` and ``grid2x2-n0``), and for two or
+    more axes ``grid2x2-uneven`` / ``grid2x2-10-uneven`` (axes 0, 1 / 1, 0, with
     an empty and a one-cell block) and, for three axes, ``grid1x2x2``.
     """
     shape = tuple(shape)
@@ -108,13 +109,14 @@ def catalogue(shape, p: int = P) -> dict[str, Case]:
                     case(f"first-empty{a}", shape, "uneven", "empty", split=a,
                          sizes={a: [0] + [len(b) for b in np.array_split(np.arange(n), p - 1)]}),
                     case(f"thin{a}", shape, "uneven", "thin", split=a, sizes={a: [1] * (p - 1) + [n - (p - 1)]})]
-    if p == 4 and ndim >= 2:
+    if p == 4 and ndim >= 1:
         for a, b in itertools.permutations([*range(ndim), None], 2):
             if a is None and b is None:
                 continue
             name = "grid2x2" if (a, b) == (0, 1) else f"grid2x2-{_axis_name(a)}{_axis_name(b)}"
             flags = ("grid", "copies") if None in (a, b) else ("grid",)
             out.append(case(name, shape, *flags, split=(a, b), grid=(2, 2)))
+    if p == 4 and ndim >= 2:
         out += [case("grid2x2-uneven", shape, "grid", "uneven", "empty", "thin", split=(0, 1), grid=(2, 2),
                      sizes={0: [shape[0], 0], 1: [1, shape[1] - 1]}),
                 case("grid2x2-10-uneven", shape, "grid", "uneven", "empty", "thin", split=(1, 0), grid=(2, 2),

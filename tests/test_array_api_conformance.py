@@ -22,7 +22,9 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import assert_equal, assert_raises_everywhere, backend_dtypes, uneven_sizes
+from darray.testing import assert_equal, assert_raises_everywhere, backend_dtypes
+
+from _cases import layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -31,17 +33,13 @@ OPERATORS = {"add": "__add__", "subtract": "__sub__", "multiply": "__mul__", "di
              "floor_divide": "__floordiv__", "remainder": "__mod__", "pow": "__pow__"}
 
 
-def nprocs() -> int:
-    return da.default_communicator().size
+def conformance_layouts(shape) -> list:
+    """Balanced, replicated, uneven with an empty block and (at 4 ranks) a 2x2 grid of copies along axis 0."""
+    return layouts(shape, "split0", "replicated", "uneven0", "grid2x2-0n")
 
 
-def layouts(n: int) -> list[dict]:
-    """Balanced, replicated, uneven with an empty block and (at 4 ranks) a 2-d grid for a length-``n`` axis."""
-    p = nprocs()
-    out = [dict(split=0), dict(split=None), dict(split=0, sizes={0: uneven_sizes(n, p)})]
-    if p == 4:
-        out.append(dict(split=(0, None), grid=(2, 2)))
-    return out
+#: The arrays of every pair of special values (length len(SPECIAL)**2).
+PAIRS_LAYOUTS = conformance_layouts((len(SPECIAL) ** 2,))
 
 
 def pairs(dtype: str) -> tuple[np.ndarray, np.ndarray]:
@@ -79,22 +77,24 @@ def standard_pow_half(a: np.ndarray) -> np.ndarray:
         return np.power(a, np.full(a.shape, 0.5, dtype=a.dtype))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", PAIRS_LAYOUTS, ids=str)
 @pytest.mark.parametrize("name", list(OPERATORS))
-def test_operator_special_cases(name, dtype):
-    """x1 op x2 for every pair of special values: array-array, array-scalar, scalar-array, in place."""
+def test_operator_special_cases(name, layout):
+    """x1 op x2 for every pair of special values: array-array, array-scalar, scalar-array, in place; float32 and
+    float64."""
     op = OPERATORS[name]
     iop = "__i" + op[2:]
-    a, b = pairs(dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for kw in layouts(a.shape[0]):
+        for dtype in ["float32", "float64"]:
+            a, b = pairs(dtype)
+            kw = layout.kw
             x, y = da.asarray(a, **kw), da.asarray(b, **kw)
             assert_same_zeros(getattr(x, op)(y), strict(op, a, b), f"{name} {kw}")
             inplace = da.asarray(a.copy(), **kw)  # asarray shares a NumPy input's buffer
             assert getattr(inplace, iop)(y) is inplace
             assert_same_zeros(inplace, strict(op, a, b), f"{iop} {kw}")
-            if kw.get("split") == 0 and "sizes" not in kw:
+            if layout.id == "split0":
                 continue  # scalar forms are local to a block: the replicated and uneven layouts suffice
             for s in SPECIAL[:8] + [2.5]:
                 want = standard_pow_half(a) if name == "pow" and s == 0.5 else strict(op, a, s)
@@ -113,7 +113,8 @@ def test_pow_half_follows_the_standard(dtype):
     want = np.array([np.inf, 0.0, 0.0, 2.0, np.inf, np.nan, np.nan, 0.5], dtype=dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for kw in layouts(a.shape[0]):
+        for layout in conformance_layouts(a.shape):
+            kw = layout.kw
             x = da.asarray(a, **kw)
             half = da.asarray(0.5, dtype=dtype)
             for got, what in ((x ** 0.5, "x ** 0.5"), (da.pow(x, 0.5), "pow(x, 0.5)"), (x ** half, "x ** 0-d"),
@@ -161,7 +162,8 @@ def test_expand_dims_signature():
 def test_expand_dims(shape):
     a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     axes = list(range(-a.ndim - 1, a.ndim + 1)) + [(0, -1), (1, 0)]
-    for kw in layouts(shape[0]):
+    for layout in conformance_layouts(shape):
+        kw = layout.kw
         x = da.asarray(a, **kw)
         for axis in axes:
             assert_equal(da.expand_dims(x, axis), np.expand_dims(a, axis), err_msg=f"{axis} {kw}")
@@ -189,7 +191,8 @@ def test_vecdot(dtype):
         return v.astype(dt)
 
     a, b, c = draw((13, 7)), draw((7,)), draw((13, 7))
-    for kw in layouts(13):
+    for layout in conformance_layouts(a.shape):
+        kw = layout.kw
         x, z = da.asarray(a, **kw), da.asarray(c, **kw)
         y = da.asarray(b, split=None)
         for got, want, what in ((da.vecdot(x, y), np.vecdot(a, b), "broadcast"),
@@ -207,7 +210,8 @@ def test_vecdot_conjugates_the_first_argument():
     a = np.array([1 + 2j, 3 - 1j, -2j, 0.5 + 0j, 4 - 4j, 1j, 2 + 0j])
     b = np.array([1j, 2 + 0j, 1 - 1j, -3 + 0j, 1 + 1j, 1j, 0.5 - 2j])
     want = np.sum(np.conj(a) * b)
-    for kw in layouts(a.shape[0]):
+    for layout in conformance_layouts(a.shape):
+        kw = layout.kw
         x, y = da.asarray(a, **kw), da.asarray(b, **kw)
         assert_equal(da.vecdot(x, y), want)
         assert_equal(da.vecdot(y, x), np.conj(want))
@@ -223,7 +227,8 @@ def test_unique_all(dtype):
         a[0, 0] = a[5, 1] = np.nan
         a[2, 2] = -0.0
     want = xs.unique_all(xs.asarray(a))
-    for kw in layouts(13):
+    for layout in conformance_layouts(a.shape):
+        kw = layout.kw
         got = da.unique_all(da.asarray(a, **kw))
         assert got._fields == ("values", "indices", "inverse_indices", "counts")
         assert_equal(got.values, np.asarray(want.values), err_msg=f"values {kw}")
