@@ -208,7 +208,7 @@ def with_axes(layout: Layout, at: int, remove: int, lengths: tuple[int, ...]) ->
     shape = layout.shape[:at] + tuple(lengths) + layout.shape[at + remove:]
     sizes = layout.sizes[:at] + tuple((n,) for n in lengths) + layout.sizes[at + remove:]
     split = tuple(s if s is None or s < at else s + shift for s in layout.split)
-    return Layout(shape, layout.dims, split, sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(shape, layout.dims, split, sizes)
 
 
 def first_cells(x, index: tuple) -> np.ndarray:

@@ -169,7 +169,7 @@ def _run_blocks(vec, func, vargs, loops, loop_shape, ins, outs, otypes, sizes, l
     darrays = [(a, loop) for a, loop in zip(vargs, loops) if isinstance(a, DArray)]
     target, loop_t = max(darrays, key=lambda al: (not al[0].layout.is_replicated, int(np.prod(al[1]))))
     lay = target.layout
-    base = Layout(loop_t, lay.dims, lay.split, lay.sizes[:len(loop_t)], (0,) * len(loop_t), ("none",) * len(loop_t))
+    base = Layout(loop_t, lay.dims, lay.split, lay.sizes[:len(loop_t)])
     out_loop = base if loop_t == loop_shape else _expand(base, loop_shape)
     rank = like.comm.rank
     blocks = []

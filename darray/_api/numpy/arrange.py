@@ -105,7 +105,7 @@ def _index_vector(func: str, ind, n: int, mode: str) -> np.ndarray:
 
 def _write_back(a: DArray, flat: DArray) -> None:
     """Copy the 1-d ``flat`` (a's cells in C order) into ``a``'s owned cells."""
-    plain = a.layout.replace(halo=(0,) * a.ndim, boundary=("none",) * a.ndim)
+    plain = a.layout.without_halo()
     a.local[...] = redistribute_to(reshape(flat, a.shape), plain).local
     a._halo_fresh = False
 
@@ -207,7 +207,7 @@ def put_along_axis(arr, indices, values, axis) -> None:
         raise IndexError(message(func, f"index out of bounds for axis {axis} of size {n}", None,
                                  f"indices in [{-n}, {n})"))
     local_idx = np.where(local_idx < 0, local_idx + n, local_idx)
-    plain = indices.layout.replace(halo=(0,) * indices.ndim, boundary=("none",) * indices.ndim)
+    plain = indices.layout.without_halo()
     vals = values if isinstance(values, DArray) else np.asarray(values)
     local_vals = np.broadcast_to(to_numpy(local_operand(func, vals, plain, indices)), local_idx.shape)
     starts = indices.layout.block_start(arr.comm.rank)

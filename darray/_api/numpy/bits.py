@@ -61,7 +61,7 @@ def _resized(layout: Layout, axis: int, sizes) -> Layout:
     """``layout`` without halo, with block sizes ``sizes`` along ``axis``."""
     all_sizes = tuple(tuple(sizes) if d == axis else s for d, s in enumerate(layout.sizes))
     shape = tuple(sum(sizes) if d == axis else n for d, n in enumerate(layout.shape))
-    return Layout(shape, layout.dims, layout.split, all_sizes, (0,) * len(shape), ("none",) * len(shape))
+    return Layout(shape, layout.dims, layout.split, all_sizes)
 
 
 @implements(np.packbits)

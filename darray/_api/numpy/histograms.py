@@ -121,7 +121,7 @@ def _sample(func: str, sample, weights) -> DArray:
         raise ValueError(message(f"numpy.{func}", "the sample must be an (N, D) array or a sequence of D 1-d "
                                  "arrays of length N", [c.shape for c in columns], "1-d arrays of one length"))
     first = next((c for c in columns if not c.layout.is_replicated), columns[0])
-    rows = first.layout.replace(halo=(0,), boundary=("none",))
+    rows = first.layout.without_halo()
     dtype = np.result_type(*(c.dtype for c in columns))
     xp = first._xp
     blocks = [xp.astype(local_operand(f"numpy.{func}", c, rows, first), to_backend_dtype(xp, dtype))

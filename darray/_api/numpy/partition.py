@@ -76,7 +76,7 @@ def _select(func: str, a, kth, axis, kind, order, index: bool) -> DArray:
     positions = _kth(name, kth, a.shape[axis])
     if a.layout.axis_dim[axis] is not None:  # a cut axis: a sorted line partitions for every kth
         return argsort(a, axis=axis) if index else sort(a, axis=axis)
-    plain = a.layout.replace(halo=(0,) * a.ndim, boundary=("none",) * a.ndim)
+    plain = a.layout.without_halo()
     xp, block = a._xp, a.local
     if xp is NUMPY:
         out = (np.argpartition if index else np.partition)(block, positions, axis=axis)

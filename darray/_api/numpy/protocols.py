@@ -12,7 +12,7 @@ from ..._backend import to_numpy
 from ..._core import DArray, redistribute_to
 from ..._core.advanced import take, take_along_axis
 from ..._core.protocols import HANDLED_FUNCTIONS, implements
-from ..._core.reductions import normalize_axes
+from ..._core.reductions import combine, normalize_axes
 from ..._errors import message
 from ..._layout import normalize_axis
 from .. import linalg as _linalg
@@ -321,15 +321,13 @@ def _histogram(a, bins=10, range=None, density=None, weights=None):
             raise ValueError(message("numpy.histogram", "weights must have the shape of a", np.shape(weights),
                                      a.shape))
         if isinstance(weights, DArray):  # onto a's blocks (any layout, uneven or empty blocks included)
-            plain = a.layout.replace(halo=(0,) * a.ndim, boundary=("none",) * a.ndim)
+            plain = a.layout.without_halo()
             w = to_numpy(redistribute_to(weights, plain).local)
         else:
             w = np.asarray(weights)[a.layout.block_slices(a.comm.rank)]
         w = w.reshape(-1)
     counts, _ = np.histogram(local, bins=edges, weights=w)
-    cut = tuple(s is not None for s in a.layout.split)  # ranks holding copies must not count twice
-    if any(cut):
-        counts = to_numpy(a.comm.sub(a.layout.dims, cut).allreduce(counts, "sum"))
+    counts = to_numpy(combine(counts, "sum", a.comm, a.layout))  # ranks holding copies count once
     if density:
         widths = np.diff(edges)
         counts = counts / widths / counts.sum()

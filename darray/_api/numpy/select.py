@@ -110,10 +110,6 @@ def _operand(x):
     return x if isinstance(x, DArray) or type(x) in _SCALARS else np.asarray(x)
 
 
-def _plain(x: DArray):
-    return x._layout.replace(halo=(0,) * x.ndim, boundary=("none",) * x.ndim)
-
-
 def _cast(xp, block, dtype, device):
     """A local block (or a scalar) as the backend's ``dtype``."""
     want = to_backend_dtype(xp, dtype)
@@ -139,7 +135,7 @@ def _store(a: DArray, block) -> None:
 
 def _aligned(func: str, x, a: DArray):
     """``x`` (shape broadcastable to ``a``'s) cut like ``a``'s owned cells."""
-    return local_operand(func, x, _plain(a), a)
+    return local_operand(func, x, a._layout.without_halo(), a)
 
 
 def _bool(func: str, x, like: DArray | None) -> DArray:
@@ -666,7 +662,7 @@ def _lexsort(keys: list[DArray], axis: int) -> DArray:
     first = keys[0]
     if first._layout.axis_dim[axis] is None:  # lines along axis are whole on every rank: no message
         blocks = [_aligned("numpy.lexsort", k, first) for k in keys]
-        return wrap_like(_local_lexsort(first._xp, blocks, axis), _plain(first), first)
+        return wrap_like(_local_lexsort(first._xp, blocks, axis), first._layout.without_halo(), first)
     index = argsort(keys[0], axis=axis, stable=True)
     for k in keys[1:]:
         order = argsort(take_along_axis(k, index, axis=axis), axis=axis, stable=True)
