@@ -10,69 +10,76 @@ from darray._api.searching import argmax, argmin, count_nonzero, nonzero, search
 from darray._api.sorting import argsort
 from darray.testing import assert_equal
 
+from _cases import P, case, generator, layouts, values as seeded
+
 pytestmark = pytest.mark.mpi
 
 
-def nprocs() -> int:
-    return da.default_communicator().size
-
-
 def values(shape, dtype, seed=0) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(map(ord, dtype))])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
+    """Few distinct values (many ties): integers in [0, 4), floats with about 10% NaNs; 30% True."""
+    rng = generator(seed, len(shape), dtype)
+    if np.dtype(dtype).kind == "b":
         return rng.random(shape) < 0.3
-    a = rng.integers(0, 4, shape).astype(dt)  # few distinct values: many ties
-    if dt.kind == "f" and a.size:
+    a = seeded(shape, "int64", seed, low=0, high=4, key=dtype).astype(dtype)
+    if a.dtype.kind == "f" and a.size:
         a[rng.random(shape) < 0.1] = np.nan
     return a
 
 
-def layouts(shape) -> list[dict]:
-    p = nprocs()
-    if len(shape) == 1:
-        out = [dict(split=0), dict(split=None), dict(split=0, sizes=[0] * (p - 1) + [shape[0]])]
-        if p == 4:
-            out.append(dict(split=(0, None), grid=(2, 2)))
-        return out
-    out = [dict(split=0), dict(split=1), dict(split=None), dict(split=1, sizes={1: [0] * (p - 1) + [shape[1]]})]
-    if p == 4:
-        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, None), grid=(2, 2))]
+def named(shape) -> list:
+    """1-d: split, replicated, all on the last rank, a 2x2 grid holding copies (4 ranks); 2-d: split along each
+    axis, replicated, all of axis 1 on the last rank, 2x2 grids (one holding copies)."""
+    if len(shape) >= 2:
+        return layouts(shape, "split0", "split1", "replicated", "last1", "grid2x2", "grid2x2-1n")
+    out = layouts(shape, "split0", "replicated", "last0")
+    if P == 4:
+        out.append(case("grid2x2-0n", shape, "grid", "copies", split=(0, None), grid=(2, 2)))
     return out
+
+
+def over(*shapes) -> list:
+    """``layout`` parameters over the layouts of ``shapes``, ids ``{shape}-{layout}``."""
+    return [pytest.param(c, id=f"{'x'.join(map(str, shape))}-{c}") for shape in shapes for c in named(shape)]
 
 
 SHAPES = [(1,), (7,), (13,), (100,), (7, 5), (3, 11)]
 
 
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", over(*SHAPES))
 @pytest.mark.parametrize("dtype", ["float64", "int64", "uint8", "bool"])
-def test_argmax_argmin(shape, dtype):
+def test_argmax_argmin(dtype, layout):
+    shape = layout.shape
     a = values(shape, dtype)
-    for kw in layouts(shape):
-        x = da.asarray(a, **kw)
-        for ours, theirs in ((argmax, np.argmax), (argmin, np.argmin)):
-            assert_equal(ours(x), np.asarray(theirs(a)))
-            assert_equal(ours(x, keepdims=True), theirs(a, keepdims=True))
-            for axis in range(-len(shape), len(shape)):
-                assert_equal(ours(x, axis=axis), theirs(a, axis=axis))
-                assert_equal(ours(x, axis=axis, keepdims=True), theirs(a, axis=axis, keepdims=True))
+    x = layout.array(a)
+    for ours, theirs in ((argmax, np.argmax), (argmin, np.argmin)):
+        assert_equal(ours(x), np.asarray(theirs(a)))
+        assert_equal(ours(x, keepdims=True), theirs(a, keepdims=True))
+        for axis in range(-len(shape), len(shape)):
+            assert_equal(ours(x, axis=axis), theirs(a, axis=axis))
+            assert_equal(ours(x, axis=axis, keepdims=True), theirs(a, axis=axis, keepdims=True))
 
 
-def test_argmax_ties_and_nan():
-    cases = [np.full(13, 5.0), np.full(13, np.nan), np.array([1.0, 3, 3, np.nan, 3, np.nan, 0] * 2),
-             np.array([-np.inf] * 4 + [np.inf] * 4), np.zeros(9, dtype=np.int8)]
-    for a in cases:
-        for kw in layouts(a.shape):
-            x = da.asarray(a, **kw)
-            assert_equal(argmax(x), np.asarray(np.argmax(a)))
-            assert_equal(argmin(x), np.asarray(np.argmin(a)))
+TIES = {"fives": np.full(13, 5.0), "nans": np.full(13, np.nan),
+        "threes-nans": np.array([1.0, 3, 3, np.nan, 3, np.nan, 0] * 2), "infs": np.array([-np.inf] * 4 + [np.inf] * 4), "int8-zeros": np.zeros(9, dtype=np.int8)}
+
+
+@pytest.mark.parametrize("name,layout", [pytest.param(k, c, id=f"{k}-{c}") for k, a in TIES.items()
+                                         for c in named(a.shape)])
+def test_argmax_ties_and_nan(name, layout):
+    a = TIES[name]
+    x = layout.array(a)
+    assert_equal(argmax(x), np.asarray(np.argmax(a)))
+    assert_equal(argmin(x), np.asarray(np.argmin(a)))
+
+
+@pytest.mark.parametrize("layout", over((4, 6)))
+def test_argmax_all_nan_but_one(layout):
     a = np.full((4, 6), np.nan)
     a[1, 2] = 1.0
-    for kw in layouts(a.shape):
-        x = da.asarray(a, **kw)
-        for axis in (0, 1):
-            assert_equal(argmax(x, axis=axis), np.argmax(a, axis=axis))
-            assert_equal(argmin(x, axis=axis), np.argmin(a, axis=axis))
+    x = layout.array(a)
+    for axis in (0, 1):
+        assert_equal(argmax(x, axis=axis), np.argmax(a, axis=axis))
+        assert_equal(argmin(x, axis=axis), np.argmin(a, axis=axis))
 
 
 def test_argmax_empty_and_bad_axis():
@@ -92,23 +99,26 @@ def test_argmax_empty_and_bad_axis():
         argmin(z, axis=-3)
 
 
-@pytest.mark.parametrize("shape", SHAPES + [(0,), (2, 3, 4)])
+NONZERO = [pytest.param(c, id=f"{'x'.join(map(str, shape))}-{c}") for shape in SHAPES + [(0,)] for c in named(shape)]
+NONZERO += [pytest.param(c, id=f"2x3x4-{c}") for c in layouts((2, 3, 4), "split0", "split2", "replicated")]
+
+
+@pytest.mark.parametrize("layout", NONZERO)
 @pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
-def test_nonzero_and_count(shape, dtype):
+def test_nonzero_and_count(dtype, layout):
+    shape = layout.shape
     a = values(shape, dtype, seed=1)
-    lays = layouts(shape) if len(shape) < 3 else [dict(split=0), dict(split=2), dict(split=None)]
-    for kw in lays:
-        x = da.asarray(a, **kw)
-        got = nonzero(x)
-        want = np.nonzero(a)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert_equal(g, w.astype(np.int64))
-        assert_equal(count_nonzero(x), np.asarray(np.count_nonzero(a)))
-        for axis in range(len(shape)):
-            assert_equal(count_nonzero(x, axis=axis), np.count_nonzero(a, axis=axis).astype(np.int64))
-            assert_equal(count_nonzero(x, axis=axis, keepdims=True),
-                         np.count_nonzero(a, axis=axis, keepdims=True).astype(np.int64))
+    x = layout.array(a)
+    got = nonzero(x)
+    want = np.nonzero(a)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert_equal(g, w.astype(np.int64))
+    assert_equal(count_nonzero(x), np.asarray(np.count_nonzero(a)))
+    for axis in range(len(shape)):
+        assert_equal(count_nonzero(x, axis=axis), np.count_nonzero(a, axis=axis).astype(np.int64))
+        assert_equal(count_nonzero(x, axis=axis, keepdims=True),
+                     np.count_nonzero(a, axis=axis, keepdims=True).astype(np.int64))
 
 
 def test_nonzero_0d():
@@ -116,59 +126,59 @@ def test_nonzero_0d():
         nonzero(da.asarray(np.float64(1.0)))
 
 
-def test_where_broadcasting():
+@pytest.mark.parametrize("layout", over((7, 5)))
+def test_where_broadcasting(layout):
     a = values((7, 5), "float64", seed=2)
     b = values((5,), "float64", seed=3)
-    for kw in layouts((7, 5)):
-        x = da.asarray(a, **kw)
-        y = da.asarray(b, split=None)
-        cond = x > 1
-        assert_equal(where(cond, x, y), np.where(a > 1, a, b))
-        assert_equal(where(cond, 0.5, x), np.where(a > 1, 0.5, a))
-        assert_equal(where(cond, x, -1), np.where(a > 1, a, -1))
-        assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
+    x = layout.array(a)
+    y = da.asarray(b, split=None)
+    cond = x > 1
+    assert_equal(where(cond, x, y), np.where(a > 1, a, b))
+    assert_equal(where(cond, 0.5, x), np.where(a > 1, 0.5, a))
+    assert_equal(where(cond, x, -1), np.where(a > 1, a, -1))
+    assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
 
 
-def test_where_mixed_kinds():
+@pytest.mark.parametrize("layout", over((7, 5)))
+def test_where_mixed_kinds(layout):
     a = values((7, 5), "float64", seed=2)
     b = values((5,), "int64", seed=3)
-    for kw in layouts((7, 5)):
-        x = da.asarray(a, **kw)
-        y = da.asarray(b, split=None)
-        cond = x > 1
-        assert_equal(where(cond, x, y), np.where(a > 1, a, b))
-        assert_equal(where(cond, 0.5, x), np.where(a > 1, 0.5, a))
-        assert_equal(where(cond, x, -1), np.where(a > 1, a, -1))
-        assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
+    x = layout.array(a)
+    y = da.asarray(b, split=None)
+    cond = x > 1
+    assert_equal(where(cond, x, y), np.where(a > 1, a, b))
+    assert_equal(where(cond, 0.5, x), np.where(a > 1, 0.5, a))
+    assert_equal(where(cond, x, -1), np.where(a > 1, a, -1))
+    assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
 
 
-@pytest.mark.parametrize("n1", [0, 1, 7, 40])
+@pytest.mark.parametrize("layout", over((0,), (1,), (7,), (40,)))
 @pytest.mark.parametrize("side", ["left", "right"])
-def test_searchsorted(n1, side):
+def test_searchsorted(side, layout):
+    n1 = layout.shape[0]
     rng = np.random.default_rng(n1)
     s = np.sort(rng.integers(0, 10, n1)).astype(np.float64)
     if n1 > 3:
         s[-2:] = np.nan  # NaNs sort last
     q = rng.integers(-2, 12, (5, 3)).astype(np.float64)
     q[0, 0] = np.nan
-    for kw1 in layouts((n1,)):
-        x1 = da.asarray(s, **kw1)
-        for kw2 in layouts((5, 3)):
-            x2 = da.asarray(q, **kw2)
-            got = searchsorted(x1, x2, side=side)
-            assert got.layout.blocks_key == x2.layout.blocks_key
-            assert_equal(got, np.searchsorted(s, q, side=side))
-        qi = da.asarray(np.arange(-1, 12), split=0)
-        assert_equal(searchsorted(x1, qi, side=side), np.searchsorted(s, np.arange(-1, 12), side=side))
+    x1 = layout.array(s)
+    for layout2 in named((5, 3)):
+        x2 = layout2.array(q)
+        got = searchsorted(x1, x2, side=side)
+        assert got.layout.blocks_key == x2.layout.blocks_key
+        assert_equal(got, np.searchsorted(s, q, side=side), err_msg=f"queries {layout2}")
+    qi = da.asarray(np.arange(-1, 12), split=0)
+    assert_equal(searchsorted(x1, qi, side=side), np.searchsorted(s, np.arange(-1, 12), side=side))
 
 
-def test_searchsorted_sorter():
+@pytest.mark.parametrize("layout", over((30,)))
+def test_searchsorted_sorter(layout):
     a = values((30,), "int64", seed=4)
     q = np.arange(-1, 6)
-    for kw in layouts((30,)):
-        x1 = da.asarray(a, **kw)
-        got = searchsorted(x1, da.asarray(q, split=0), side="right", sorter=argsort(x1))
-        assert_equal(got, np.searchsorted(a, q, side="right", sorter=np.argsort(a, kind="stable")))
+    x1 = layout.array(a)
+    got = searchsorted(x1, da.asarray(q, split=0), side="right", sorter=argsort(x1))
+    assert_equal(got, np.searchsorted(a, q, side="right", sorter=np.argsort(a, kind="stable")))
 
 
 def test_searchsorted_bad_input():
