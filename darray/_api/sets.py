@@ -137,7 +137,7 @@ def _unique_complex(x: DArray, indices: bool, inverse: bool, counts: bool):
     """
     flat = reshape(x, (-1,))
     re, im = flat.real, flat.imag
-    nan_kind = isnan(re).astype(np.int8) * 2 + isnan(im)  # NumPy: R + Rj < R + nanj < nan + Rj < nan + nanj
+    nan_kind = isnan(re).astype(np.int8) * 2 + isnan(im).astype(np.int8)  # NumPy: R + Rj < R + nanj < nan + Rj < nan + nanj
     order = argsort(im, stable=True)
     for key in (re, nan_kind):
         order = take(order, argsort(take(key, order), stable=True))
