@@ -127,22 +127,11 @@ def test_nonzero_0d():
 
 
 @pytest.mark.parametrize("layout", over((7, 5)))
-def test_where_broadcasting(layout):
+@pytest.mark.parametrize("branch", ["float64", "int64"], ids=["same-kind", "mixed-kinds"])
+def test_where_broadcasting(branch, layout):
+    """A broadcast replicated branch, scalars on either side; ``mixed-kinds``: an int64 branch beside float64."""
     a = values((7, 5), "float64", seed=2)
-    b = values((5,), "float64", seed=3)
-    x = layout.array(a)
-    y = da.asarray(b, split=None)
-    cond = x > 1
-    assert_equal(where(cond, x, y), np.where(a > 1, a, b))
-    assert_equal(where(cond, 0.5, x), np.where(a > 1, 0.5, a))
-    assert_equal(where(cond, x, -1), np.where(a > 1, a, -1))
-    assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
-
-
-@pytest.mark.parametrize("layout", over((7, 5)))
-def test_where_mixed_kinds(layout):
-    a = values((7, 5), "float64", seed=2)
-    b = values((5,), "int64", seed=3)
+    b = values((5,), branch, seed=3)
     x = layout.array(a)
     y = da.asarray(b, split=None)
     cond = x > 1
