@@ -25,18 +25,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .dtypes import to_numpy_dtype
+
 __all__ = ["standard_kernel", "FIXED"]
 
 
-def _kind(x) -> str:
-    dtype = getattr(x, "dtype", None)
-    if dtype is None:
-        return "f" if isinstance(x, float) else ("c" if isinstance(x, complex) else "i")
-    try:
-        return np.dtype(dtype).kind
-    except TypeError:  # a library dtype NumPy does not know (torch): compare through its name
-        name = str(dtype).rsplit(".", 1)[-1]
-        return "c" if "complex" in name else ("f" if "float" in name else "i")
+def _kind(array) -> str:
+    return to_numpy_dtype(array.dtype).kind
 
 
 def _floor_divide(xp, f: Callable) -> Callable:
