@@ -50,7 +50,20 @@ SUBMODULES = ["linalg", "fft", "random", "stencil", "nn", "optim", "autodiff", "
 
 
 def _is_routine(obj) -> bool:
-    return inspect.isroutine(obj) or isinstance(obj, type)
+    """Whether autosummary documents ``obj`` with a page of its own: functions, classes and ufunc objects."""
+    return inspect.isroutine(obj) or isinstance(obj, (type, darray.ufunc))
+
+
+def _describe(name: str) -> str:
+    """A line for a name that is neither a routine nor a class: ``config`` by its fields, others by their docstring."""
+    obj = getattr(darray, name)
+    if name == "config":
+        fields = ", ".join(f"``{f}``" for f in type(obj).__dataclass_fields__)
+        return (f"``darray.config``: the process-wide settings, an instance of ``{type(obj).__qualname__}`` "
+                f"(fields: {fields}); see :doc:`/guide/concepts`.\n")
+    kind = "module" if isinstance(obj, types.ModuleType) else f"instance of ``{type(obj).__qualname__}``"
+    summary = (inspect.getdoc(obj) or "").split("\n")[0]
+    return f"``darray.{name}`` ({kind}): {summary}\n"
 
 
 def _header(title: str, char: str = "=") -> str:
@@ -89,11 +102,7 @@ def namespace_page() -> str:
             out.append(".. autosummary::\n   :toctree: generated\n   :nosignatures:\n")
             out.extend(f"   {n}" for n in routines)
             out.append("")
-        for n in data:  # config: an instance, documented through its fields
-            cls = type(getattr(darray, n))
-            fields = ", ".join(f"``{f}``" for f in getattr(cls, "__dataclass_fields__", {}))
-            out.append(f"``darray.{n}``: the process-wide settings, an instance of ``{cls.__qualname__}`` "
-                       f"(fields: {fields}); see :doc:`/guide/concepts`.\n")
+        out.extend(_describe(n) for n in data)
     out.append(_header("Constants and data types", "-"))
     out.append(".. list-table::\n   :header-rows: 1\n\n   * - name\n     - value")
     for n in constants:

@@ -17,6 +17,7 @@ pictures and output committed under ``docs/_static/gallery`` (made by
 from __future__ import annotations
 
 import os
+import posixpath
 import sys
 from pathlib import Path
 
@@ -83,6 +84,50 @@ html_theme = "furo"
 html_title = f"darray {release}"
 html_static_path: list[str] = []
 html_show_sourcelink = False
+
+# The sidebar lists the chapters, the reference pages and the API index with its submodules, not the ~800
+# generated API pages (reached from the namespace page's tables). Sphinx resolves the whole toctree for every
+# page it writes, which made the build quadratic in the number of pages (4 of its 4 minutes): a page that
+# the bounded sidebar does not show gets the sidebar of its directory and parent, computed once.
+SIDEBAR_DEPTH = 2
+_sidebars: dict[tuple, str] = {}
+
+
+def _sidebar_docs(env) -> tuple[set[str], dict[str, str]]:
+    """The documents the bounded sidebar shows, and each document's parent in the toctree."""
+    parents = {child: doc for doc, children in env.toctree_includes.items() for child in children}
+    shown, level = {env.config.root_doc}, [env.config.root_doc]
+    for _ in range(SIDEBAR_DEPTH):
+        level = [child for doc in level for child in env.toctree_includes.get(doc, ())]
+        shown.update(level)
+    return shown, parents
+
+
+def _bounded_sidebar(app, pagename, templatename, context, doctree) -> None:
+    """Give the theme a ``toctree()`` bounded to :data:`SIDEBAR_DEPTH`, shared by the pages it does not show."""
+    toctree = context.get("toctree")
+    if toctree is None:
+        return
+    if not hasattr(app.env, "darray_sidebar_docs"):
+        app.env.darray_sidebar_docs = _sidebar_docs(app.env)
+    shown, parents = app.env.darray_sidebar_docs
+
+    def bounded(**kwargs):
+        if kwargs.get("maxdepth", -1) < 0:
+            kwargs["maxdepth"] = SIDEBAR_DEPTH
+        if pagename in shown or pagename not in parents:
+            return toctree(**kwargs)
+        key = (posixpath.dirname(pagename), parents[pagename], tuple(sorted(kwargs.items())))
+        if key not in _sidebars:
+            _sidebars[key] = toctree(**kwargs)
+        return _sidebars[key]
+
+    context["toctree"] = bounded
+
+
+def setup(app) -> None:
+    app.connect("html-page-context", _bounded_sidebar, priority=100)  # before furo's handler (priority 500)
+
 
 # NumPy's own objects in darray's namespace (dtype, errstate, printoptions, SeedSequence, ...) are documented
 # with NumPy's docstrings, whose :ref: and :doc: targets live in NumPy's manual, not here.
