@@ -47,9 +47,7 @@ from . import stencil  # noqa: E402
 from . import output  # noqa: E402
 from .output import print, rank0  # noqa: E402,A004  (darray.print: rank 0 only; kept out of __all__, see below)
 from .explain import explain  # noqa: E402
-from . import interop, io  # noqa: E402  (zarr/h5py/dask/xarray are imported inside the functions)
 from . import lib  # noqa: E402  (darray.lib.stride_tricks.sliding_window_view, as numpy.lib)
-from .interop import from_dask, to_dask  # noqa: E402
 from ._api.numpy import protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 from ._api.numpy import nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
 from ._api.numpy.names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
@@ -60,8 +58,6 @@ from ._api.numpy.index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogri
 from ._api.numpy.index_tricks import __all__ as _index_trick_names  # noqa: E402
 from ._api.numpy.creation import *  # noqa: E402,F403  (logspace, geomspace, tril_indices, vander, ...)
 from ._api.numpy.creation import __all__ as _numpy_creation_names  # noqa: E402
-from .io.numpy_files import (frombuffer, fromfile, fromstring, genfromtxt, load, loadtxt, save,  # noqa: E402
-                              savetxt)  # NumPy's .npy, text and raw files
 from ._api.array_likes import accepting as _accepting  # noqa: E402
 
 globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
@@ -76,12 +72,7 @@ _sys.modules[__name__ + ".fft"] = fft
 __array_api_version__ = "2024.12"
 newaxis = None
 
-try:
-    from importlib.metadata import version as _version
-
-    __version__ = _version("darray")
-except Exception:  # pragma: no cover - running from a source tree without installing
-    __version__ = "0.0.0+unknown"
+from ._version import __version__  # noqa: E402  (pyproject.toml reads it from there)
 
 __all__ = sorted({
     "from_dlpack", "broadcast_shapes", "isin",
@@ -113,18 +104,28 @@ __all__ = sorted({
 })
 
 #: Submodules imported on first use (``darray.nn``, ``from darray import optim``, ``import darray.autodiff``):
-#: a sixth of ``import darray`` would otherwise go to layers a NumPy script never touches (issue #18).
-_ON_FIRST_USE = frozenset({"autodiff", "nn", "optim", "random"})
+#: a third of ``import darray`` would otherwise go to layers a NumPy script never touches (issue #18).
+_ON_FIRST_USE = frozenset({"autodiff", "interop", "io", "nn", "optim", "random"})
+#: Functions of the namespace that live in those submodules: name -> module, imported on first use.
+_FUNCTIONS_ON_FIRST_USE = {
+    "from_dask": "interop", "to_dask": "interop",
+    **dict.fromkeys(["frombuffer", "fromfile", "fromstring", "genfromtxt", "load", "loadtxt", "save", "savetxt"],
+                    "io.numpy_files"),  # NumPy's .npy, text and raw files
+}
 
 
 def __getattr__(name: str):
     if name in _ON_FIRST_USE:
         return _importlib.import_module(f"{__name__}.{name}")  # binds darray.<name>: later lookups skip this
+    if name in _FUNCTIONS_ON_FIRST_USE:
+        function = getattr(_importlib.import_module(f"{__name__}.{_FUNCTIONS_ON_FIRST_USE[name]}"), name)
+        globals()[name] = function
+        return function
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _ON_FIRST_USE)
+    return sorted(set(globals()) | _ON_FIRST_USE | set(_FUNCTIONS_ON_FIRST_USE))
 
 
 from .tracer import _trace_script  # noqa: E402

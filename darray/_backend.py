@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -27,7 +28,29 @@ BACKENDS = {
 }
 _PROBE = {"numpy": "numpy", "cupy": "cupy", "torch": "torch", "array_api_strict": "array_api_strict"}
 
-_by_type: dict[type, ModuleType] = {np.ndarray: importlib.import_module("array_api_compat.numpy")}
+#: NumPy's lazily loaded submodules that array-api-compat's clone of the ``numpy`` namespace would load (it
+#: reads every name of ``numpy.__all__`` and ``dir(numpy)``): 150 ms of import time that no local kernel uses.
+_UNUSED_NUMPY_SUBMODULES = frozenset({"char", "ctypeslib", "f2py", "ma", "polynomial", "random", "rec", "strings",
+                                      "testing"})
+
+
+def _import_compat_numpy() -> ModuleType:
+    """``array_api_compat.numpy``, cloned without NumPy's unused lazy submodules (unless already loaded)."""
+    hidden = {name for name in _UNUSED_NUMPY_SUBMODULES if f"numpy.{name}" not in sys.modules}
+    names, listing = np.__all__, np.__dict__.get("__dir__")
+    np.__all__ = [name for name in names if name not in hidden]
+    np.__dir__ = lambda: [name for name in (listing() if listing else names) if name not in hidden]
+    try:
+        return importlib.import_module("array_api_compat.numpy")
+    finally:
+        np.__all__ = names
+        if listing is None:
+            del np.__dir__
+        else:
+            np.__dir__ = listing
+
+
+_by_type: dict[type, ModuleType] = {np.ndarray: _import_compat_numpy()}
 NUMPY = _by_type[np.ndarray]
 
 
