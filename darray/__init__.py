@@ -47,6 +47,7 @@ from . import stencil  # noqa: E402
 from . import output  # noqa: E402
 from .output import print, rank0  # noqa: E402,A004  (darray.print: rank 0 only; kept out of __all__, see below)
 from .explain import explain  # noqa: E402
+from .tracer import tracing  # noqa: E402
 from . import lib  # noqa: E402  (darray.lib.stride_tricks.sliding_window_view, as numpy.lib)
 from ._api.numpy import protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
 from ._api.numpy import nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
@@ -84,7 +85,7 @@ __all__ = sorted({
     "random",
     "explain", "output", "rank0",
     "array2string", "array_repr", "array_str", "get_printoptions", "printoptions", "set_printoptions",
-    "trace",
+    "trace", "tracing",
     "take", "take_along_axis",
     "stencil",
     "__array_namespace_info__",

@@ -94,7 +94,7 @@ def run_demo(size: int = 1024, steps: int = 200, out_dir: str | None = None, tra
     say = (lambda *a: print(*a, flush=True)) if comm.rank == 0 and not quiet else (lambda *a: None)
     say(f"darray demo: {comm.size} rank(s), transport {comm.name}, field {size}x{size}, {steps} steps")
     t0 = time.perf_counter()
-    with da.trace() as tr:
+    with da.tracing() as tr:
         u = initial_field(size, comm=comm)
         say(f"  layout: grid={u.grid} split={u.split} halo={u.halo}; explain:")
         for line in str(da.explain(u)).splitlines()[2:4]:

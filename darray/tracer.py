@@ -2,7 +2,7 @@
 
 >>> import darray as da
 >>> x = da.arange(100.0)
->>> with da.trace() as t:
+>>> with da.tracing() as t:
 ...     y = da.sum(x * 2)
 >>> [e["op"] for e in t.events if e["kind"] == "compute"]
 ['multiply', 'sum']
@@ -24,7 +24,7 @@ from . import _recorder
 from ._backend import to_numpy
 from ._comm import Communicator, default_communicator
 
-__all__ = ["Trace", "trace"]
+__all__ = ["Trace", "tracing"]
 
 
 class Trace:
@@ -152,8 +152,13 @@ def _format(result: dict) -> str:
     return "\n".join(lines)
 
 
-def trace(comm: Communicator | None = None) -> Trace:
-    """Record communication and compute events inside a ``with`` block (see :class:`Trace`)."""
+def tracing(comm: Communicator | None = None) -> Trace:
+    """Record communication and compute events inside a ``with`` block (see :class:`Trace`).
+
+    ``darray.tracing()`` was called ``darray.trace()`` before 0.2, a name
+    that is ``numpy.trace`` in the NumPy namespace; that spelling still works
+    (with a :class:`DeprecationWarning`) when no array is passed.
+    """
     return Trace(comm)
 
 

@@ -43,7 +43,7 @@ GROUPS: dict[str, list[str]] = {
     "Inspection": ["__array_namespace_info__"],
     "Layouts and communication (darray extensions)": ["DArray", "Layout", "Communicator", "default_communicator",
                                                       "plan_grid", "redistribute", "map_overlap", "config"],
-    "Seeing the communication (darray extensions)": ["trace", "explain"],
+    "Seeing the communication (darray extensions)": ["tracing", "explain"],
     "Dask hand-off (darray extensions)": ["from_dask", "to_dask"],
 }
 SUBMODULES = ["linalg", "fft", "random", "stencil", "nn", "optim", "autodiff", "io", "interop"]
@@ -74,7 +74,7 @@ def namespace_page() -> str:
     names = list(darray.__all__)
     elementwise = list(darray._api.elementwise.__all__)
     grouped = {n for group in GROUPS.values() for n in group} | set(elementwise)
-    numpy_names = [n for n in darray._api.numpy.names.__all__ if n not in grouped]  # round, trace: listed already
+    numpy_names = [n for n in darray._api.numpy.names.__all__ if n not in grouped]  # round: listed already
     claimed = grouped | set(numpy_names) | set(SUBMODULES)
     constants = [n for n in names if not _is_routine(getattr(darray, n)) and not isinstance(getattr(darray, n),
                                                                                        types.ModuleType)

@@ -257,7 +257,8 @@ def pytest_configure(config):
 #: File -> [seconds, tests] of this run (setup + call + teardown), for the summary's slowest files.
 _file_times: dict[str, list] = {}
 #: How many of the slowest files the summary names (``darray time ...`` lines; the launcher relays a child's).
-SLOWEST_FILES = 12
+#: (``DARRAY_TEST_SLOWEST_FILES=200`` names more.)
+SLOWEST_FILES = int(os.environ.get("DARRAY_TEST_SLOWEST_FILES", "12"))
 
 
 def pytest_runtest_logreport(report):

@@ -531,7 +531,7 @@ case("plan_grid", lambda: da.plan_grid((4, -4), 2), ValueError, "shape")
 case("explain", lambda: da.explain("abc"), TypeError, "str")
 case("explain", lambda: da.explain((4, 4), nprocs=0), ValueError, "nprocs")
 def _trace_with_bad_comm():
-    with da.trace(comm="world"):
+    with da.tracing(comm="world"):
         da.sum(f64())
 
 

@@ -24,7 +24,7 @@ def test_explain_matches_the_tracer(shape, layout, halo, boundary):
     kw = {k: v for k, v in layout.items() if v is not None}
     x = da.zeros(shape, halo=halo, boundary=boundary, **kw)
     predicted = da.explain(x)
-    with da.trace() as t:
+    with da.tracing() as t:
         x.exchange_halos(force=True)
     measured = sum(e["nbytes"] for e in t.events if e["kind"] == "comm" and e["op"] == "halo")
     want = predicted.bytes_sent[comm.rank]

@@ -177,7 +177,7 @@ def test_slicing_stencil_moves_only_boundary_strips():
     n = 37
     g = values((n, 8), seed=9)
     u = da.asarray(g.copy(), split=0)
-    with da.trace() as t:
+    with da.tracing() as t:
         un = u.astype(u.dtype, copy=True)
         u[1:-1, 1:-1] = 0.25 * (un[2:, 1:-1] + un[:-2, 1:-1] + un[1:-1, 2:] + un[1:-1, :-2])
     h = g.copy()

@@ -204,13 +204,13 @@ def test_only_picked_cells_move():
     """``x[:, idx]`` on rows cut over the ranks sends nothing; ``x[idx]`` moves the picked rows only."""
     g = values((40, 6), seed=8)
     x = da.asarray(g, split=0)
-    with da.trace() as t:
+    with da.tracing() as t:
         got = x[:, [5, 0, 2]]
     assert_equal(got, g[:, [5, 0, 2]])
     comm = x.comm
     sent = int(np.asarray(comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])
     assert sent == 0, f"x[:, idx] on row blocks sent {sent} bytes"
-    with da.trace() as t:
+    with da.tracing() as t:
         got = x[[39, 0, 17]]
     assert_equal(got, g[[39, 0, 17]])
     sent = int(np.asarray(comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])
@@ -327,7 +327,7 @@ def test_take_moves_only_picked_cells():
     g = values(SHAPES[3], seed=10)
     idx = np.array([2, -1, 0, 2])
     x = da.asarray(g, split=0)
-    with da.trace() as t:
+    with da.tracing() as t:
         got = da.take(x, idx, axis=2)
     assert_equal(got, np.take(g, idx, axis=2))
     sent = int(np.asarray(x.comm.allreduce(np.asarray([t.totals()["nbytes"]]), "sum"))[0])

@@ -118,7 +118,7 @@ def test_misaligned_blocks_use_halos_not_a_rebalance():
     x = field((1, 1, 38, 6), 3)
     layout = dict(split=2)
     xd = da.asarray(x, **layout)
-    with da.trace() as t:
+    with da.tracing() as t:
         y = F.avg_pool2d(xd, 2)
     assert_equal(y.data, ref_pool(x, "avg", 2, 2, 0), rtol=1e-12)
     ops = {e["op"] for e in t.events if e["kind"] == "comm"}

@@ -8,7 +8,7 @@ of ``tests/_cases.py`` (the test id names the layout): split along the first
 axis, uneven blocks with an empty one along the last, everything on the last
 rank (1-d), replicated, a halo, and a 2x2 grid at 4 ranks. Bad input raises NumPy's
 exception type with one message on every rank; what is said not to
-communicate does not (``darray.trace``).
+communicate does not (``darray.tracing``).
 """
 
 from __future__ import annotations
@@ -526,8 +526,8 @@ def test_bad_input(case):
 
 # ---------------------------------------------------------------- what moves
 def messages(f) -> list[str]:
-    """The communication ops ``f()`` runs on this rank (``darray.trace``)."""
-    with da.trace() as t:
+    """The communication ops ``f()`` runs on this rank (``darray.tracing``)."""
+    with da.tracing() as t:
         f()
     return [e["op"] for e in t.events if e["kind"] == "comm"]
 

@@ -4,7 +4,7 @@
 are compared with NumPy's on the gathered array, over layouts (each split
 axis, uneven blocks with an empty one, everything on the last rank,
 replicated, a halo, a 2x2 grid at 4 ranks), dtypes, special values and print
-options; a large array's printing moves only its corners (``darray.trace``).
+options; a large array's printing moves only its corners (``darray.tracing``).
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def test_printing_a_large_array_moves_only_its_corners():
                          ((10**6,), 0)]:
         kw = dict(split=split, grid=(2, 2)) if isinstance(split, tuple) else dict(split=split)
         x = da.arange(int(np.prod(shape)), dtype=da.float64).reshape(shape).redistribute(**kw)
-        with da.trace() as t:
+        with da.tracing() as t:
             text = str(x)
         moved = sum(e["nbytes"] for e in t.events if e["kind"] == "comm")
         corner = (2 * edge + 1) ** len(shape) * 8

@@ -351,7 +351,7 @@ def test_repeated_calls_take_the_remembered_path(func):
                     assert_equal(reduce(func, x, axis, keepdims), oracle(func, a, axis, keepdims),
                                  atol=1e-6 if dtype == "float32" else 0.0,  # float32 means near 0: summation order
                                  err_msg=f"{func}({dtype}, {kw}, axis={axis}, keepdims={keepdims}) call {call}")
-    with da.trace() as t:
+    with da.tracing() as t:
         reduce(func, x, 1, False)
     recorded = any(e["kind"] == "compute" and e["op"] == func for e in t.events)
     assert not agree(comm(), recorded), f"no compute event for {func} while tracing"

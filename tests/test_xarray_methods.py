@@ -115,7 +115,7 @@ def test_rolling_along_a_cut_axis_moves_only_halo_cells(window, comm):
     ref = field(nans=False)
     a = xr.DataArray(da.asarray(ref, split=0), dims=("y", "x"))
     depth = window // 2  # ceil((window - 1) / 2)
-    with da.trace() as t:
+    with da.tracing() as t:
         got = a.rolling(y=window).mean()
     events = [e for e in t.events if e["kind"] == "comm"]
     row = SHAPE[1] * ref.itemsize
@@ -262,7 +262,7 @@ def test_pad_constant_moves_nothing(case, comm):
     want = np.pad(ref, mode="constant", **kwargs)
     for name, spec in layouts():
         x = da.asarray(ref, **spec)
-        with da.trace() as t:
+        with da.tracing() as t:
             got = np.pad(x, mode="constant", **kwargs)
         assert_equal(got, want, err_msg=f"{case} {name}")
         moved = [e["op"] for e in t.events if e["kind"] == "comm"]
@@ -311,7 +311,7 @@ def test_interp_descending_coordinate_and_integers(comm):
 def test_interp_along_an_uncut_dim_moves_no_data(comm):
     ref = field()
     a = xr.DataArray(da.asarray(ref, split=0), dims=("y", "x"), coords={"x": np.arange(7.0)})
-    with da.trace() as t:
+    with da.tracing() as t:
         got = interp(a, x=[0.5, 2.25, 6.0])
     sent = sum(e["nbytes"] for e in t.events if e["kind"] == "comm")
     assert not agree(comm, sent <= 64 * comm.size), f"rank {comm.rank} sent {sent} bytes"  # index checks only

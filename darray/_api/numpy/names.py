@@ -19,8 +19,8 @@ function of that name, which NumPy hands to darray:
   ``bincount``, ``rot90``, ``polyfit``, ...), themselves, and ``array``,
   ``kaiser`` (:mod:`~darray._api.numpy.creation`) and ``intersect1d``,
   ``union1d``, ``setdiff1d``, ``setxor1d`` (:mod:`~darray._api.numpy.sets`);
-- :func:`round` with NumPy's ``decimals`` and :func:`trace`, which is both
-  darray's communication tracer and, given an array, ``numpy.trace``.
+- :func:`round` with NumPy's ``decimals`` and :func:`trace` (``numpy.trace``;
+  with no array, the communication tracer's deprecated old name).
 
 So ``darray.cumsum(x)`` is exactly ``numpy.cumsum(x)`` for a DArray ``x``.
 Given no DArray at all (Python scalars, NumPy arrays), the functions return
@@ -39,6 +39,7 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy
@@ -122,27 +123,27 @@ def round(x, /, decimals: int = 0, out=None):  # noqa: A001 - NumPy's and the st
 
 
 def trace(*args, **kwargs):
-    """Two functions under one name: darray's communication tracer, and ``numpy.trace`` for arrays.
+    """``numpy.trace``: the sum along a diagonal (:func:`darray._api.numpy.products.trace`).
 
-    ``darray.trace()`` or ``darray.trace(comm)`` records the communication of
-    a ``with`` block (:func:`darray.tracer.trace`); ``darray.trace(a, offset=0,
-    axis1=0, axis2=1, dtype=None)`` with an array ``a`` is the sum along its
-    diagonal, as ``numpy.trace`` (:func:`darray._api.numpy.products.trace`).
+    ``darray.trace(a, offset=0, axis1=0, axis2=1, dtype=None)``. Called with
+    no array (``darray.trace()``, ``darray.trace(comm)``) it is the
+    communication tracer under its old name, deprecated: use
+    :func:`darray.tracing`.
 
     Examples
     --------
     >>> import darray as da
     >>> float(da.trace(da.eye(3)))
     3.0
-    >>> with da.trace() as t:
-    ...     total = float(da.sum(da.ones(8)))
     """
     first = args[0] if args else kwargs.get("a")
     if first is not None and not isinstance(first, Communicator):
         return _products.trace(*args, **kwargs)
-    from ...tracer import trace as communication_trace
+    warnings.warn("darray.trace() as the communication tracer is deprecated: use darray.tracing() "
+                  "(darray.trace(a) is numpy.trace)", DeprecationWarning, stacklevel=2)
+    from ...tracer import tracing
 
-    return communication_trace(*args, **kwargs)
+    return tracing(*args, **kwargs)
 
 
 __all__ = sorted({*UFUNC_NAMES, *FUNCTION_NAMES, *_MORE_NAMES, "round", "trace"})
