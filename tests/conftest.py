@@ -92,6 +92,15 @@ NUMPY_ONLY = {
        for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
 }
 
+#: Deselected for every local backend but NumPy: files that launch their own jobs to test what happens to
+#: processes (failures, signals, ranks leaving, killed saves, the harness itself, scripts that pick their own
+#: blocks). The block library plays no part there, and they take a third of a stage's one-process time.
+_PROCESS_LEVEL = "launches its own jobs to test process-level behaviour, which the local block library plays no " \
+                 "part in: run in the NumPy stage"
+PROCESS_LEVEL = {f"tests/{path}": _PROCESS_LEVEL for path in (
+    "test_faults.py", "test_leaving.py", "test_reliability.py", "test_io_staging.py", "test_harness.py",
+    "test_io_bench.py", "gpu/test_gpu_script.py")}
+
 #: Deselected for array_api_strict: NumPy semantics that the Array API standard leaves unspecified
 #: or forbids, which darray inherits from the local library (NumPy and torch define them).
 STRICT_EXCLUDED = {
@@ -140,8 +149,6 @@ TORCH_EXCLUDED = {
     **{test: "dask calls NumPy signatures (axis=, keepdims=) on the chunks" for test in (
         "tests/test_interop.py::test_to_dask_one_rank_or_replicated_is_zero_copy",
         "darray/interop.py::darray.interop.to_dask")},
-    "tests/test_faults.py::test_memory_limit_one_rank_fails_four_ranks_fit": "torch starts its thread pool (about "
-        "80 MiB of address space) at the first large op, inside the RLIMIT_AS budget sized for the data",
 }
 #: Backend -> its own exclusions (on top of NUMPY_ONLY).
 BACKEND_EXCLUDED = {"array_api_strict": STRICT_EXCLUDED, "torch": TORCH_EXCLUDED}
@@ -198,7 +205,7 @@ def _backend_exclusions() -> dict[str, str]:
     if TEST_BACKEND == "numpy":
         return {}
     slow = DISTRIBUTED_EXCLUDED.get(TEST_BACKEND, {}) if os.environ.get(CHILD_ENV) else {}
-    return {**NUMPY_ONLY, **BACKEND_EXCLUDED.get(TEST_BACKEND, {}), **slow}
+    return {**NUMPY_ONLY, **PROCESS_LEVEL, **BACKEND_EXCLUDED.get(TEST_BACKEND, {}), **slow}
 
 
 #: Local backends whose array object has no ``tolist()`` (the standard's lacks it; NumPy's and torch's have it).
