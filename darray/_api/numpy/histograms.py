@@ -53,6 +53,7 @@ from ..linear_algebra import matmul
 from ..manipulation import expand_dims
 from ..statistical import all as _all, max as _max, mean, min as _min, std
 from ._common import darray_of, owner
+from .products import numpy_product
 
 __all__ = ["einsum_path", "histogram2d", "histogram_bin_edges", "histogramdd", "matvec", "vecmat"]
 
@@ -454,14 +455,6 @@ def _check_core(func: str, signature: str, a: DArray, b: DArray, n1: int, n2: in
                                  (a.shape, b.shape))) from None
 
 
-def _product(a: DArray, b: DArray) -> DArray:
-    """Distributed matmul with NumPy's dtypes, booleans included (an OR of ANDs)."""
-    if a.dtype == np.bool_ and b.dtype == np.bool_:
-        return matmul(astype(a, np.int64), astype(b, np.int64)) != 0
-    dtype = np.result_type(a.dtype, b.dtype)
-    return matmul(astype(a, dtype) if a.dtype != dtype else a, astype(b, dtype) if b.dtype != dtype else b)
-
-
 def _no_options(func: str, kwargs: dict) -> None:
     if kwargs.pop("out", None) is not None or kwargs:
         raise TypeError(message(f"numpy.{func}", "only the two operands are supported for DArrays",
@@ -486,7 +479,7 @@ def matvec(x1, x2, /, **kwargs) -> DArray:
     _no_options("matvec", kwargs)
     a, b = _gufunc_operands("matvec", x1, x2, 2, 1)
     _check_core("matvec", "(m,n),(n)->(m)", a, b, a.shape[-1], b.shape[-1])
-    return _product(a, expand_dims(b, axis=-1))[..., 0]
+    return numpy_product(a, expand_dims(b, axis=-1), matmul)[..., 0]
 
 
 @implements(np.vecmat)
@@ -509,7 +502,7 @@ def vecmat(x1, x2, /, **kwargs) -> DArray:
     _check_core("vecmat", "(n),(n,m)->(m)", a, b, a.shape[-1], b.shape[-2])
     if a.dtype.kind == "c":
         a = conj(a)
-    return _product(expand_dims(a, axis=-2), b)[..., 0, :]
+    return numpy_product(expand_dims(a, axis=-2), b, matmul)[..., 0, :]
 
 
 # ---------------------------------------------------------------- einsum_path

@@ -38,20 +38,17 @@ from .stacking import ravel
 __all__ = ["cross", "diag", "diagonal", "dot", "inner", "kron", "trace", "vdot"]
 
 
-def _bool_product(func: str, a: DArray, b: DArray, product: Callable[[DArray, DArray], DArray]) -> DArray:
-    """``product`` for NumPy's boolean semantics (an OR of ANDs): counted in int64, then ``!= 0``."""
+def numpy_product(a: DArray, b: DArray, product: Callable[[DArray, DArray], DArray]) -> DArray:
+    """``product(a, b)`` with NumPy's dtypes: operands cast to their result type; two boolean operands give
+    NumPy's OR of ANDs (counted in int64, then ``!= 0``)."""
     if a.dtype == np.bool_ and b.dtype == np.bool_:
         return product(astype(a, np.int64), astype(b, np.int64)) != 0
     dtype = np.result_type(a.dtype, b.dtype)
-    if a.dtype == np.bool_:
-        a = astype(a, dtype)
-    if b.dtype == np.bool_:
-        b = astype(b, dtype)
-    return product(a, b)
+    return product(a if a.dtype == dtype else astype(a, dtype), b if b.dtype == dtype else astype(b, dtype))
 
 
 def _multiply(a: DArray, b: DArray) -> DArray:
-    return _bool_product("multiply", a, b, lambda p, q: p * q) if np.bool_ in (a.dtype, b.dtype) else a * b
+    return numpy_product(a, b, lambda p, q: p * q) if np.bool_ in (a.dtype, b.dtype) else a * b
 
 
 def _pair(func: str, a, b) -> tuple[DArray, DArray]:
@@ -87,7 +84,7 @@ def dot(a, b, out=None) -> DArray:
     else:
         def product(p, q):
             return tensordot(p, q, axes=([p.ndim - 1], [q.ndim - 2]))
-    return _bool_product("dot", x, y, product) if np.bool_ in (x.dtype, y.dtype) else product(x, y)
+    return numpy_product(x, y, product) if np.bool_ in (x.dtype, y.dtype) else product(x, y)
 
 
 @numpy_function(np.vdot)
@@ -108,7 +105,7 @@ def vdot(a, b, /) -> DArray:
                                  "arrays with the same number of elements"))
     x, y = ravel(x), ravel(y)
     if np.bool_ in (x.dtype, y.dtype):
-        return _bool_product("vdot", x, y, lambda p, q: vecdot(p, q))
+        return numpy_product(x, y, lambda p, q: vecdot(p, q))
     return vecdot(x, y)
 
 
@@ -133,7 +130,7 @@ def inner(a, b, /) -> DArray:
     def product(p, q):
         return tensordot(p, q, axes=([p.ndim - 1], [q.ndim - 1]))
 
-    return _bool_product("inner", x, y, product) if np.bool_ in (x.dtype, y.dtype) else product(x, y)
+    return numpy_product(x, y, product) if np.bool_ in (x.dtype, y.dtype) else product(x, y)
 
 
 @numpy_function(np.cross)
