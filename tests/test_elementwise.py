@@ -1,10 +1,10 @@
 """Elementwise functions, operators, broadcasting and type promotion against NumPy.
 
 Every test is distributed (runs at 1, 2, 3 and 4 ranks). Inputs are global
-NumPy arrays generated identically on every rank (seeded); each check builds
-DArrays of several layouts from them and compares with NumPy on the same
-global input through :func:`darray.testing.assert_equal`, which agrees on the
-verdict across ranks.
+NumPy arrays generated identically on every rank (seeded); a test takes one
+layout of ``tests/_cases.py`` (its id names it), builds DArrays of it and
+compares with NumPy on the same global input through
+:func:`darray.testing.assert_equal`, which agrees on the verdict across ranks.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ import pytest
 import darray as da
 from darray._core.elementwise import NUMPY_BOOL_ARITHMETIC
 from darray._core.table import ELEMENTWISE
-from darray.testing import (agree, assert_equal, assert_raises_everywhere, backend_dtypes,
-                            uneven_sizes as uneven)
+from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes, uneven_sizes
+
+from _cases import P, by_ndim, catalogue, generator, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -69,32 +70,23 @@ SHAPE_1D = (13,)
 SHAPE_2D = (7, 5)
 
 
-def comm():
-    return da.default_communicator()
+#: Layouts per dimension: balanced, uneven with an empty block, replicated; 2-d: both axes, and 2x2 grids
+#: (4 ranks), one of them holding copies.
+LAYOUTS = {1: layouts(SHAPE_1D, "split0", "uneven0", "replicated"),
+           2: layouts(SHAPE_2D, "split0", "split1", "uneven0", "uneven1", "replicated", "grid2x2", "grid2x2-10",
+                      "grid2x2-0n")}
+#: The layouts where every dtype of a category is tried (the others take the category's first dtype only).
+FEW = {"1d-uneven0", "2d-split1", "2d-grid2x2"}
 
 
-
-def layouts(ndim: int) -> list[dict]:
-    """Layout keywords covering balanced, uneven-with-empty, 2-d grid and replicated layouts."""
-    p = comm().size
-    if ndim == 0:
-        return [dict(split=None)]
-    if ndim == 1:
-        return [dict(split=0), dict(split=0, sizes={0: uneven(SHAPE_1D[0], p)}), dict(split=None)]
-    out = [dict(split=0), dict(split=1), dict(split=0, sizes={0: uneven(SHAPE_2D[0], p)}),
-           dict(split=1, sizes={1: uneven(SHAPE_2D[1], p)}), dict(split=None)]
-    if p == 4:
-        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)), dict(split=(0, None), grid=(2, 2))]
-    return out
-
-
-def all_layouts():
-    return [(shape, kw) for shape in (SHAPE_1D, SHAPE_2D) for kw in layouts(len(shape))]
+def uneven(a, **kw) -> da.DArray:
+    """``a`` split unevenly along axis 0 (the second block empty)."""
+    return catalogue(np.shape(a))["uneven0"].array(a, **kw)
 
 
 def values(name: str, dtype: str, shape, seed: int, arg: int = 0) -> np.ndarray:
     """Global input ``arg`` of function ``name``: same values on every rank, valid for its domain."""
-    rng = np.random.default_rng([seed, arg, sum(map(ord, name)), sum(map(ord, dtype))])
+    rng = generator(seed, arg, name, dtype)
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.integers(0, 2, shape).astype(bool)
@@ -147,26 +139,38 @@ def dtypes_of(row) -> list[str]:
     return [d for d in dtypes if np.dtype(d).kind in "fc"] if row.name == "divide" else dtypes
 
 
-@pytest.mark.parametrize("row", ELEMENTWISE, ids=lambda row: row.name)
-def test_function_matches_numpy(row):
-    """Every layout for the category's first dtype; a few telling layouts for the others."""
+def check_function(row, ndim: int, layout) -> None:
+    """The category's first dtype on every layout; its other dtypes on a few telling layouts (:data:`FEW`)."""
     ref = numpy_func(row.name)
+    key = f"{ndim}d-{layout}"
     first, *others = dtypes_of(row)
-    few = [(SHAPE_1D, layouts(1)[1]), (SHAPE_2D, layouts(2)[1])] + ([(SHAPE_2D, layouts(2)[5])] if
-                                                                     comm().size == 4 else [])
-    cases = [(first, shape, kw) for shape, kw in all_layouts()] + [(d, s, k) for d in others for s, k in few]
-    for dtype, shape, kw in cases:
-        args = [values(row.name, dtype, shape, seed=1, arg=i) for i in range(row.nargs)]
-        xs = [da.asarray(a, **kw) for a in args]
+    for dtype in [first, *others] if key in FEW else [first]:
+        args = [values(row.name, dtype, layout.shape, seed=1, arg=i) for i in range(row.nargs)]
+        xs = [layout.array(a) for a in args]
         with np.errstate(all="ignore"):
             expected = ref(*args)
             got = getattr(da, row.name)(*xs)
-        msg = f"{row.name} {dtype} {shape} {kw}"
+        msg = f"{row.name} {dtype}"
         assert_equal(got, expected, err_msg=msg)
         assert got.layout.blocks_key == xs[0].layout.blocks_key, msg
-        if kw is few[0][1] or kw is few[1][1]:
+        if key in ("1d-uneven0", "2d-split1"):
             for x, a in zip(xs, args):  # inputs untouched
                 assert_equal(x, a, err_msg=f"{msg}: input modified")
+
+
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+@pytest.mark.parametrize("category", sorted({row.category for row in ELEMENTWISE}), ids=lambda c: c.replace(" ", "-"))
+def test_function_matches_numpy(category, ndim, layout):
+    """:func:`check_function` for every function of ``category``; one failing function does not hide the others
+    (assert_equal agrees on its verdict: every rank catches the same failures)."""
+    failures = []
+    for row in ELEMENTWISE:
+        if row.category == category:
+            try:
+                check_function(row, ndim, layout)
+            except AssertionError as e:
+                failures.append(f"{row.name}: {e}")
+    assert not failures, "\n".join(failures)
 
 
 @pytest.mark.parametrize("row", [r for r in ELEMENTWISE if r.nargs == 2], ids=lambda row: row.name)
@@ -176,7 +180,7 @@ def test_binary_function_mixed_operands(row):
     shape = SHAPE_2D
     a, b = (values(row.name, dtype, shape, seed=2, arg=i) for i in range(2))
     ref, func = numpy_func(row.name), getattr(da, row.name)
-    x = da.asarray(a, split=0, sizes={0: uneven(shape[0], comm().size)})
+    x = uneven(a)
     scalar = b.reshape(-1)[0].item()
     with np.errstate(all="ignore"):
         for other, other_np in ((da.asarray(b, split=1), b), (da.asarray(b, split=None), b), (b, b),
@@ -217,9 +221,9 @@ def test_wrong_category_examples():
 
 def test_uneven_sizes_list_form_any_rank_count():
     """``sizes=[...]`` for a 1-d split, computed for the current rank count (also one rank)."""
-    n, p = SHAPE_1D[0], comm().size
+    n = SHAPE_1D[0]
     a = np.arange(n, dtype=np.float64)
-    x = da.asarray(a, split=0, sizes=uneven(n, p))
+    x = da.asarray(a, split=0, sizes=uneven_sizes(n, P))
     assert_equal(da.sin(x) + x, np.sin(a) + a)
 
 
@@ -235,11 +239,12 @@ INT_OPS = {"&": lambda a, b: a & b, "|": lambda a, b: a | b, "^": lambda a, b: a
 UNARY_OPS = {"-": lambda a: -a, "+": lambda a: +a, "abs": abs}
 
 
-@pytest.mark.parametrize("shape,kw", all_layouts(), ids=str)
-def test_operators(shape, kw):
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_operators(ndim, layout):
+    shape = layout.shape
     a = values("pow", "float64", shape, seed=3, arg=0)  # positive bases
     b = values("divide", "float64", shape, seed=3, arg=1)  # non-zero
-    x, y = da.asarray(a, **kw), da.asarray(b, **kw)
+    x, y = layout.array(a), layout.array(b)
     for op, f in BINARY_OPS.items():
         assert_equal(f(x, y), f(a, b), err_msg=op)
         assert_equal(f(x, 1.5), f(a, 1.5), err_msg=f"{op} scalar")
@@ -248,7 +253,7 @@ def test_operators(shape, kw):
         assert_equal(f(y), f(b), err_msg=op)
     i = values("remainder", "int64", shape, seed=4, arg=0)
     j = values("bitwise_left_shift", "int64", shape, seed=4, arg=1)  # 0 <= j < 8
-    xi, yi = da.asarray(i, **kw), da.asarray(j, **kw)
+    xi, yi = layout.array(i), layout.array(j)
     for op, f in INT_OPS.items():
         assert_equal(f(xi, yi), f(i, j), err_msg=op)
         assert_equal(f(xi, 3), f(i, 3), err_msg=f"{op} scalar")
@@ -260,7 +265,7 @@ def test_operators(shape, kw):
     assert_equal(xi % (yi + 1), i % (j + 1))
     assert_equal(7 // (yi + 1), 7 // (j + 1))
     assert_equal(xi ** 2, i ** 2)
-    bx, by = da.asarray(i > 0, **kw), da.asarray(j > 3, **kw)
+    bx, by = layout.array(i > 0), layout.array(j > 3)
     for op in ("&", "|", "^"):
         assert_equal(INT_OPS[op](bx, by), INT_OPS[op](i > 0, j > 3), err_msg=f"bool {op}")
     assert_equal(~bx, ~(i > 0))
@@ -268,7 +273,7 @@ def test_operators(shape, kw):
 
 def test_reflected_scalars():
     a = np.arange(1, 14, dtype=np.float64)
-    x = da.asarray(a, split=0, sizes={0: uneven(13, comm().size)})
+    x = uneven(a)
     assert_equal(2 - x, 2 - a)
     assert_equal(2.5 * x, 2.5 * a)
     assert_equal(1 / x, 1 / a)
@@ -280,9 +285,8 @@ def test_reflected_scalars():
 
 def test_divide_integers():
     """NumPy's true division of integer arrays gives float64 (the standard leaves it unspecified)."""
-    p = comm().size
     a, b = values("divide", "int64", SHAPE_2D, seed=3), values("divide", "int64", SHAPE_2D, seed=3, arg=1)
-    x = da.asarray(a, split=0, sizes={0: uneven(SHAPE_2D[0], p)})
+    x = uneven(a)
     y = da.asarray(b, split=1)
     for got, expected in ((x / y, a / b), (da.divide(x, 3), a / 3), (7 / y, 7 / b)):
         assert got.dtype == expected.dtype == np.float64
@@ -291,16 +295,14 @@ def test_divide_integers():
 
 def test_reflected_bool_scalar():
     a = np.arange(1, 14, dtype=np.float64)
-    x = da.asarray(a, split=0, sizes={0: uneven(13, comm().size)})
+    x = uneven(a)
     assert_equal(True + x, True + a)
 
 
 def test_inplace_operators():
-    p = comm().size
     a = np.arange(35, dtype=np.float64).reshape(7, 5) + 1
     b = np.linspace(1, 2, 35).reshape(7, 5)
-    x = da.asarray(a, split=0, sizes={0: uneven(7, p)})
-    y = da.asarray(b, split=0, sizes={0: uneven(7, p)})
+    x, y = uneven(a), uneven(b)
     layout = x.layout
     ident = id(x)
     x += y
@@ -323,10 +325,9 @@ def test_inplace_operators():
 
 
 def test_inplace_other_layout_is_redistributed():
-    p = comm().size
     a = np.arange(35, dtype=np.float64).reshape(7, 5)
     b = np.linspace(-1, 1, 35).reshape(7, 5)
-    x = da.asarray(a, split=0, sizes={0: uneven(7, p)})
+    x = uneven(a)
     layout = x.layout
     y = da.asarray(b, split=1)
     x += y
@@ -356,14 +357,14 @@ def test_inplace_other_layout_is_redistributed():
     i &= 0xFF
     i >>= 1
     assert_equal(xi, i)
-    if p == 4:
+    if P == 4:
         g = da.asarray(a, split=(0, 1), grid=(2, 2))
         g += da.asarray(b, split=(1, 0), grid=(2, 2))
         assert_equal(g, a + b)
 
 
 def test_inplace_refusals():
-    xi = da.arange(13, split=0, sizes={0: uneven(13, comm().size)})
+    xi = uneven(np.arange(13))
     xf = da.asarray(np.linspace(0, 1, 13), split=0)
 
     def iadd(x, y):
@@ -381,11 +382,11 @@ def test_inplace_refusals():
 
 
 # ---------------------------------------------------------------- broadcasting
-@pytest.mark.parametrize("kw", layouts(2), ids=str)
-def test_broadcasting(kw):
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_broadcasting(layout):
     n, m = SHAPE_2D
     a = np.arange(n * m, dtype=np.float64).reshape(n, m)
-    x = da.asarray(a, **kw)
+    x = layout.array(a)
     row, col = np.linspace(1, 2, m), np.linspace(-1, 1, n).reshape(n, 1)
     cases = [
         (da.asarray(row, split=None), row),
@@ -402,7 +403,7 @@ def test_broadcasting(kw):
         assert got.layout.blocks_key == x.layout.blocks_key
         assert_equal(x.__rsub__(other), other_np - a, err_msg=f"reflected {np.shape(other_np)}")
         assert_equal(da.maximum(other, x), np.maximum(other_np, a))
-    other = da.asarray(a[::-1].copy(), split=1 if kw.get("split") == 0 else 0)
+    other = da.asarray(a[::-1].copy(), split=1 if layout.kw.get("split") == 0 else 0)
     assert_equal(x * other, a * a[::-1])
 
 
@@ -411,7 +412,7 @@ def test_numpy_array_on_the_left():
     n, m = SHAPE_2D
     a = np.arange(n * m, dtype=np.float64).reshape(n, m)
     row = np.linspace(1, 2, m)
-    x = da.asarray(a, split=0, sizes={0: uneven(n, comm().size)})
+    x = uneven(a)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = row - x
@@ -422,26 +423,35 @@ def test_numpy_array_on_the_left():
     assert_equal(prod, 2.0 * a)
 
 
-def test_outer_broadcast():
+def pairs(first, second) -> list:
+    """``(a, b)`` parameters over pairs of catalogue layouts ``(name of a, name of b)`` of shapes ``first`` and
+    ``second`` (a ``(shape, names)`` each), ids ``{a}-{b}``."""
+    (sa, na), (sb, nb) = first, second
+    return [pytest.param(a, b, id=f"{a}-{b}") for a in layouts(sa, *na) for b in layouts(sb, *nb)]
+
+
+@pytest.mark.parametrize("kc,kr", [
+    *pairs(((7, 1), ["split0"]), ((1, 5), ["split1", "replicated"])),
+    *pairs(((7, 1), ["replicated"]), ((1, 5), ["split1", "replicated"])),
+    *pairs(((7, 1), ["uneven0"]), ((1, 5), ["replicated"]))])
+def test_outer_broadcast(kc, kr):
+    """A column plus a row: the result has both their lengths."""
     n, m = SHAPE_2D
     c, r = np.arange(n, dtype=np.float64).reshape(n, 1), np.arange(m, dtype=np.float64).reshape(1, m) * 10
-    for kc, kr in ((dict(split=0), dict(split=1)), (dict(split=0), dict(split=None)),
-                   (dict(split=None), dict(split=1)), (dict(split=None), dict(split=None)),
-                   (dict(split=0, sizes={0: uneven(n, comm().size)}), dict(split=None))):
-        got = da.asarray(c, **kc) + da.asarray(r, **kr)
-        assert got.shape == (n, m)
-        assert_equal(got, c + r, err_msg=f"{kc} {kr}")
-        assert_equal(da.atan2(da.asarray(c, **kc), da.asarray(r, **kr)), np.arctan2(c, r))
+    got = kc.array(c) + kr.array(r)
+    assert got.shape == (n, m)
+    assert_equal(got, c + r)
+    assert_equal(da.atan2(kc.array(c), kr.array(r)), np.arctan2(c, r))
 
 
-def test_broadcast_3d():
+@pytest.mark.parametrize("ka,kb", pairs(((4, 7, 5), ["split0", "split1", "uneven2"]),
+                                        ((7, 5), ["split0", "split1", "replicated"])))
+def test_broadcast_3d(ka, kb):
     a = np.arange(4 * 7 * 5, dtype=np.float64).reshape(4, 7, 5)
     b = np.linspace(0, 1, 7 * 5).reshape(7, 5)
-    for ka in (dict(split=0), dict(split=1), dict(split=2, sizes={2: uneven(5, comm().size)})):
-        for kb in (dict(split=0), dict(split=1), dict(split=None)):
-            x, y = da.asarray(a, **ka), da.asarray(b, **kb)
-            assert_equal(x * y, a * b, err_msg=f"{ka} {kb}")
-            assert_equal(y - x, b - a, err_msg=f"{ka} {kb}")
+    x, y = ka.array(a), kb.array(b)
+    assert_equal(x * y, a * b)
+    assert_equal(y - x, b - a)
 
 
 def test_non_broadcastable_shapes():
@@ -463,7 +473,7 @@ PAIRS = [("int8", "int16"), ("float32", "float64"), ("uint8", "int8"), ("int32",
 def test_type_promotion(d1, d2):
     a = values("add", d1, SHAPE_1D, seed=5)
     b = values("add", d2, SHAPE_1D, seed=6)
-    x, y = da.asarray(a, split=0), da.asarray(b, split=0, sizes={0: uneven(13, comm().size)})
+    x, y = da.asarray(a, split=0), uneven(b)
     with np.errstate(all="ignore"):
         expected = a * b
     got = x * y
@@ -484,7 +494,7 @@ def test_python_scalar_promotion(dtype, scalar):
 
 def test_python_int_out_of_range():
     """NumPy 2 refuses ``uint8_array + 300`` (OverflowError); so does darray, on every rank."""
-    x = da.asarray(np.arange(13, dtype=np.uint8), split=0, sizes={0: uneven(13, comm().size)})
+    x = uneven(np.arange(13, dtype=np.uint8))
     with pytest.raises(OverflowError):
         np.arange(3, dtype=np.uint8) + 300
     assert_raises_everywhere(OverflowError, lambda: x + 300)
@@ -499,7 +509,7 @@ def test_data_type_functions():
             assert da.result_type(d1, d2) == np.result_type(d1, d2), (d1, d2)
     x = da.zeros((13,), dtype=da.int16, split=0)
     assert da.can_cast(x, da.int32) and not da.can_cast(x, da.int8)
-    y = da.ones((13,), dtype=da.float32, split=0, sizes={0: uneven(13, comm().size)})
+    y = uneven(np.ones(13, dtype=np.float32))
     assert da.result_type(x, y) == np.result_type(np.int16, np.float32)
     assert da.result_type(x, da.int8, np.dtype("uint8")) == np.int16
     for scalar in (2.5, 1, 1j, True):  # NEP 50: Python scalars are weak
@@ -526,39 +536,44 @@ def test_data_type_functions():
 
 
 # ---------------------------------------------------------------- clip, astype
-@pytest.mark.parametrize("shape,kw", all_layouts(), ids=str)
-def test_clip(shape, kw):
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_clip(ndim, layout):
+    shape = layout.shape
     a = values("add", "float64", shape, seed=8)
-    x = da.asarray(a, **kw)
+    x = layout.array(a)
     assert_equal(da.clip(x, -1.0, 1.5), np.clip(a, -1.0, 1.5))
     assert_equal(da.clip(x, min=0.0), np.clip(a, 0.0, None))
     assert_equal(da.clip(x, max=0.0), np.clip(a, None, 0.0))
     assert_equal(da.clip(x), a)
     lo, hi = values("add", "float64", shape, seed=9) - 1, values("add", "float64", shape, seed=10) + 1
     lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)  # min > max: unspecified by the standard (strict raises)
-    other = dict(split=None) if kw.get("split") is not None else dict(split=0)
+    other = dict(split=None) if layout.kw.get("split") is not None else dict(split=0)
     got = da.clip(x, da.asarray(lo, **other), hi)  # a DArray of another layout and a NumPy array
     assert_equal(got, np.clip(a, lo, hi))
     assert got.layout.blocks_key == x.layout.blocks_key
     lo_row = lo.reshape(-1, shape[-1])[0]
     assert_equal(da.clip(x, da.asarray(lo_row, split=None), None), np.clip(a, lo_row, None))
     i = values("add", "int32", shape, seed=11)
-    xi = da.asarray(i, **kw)
+    xi = layout.array(i)
     got = da.clip(xi, -3, 4)
     assert got.dtype == np.int32
     assert_equal(got, np.clip(i, -3, 4))
-    assert_equal(da.clip(xi, da.asarray(np.full(shape, -2, dtype=np.int32), **kw), 5), np.clip(i, -2, 5))
+    assert_equal(da.clip(xi, layout.array(np.full(shape, -2, dtype=np.int32)), 5), np.clip(i, -2, 5))
     assert_equal(x, a)  # input untouched
 
 
-def test_clip_broadcasts_to_the_bounds_shape():
+@pytest.mark.parametrize("layout", layouts((5,), "split0", "replicated"), ids=str)
+def test_clip_broadcasts_to_the_bounds_shape(layout):
     """Bounds with more dimensions than x: the result has the broadcast shape, as NumPy's (and the standard's)."""
     a = values("add", "float64", (5,), seed=12)
     lo = np.minimum(values("add", "float64", (3, 5), seed=13) - 1, 0.5)  # min > max: unspecified (strict raises)
-    for kw in (dict(split=0), dict(split=None)):
-        x = da.asarray(a, **kw)
-        assert_equal(da.clip(x, da.asarray(lo, split=0), 1.0), np.clip(a, lo, 1.0), err_msg=str(kw))
-        assert_equal(da.clip(x, lo, None), np.clip(a, lo, None), err_msg=str(kw))
+    x = layout.array(a)
+    assert_equal(da.clip(x, da.asarray(lo, split=0), 1.0), np.clip(a, lo, 1.0))
+    assert_equal(da.clip(x, lo, None), np.clip(a, lo, None))
+
+
+def test_clip_empty_and_unbroadcastable_bounds():
+    a = values("add", "float64", (5,), seed=12)
     empty = da.asarray(np.zeros(0), split=0)
     assert_equal(da.clip(empty, np.zeros((0, 0)), 1.0), np.clip(np.zeros(0), np.zeros((0, 0)), 1.0))
     assert_raises_everywhere(ValueError, da.clip, da.asarray(a, split=0), np.zeros((3, 4)), 1.0)
@@ -570,10 +585,11 @@ def test_clip_refusals():
     assert_raises_everywhere(TypeError, da.clip, np.ones(3), 0, 1)
 
 
-@pytest.mark.parametrize("shape,kw", all_layouts(), ids=str)
-def test_astype(shape, kw):
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_astype(ndim, layout):
+    shape = layout.shape
     a = (np.arange(np.prod(shape)).reshape(shape) - 20).astype(np.int64)
-    x = da.asarray(a, **kw)
+    x = layout.array(a)
     for dtype in ("float64", "float32", "int32", "int16", "complex128"):
         y = x.astype(dtype)
         assert y.dtype == np.dtype(dtype) and y.layout == x.layout
@@ -593,58 +609,57 @@ def test_astype(shape, kw):
 
 def test_astype_complex_to_integer():
     a = np.arange(13, dtype=np.int64) - 5
-    y = da.asarray(a.astype(np.complex128) + 2j, split=0, sizes={0: uneven(13, comm().size)})
+    y = uneven(a.astype(np.complex128) + 2j)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy's ComplexWarning, torch's UserWarning
         assert_equal(da.astype(y, da.int64), a)  # the imaginary part is dropped
 
 
 # ---------------------------------------------------------------- temporaries
-def test_temporaries_do_not_overwrite_named_arrays():
-    p = comm().size
+@pytest.mark.parametrize("layout", layouts(SHAPE_2D, "split0", "uneven0", "replicated"), ids=str)
+def test_temporaries_do_not_overwrite_named_arrays(layout):
     a_np = np.linspace(1, 2, 35).reshape(7, 5)
     b_np = np.linspace(-3, 3, 35).reshape(7, 5)
     c_np = np.linspace(0.5, 5, 35).reshape(7, 5)
-    for kw in (dict(split=0), dict(split=0, sizes={0: uneven(7, p)}), dict(split=None)):
-        a, b, c = (da.asarray(v, **kw) for v in (a_np, b_np, c_np))
-        assert_equal(a * b + c, a_np * b_np + c_np)
-        assert_equal(a * b + c * a - b / c, a_np * b_np + c_np * a_np - b_np / c_np)
-        assert_equal(da.add(da.multiply(a, b), c), a_np * b_np + c_np)
-        assert_equal(-(a + b) * (c - a), -(a_np + b_np) * (c_np - a_np))
-        d = a * b
-        e = d + c  # d is named now: it must survive
-        assert_equal(d, a_np * b_np)
-        assert_equal(e, a_np * b_np + c_np)
-        assert_equal(((a + 1) * 2 - 3) / 4, ((a_np + 1) * 2 - 3) / 4)
-        # Python scalars on either side (reflected operators reuse temporaries too)
-        assert_equal(0.25 * (a + b) - 2.0 * c, 0.25 * (a_np + b_np) - 2.0 * c_np)
-        assert_equal(1.0 - 3 * (2.0 / (a * c)), 1.0 - 3 * (2.0 / (a_np * c_np)))
-        assert_equal(2 ** (a * 0.5) + 1j * b, 2 ** (a_np * 0.5) + 1j * b_np)
-        s = a * 2.0
-        t = 3.0 * s  # s is named: it must survive
-        assert_equal(s, a_np * 2.0)
-        assert_equal(t, a_np * 6.0)
-        assert_equal(5.0 - a, 5.0 - a_np)
-        # operands held by containers, arguments and C callers are not temporaries
-        items, named = [a, b, c], {"a": a, "b": b}
-        assert_equal(items[0] * items[1] + items[2], a_np * b_np + c_np)
-        assert_equal(named["a"] + named["b"] - items[2], a_np + b_np - c_np)
+    a, b, c = (layout.array(v) for v in (a_np, b_np, c_np))
+    assert_equal(a * b + c, a_np * b_np + c_np)
+    assert_equal(a * b + c * a - b / c, a_np * b_np + c_np * a_np - b_np / c_np)
+    assert_equal(da.add(da.multiply(a, b), c), a_np * b_np + c_np)
+    assert_equal(-(a + b) * (c - a), -(a_np + b_np) * (c_np - a_np))
+    d = a * b
+    e = d + c  # d is named now: it must survive
+    assert_equal(d, a_np * b_np)
+    assert_equal(e, a_np * b_np + c_np)
+    assert_equal(((a + 1) * 2 - 3) / 4, ((a_np + 1) * 2 - 3) / 4)
+    # Python scalars on either side (reflected operators reuse temporaries too)
+    assert_equal(0.25 * (a + b) - 2.0 * c, 0.25 * (a_np + b_np) - 2.0 * c_np)
+    assert_equal(1.0 - 3 * (2.0 / (a * c)), 1.0 - 3 * (2.0 / (a_np * c_np)))
+    assert_equal(2 ** (a * 0.5) + 1j * b, 2 ** (a_np * 0.5) + 1j * b_np)
+    s = a * 2.0
+    t = 3.0 * s  # s is named: it must survive
+    assert_equal(s, a_np * 2.0)
+    assert_equal(t, a_np * 6.0)
+    assert_equal(5.0 - a, 5.0 - a_np)
+    # operands held by containers, arguments and C callers are not temporaries
+    items, named = [a, b, c], {"a": a, "b": b}
+    assert_equal(items[0] * items[1] + items[2], a_np * b_np + c_np)
+    assert_equal(named["a"] + named["b"] - items[2], a_np + b_np - c_np)
 
-        def f(u, v):
-            return u * v + u - v
+    def f(u, v):
+        return u * v + u - v
 
-        assert_equal(f(a, b), a_np * b_np + a_np - b_np)
-        assert_equal(f(a + b, c), (a_np + b_np) * c_np + (a_np + b_np) - c_np)
-        assert_equal(functools.reduce(operator.add, items), a_np + b_np + c_np)
-        assert_equal(builtins.sum(items), a_np + b_np + c_np)
-        assert_equal(list(map(operator.mul, items, items))[1], b_np * b_np)
-        for x, v in ((a, a_np), (b, b_np), (c, c_np)):
-            assert_equal(x, v)
+    assert_equal(f(a, b), a_np * b_np + a_np - b_np)
+    assert_equal(f(a + b, c), (a_np + b_np) * c_np + (a_np + b_np) - c_np)
+    assert_equal(functools.reduce(operator.add, items), a_np + b_np + c_np)
+    assert_equal(builtins.sum(items), a_np + b_np + c_np)
+    assert_equal(list(map(operator.mul, items, items))[1], b_np * b_np)
+    for x, v in ((a, a_np), (b, b_np), (c, c_np)):
+        assert_equal(x, v)
 
 
-def test_temporaries_do_not_write_user_buffers():
-    """Arrays wrapped without a copy (from_local, asarray(copy=False)) keep the user's data intact."""
-    rank, p = comm().rank, comm().size
+def test_temporaries_do_not_write_user_buffers(comm):
+    """Arrays wrapped without a copy (from_local) keep the user's data intact."""
+    rank, p = comm.rank, comm.size
     buf = np.arange(5, dtype=np.float64) + 10 * rank + 1
     buf2 = np.linspace(1, 2, 5) + rank
     keep, keep2 = buf.copy(), buf2.copy()
@@ -658,14 +673,17 @@ def test_temporaries_do_not_write_user_buffers():
     assert_equal(da.sqrt(da.from_local(buf, split=0)) + da.from_local(buf2, split=0), np.sqrt(want) + want2)
     assert np.array_equal(buf, keep) and np.array_equal(buf2, keep2)
 
+
+@pytest.mark.parametrize("layout", layouts(SHAPE_2D, "replicated", "split0", "split1"), ids=str)
+def test_temporaries_do_not_write_the_buffer_of_asarray_without_copy(comm, layout):
+    """``asarray(g, copy=False)`` keeps the user's ``g`` intact."""
     g = np.linspace(1, 3, 35).reshape(7, 5)
     g_keep = g.copy()
-    for kw in (dict(split=None), dict(split=0), dict(split=1)):
-        y = da.asarray(g, copy=False, **kw)
-        assert_equal(y * y + y, g_keep * g_keep + g_keep)
-        assert_equal(da.asarray(g, copy=False, **kw) * 2.0 + da.asarray(g, copy=False, **kw), g_keep * 3)
-        assert_equal(da.exp(da.asarray(g, copy=False, **kw)) - 1.0, np.exp(g_keep) - 1)
-    assert agree(comm(), np.array_equal(g, g_keep)) == []
+    y = layout.array(g, copy=False)
+    assert_equal(y * y + y, g_keep * g_keep + g_keep)
+    assert_equal(layout.array(g, copy=False) * 2.0 + layout.array(g, copy=False), g_keep * 3)
+    assert_equal(da.exp(layout.array(g, copy=False)) - 1.0, np.exp(g_keep) - 1)
+    assert agree(comm, np.array_equal(g, g_keep)) == []
 
 
 def test_zero_d_and_empty():
@@ -692,22 +710,21 @@ def test_zero_d_and_empty():
 
 
 @pytest.mark.numpy_only  # the standard takes no booleans in arithmetic: array_api_strict refuses them
+@pytest.mark.parametrize("layout", LAYOUTS[1], ids=str)
 @pytest.mark.parametrize("name", sorted(NUMPY_BOOL_ARITHMETIC))
-def test_boolean_arithmetic_as_numpy(name):
+def test_boolean_arithmetic_as_numpy(name, layout):
     """``mask * 2``, ``b + 1.5``, ``b > 0``, ``abs(b)`` on NumPy blocks: NumPy's values and dtypes."""
     rng = np.random.default_rng(21)
     b = rng.random(13) > 0.5
     ints = rng.integers(1, 5, 13)
     f, g = getattr(da, name), getattr(np, "power" if name == "pow" else name)
-    p = da.default_communicator().size
-    for kw in (dict(split=0), dict(split=0, sizes={0: uneven(13, p)}), dict(split=None)):
-        x = da.asarray(b, **kw)
-        with np.errstate(all="ignore"):
-            if name in ("abs", "conj", "isfinite", "isinf", "isnan", "real", "square"):
-                cases = [((x,), (b,))]
-            else:
-                cases = [((x, x), (b, b)), ((x, 2), (b, 2)), ((x, da.asarray(ints, split=None)), (b, ints))]
-                if name not in ("floor_divide", "remainder", "pow"):
-                    cases.append(((x, 1.5), (b, 1.5)))
-            for args, np_args in cases:
-                assert_equal(f(*args), g(*np_args), err_msg=f"{name}{tuple(type(a).__name__ for a in np_args)} {kw}")
+    x = layout.array(b)
+    with np.errstate(all="ignore"):
+        if name in ("abs", "conj", "isfinite", "isinf", "isnan", "real", "square"):
+            cases = [((x,), (b,))]
+        else:
+            cases = [((x, x), (b, b)), ((x, 2), (b, 2)), ((x, da.asarray(ints, split=None)), (b, ints))]
+            if name not in ("floor_divide", "remainder", "pow"):
+                cases.append(((x, 1.5), (b, 1.5)))
+        for args, np_args in cases:
+            assert_equal(f(*args), g(*np_args), err_msg=f"{name}{tuple(type(a).__name__ for a in np_args)}")
