@@ -1,8 +1,8 @@
 """xarray's method set on DArray-backed DataArrays, against the same xarray code on the NumPy data.
 
-Every case runs over several layouts (cut along y, along x, replicated,
-uneven with an empty block, a 2x2 grid at 4 ranks) at 1-4 ranks; the result
-must still hold a DArray (no silent conversion to NumPy). Also the NumPy
+Every case runs once per layout (``tests/_cases.py``: cut along y, along x,
+replicated, uneven with an empty block, a 2x2 grid at 4 ranks) at 1-4 ranks; the
+result must still hold a DArray (no silent conversion to NumPy). Also the NumPy
 functions xarray reaches for (sliding_window_view, pad, nanmedian,
 nanquantile, nancumsum, ...) against NumPy, and what moves between ranks.
 """
@@ -16,7 +16,9 @@ import pytest
 
 import darray as da
 from darray.interop import interp
-from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes
+from darray.testing import agree, assert_equal, assert_raises_everywhere
+
+from _cases import layouts, values
 
 xr = pytest.importorskip("xarray")
 pd = pytest.importorskip("pandas")
@@ -24,33 +26,27 @@ pd = pytest.importorskip("pandas")
 pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
 
 SHAPE = (13, 7)
-
-
-def layouts() -> list[tuple[str, dict]]:
-    p = da.default_communicator().size
-    out = [("y", dict(split=0)), ("x", dict(split=1)), ("replicated", dict(split=None)),
-           ("uneven", dict(split=0, sizes=uneven_sizes(SHAPE[0], p)))]
-    if p == 4:
-        out.append(("grid", dict(split=(0, 1), grid=(2, 2))))
-    return out
+#: Cut along y, along x, replicated, uneven with an empty block, a 2x2 grid (4 ranks).
+LAYOUTS = layouts(SHAPE, "split0", "split1", "replicated", "uneven0", "grid2x2")
+over_layouts = pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 
 
 def field(nans: bool = True, dtype="float64") -> np.ndarray:
-    ref = np.random.default_rng(7).normal(size=SHAPE).astype(dtype)
+    """Seeded normal values; with ``nans``, three NaNs and an all-NaN last column."""
+    ref = values(SHAPE, dtype, seed=7)
     if nans:
         ref[3, 2] = ref[8, 5] = ref[9, 5] = np.nan
         ref[:, 6] = np.nan  # an all-NaN column
     return ref
 
 
-def pairs(ref: np.ndarray, dims=("y", "x"), coords=None):
-    """(layout name, DArray-backed DataArray, NumPy-backed DataArray) for every layout."""
+def pair(layout, ref: np.ndarray, dims=("y", "x"), coords=None):
+    """(DArray-backed DataArray laid out as ``layout``, the same DataArray backed by NumPy)."""
     if coords is None:
         coords = {dims[0]: np.arange(SHAPE[0]) * 0.5, dims[1]: np.arange(SHAPE[1]) * 10.0,
                   "lat": (dims[1], np.linspace(-3.0, 3.0, SHAPE[1]))}
     expected = xr.DataArray(ref, dims=dims, coords=coords, name="t", attrs={"units": "K"})
-    for name, spec in layouts():
-        yield name, expected.copy(data=da.asarray(ref, **spec)), expected
+    return expected.copy(data=layout.array(ref)), expected
 
 
 def check(comm, got, expected, what: str) -> None:
@@ -82,30 +78,32 @@ ROLLING = {  # id -> (rolling keywords, reduction)
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", ROLLING)
-def test_rolling(case, comm):
+def test_rolling(case, layout, comm):
     kwargs, reduction = ROLLING[case]
-    for name, a, expected in pairs(field()):
-        got = getattr(a.rolling(**kwargs), reduction)()
-        check(comm, got, getattr(expected.rolling(**kwargs), reduction)(), f"{case} {name}")
+    a, expected = pair(layout, field())
+    got = getattr(a.rolling(**kwargs), reduction)()
+    check(comm, got, getattr(expected.rolling(**kwargs), reduction)(), case)
 
 
+@over_layouts
 @pytest.mark.parametrize("dtype", ["float32", "int64"])
-def test_rolling_dtypes(dtype, comm):
+def test_rolling_dtypes(dtype, layout, comm):
     ref = (np.arange(np.prod(SHAPE)).reshape(SHAPE) % 11).astype(dtype)
-    for name, a, expected in pairs(ref):
-        check(comm, a.rolling(y=4).sum(), expected.rolling(y=4).sum(), f"{dtype} {name}")
-        check(comm, a.rolling(x=3, center=True).mean(), expected.rolling(x=3, center=True).mean(),
-              f"{dtype} {name}")
+    a, expected = pair(layout, ref)
+    check(comm, a.rolling(y=4).sum(), expected.rolling(y=4).sum(), f"{dtype} sum")
+    check(comm, a.rolling(x=3, center=True).mean(), expected.rolling(x=3, center=True).mean(), f"{dtype} mean")
 
 
-def test_rolling_construct(comm):
-    for name, a, expected in pairs(field()):
-        check(comm, a.rolling(y=4).construct("w"), expected.rolling(y=4).construct("w"), f"construct {name}")
-        check(comm, a.rolling(y=3, center=True).construct("w", stride=2),
-              expected.rolling(y=3, center=True).construct("w", stride=2), f"construct stride {name}")
-        check(comm, a.rolling(x=3).construct("w", fill_value=0.0),
-              expected.rolling(x=3).construct("w", fill_value=0.0), f"construct fill {name}")
+@over_layouts
+def test_rolling_construct(layout, comm):
+    a, expected = pair(layout, field())
+    check(comm, a.rolling(y=4).construct("w"), expected.rolling(y=4).construct("w"), "construct")
+    check(comm, a.rolling(y=3, center=True).construct("w", stride=2),
+          expected.rolling(y=3, center=True).construct("w", stride=2), "construct stride")
+    check(comm, a.rolling(x=3).construct("w", fill_value=0.0),
+          expected.rolling(x=3).construct("w", fill_value=0.0), "construct fill")
 
 
 @pytest.mark.parametrize("window", [2, 5, 9])
@@ -143,11 +141,12 @@ REDUCTIONS = {
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", REDUCTIONS)
-def test_nan_skipping_methods(case, comm):
+def test_nan_skipping_methods(case, layout, comm):
     f = REDUCTIONS[case]
-    for name, a, expected in pairs(field()):
-        check(comm, f(a), f(expected), f"{case} {name}")
+    a, expected = pair(layout, field())
+    check(comm, f(a), f(expected), case)
 
 
 NAN_FUNCTIONS = {  # id -> call of a NumPy function on a 2-d array with NaNs
@@ -166,34 +165,34 @@ NAN_FUNCTIONS = {  # id -> call of a NumPy function on a 2-d array with NaNs
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", NAN_FUNCTIONS)
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_nan_functions_match_numpy(case, dtype, comm):
+def test_nan_functions_match_numpy(case, dtype, layout, comm):
     f = NAN_FUNCTIONS[case]
     ref = field(dtype=dtype)
     with warnings.catch_warnings(record=True) as numpy_said:  # the all-NaN column
         warnings.simplefilter("always", RuntimeWarning)
         want = f(ref)
     warned = any("All-NaN slice" in str(w.message) for w in numpy_said)
-    for name, spec in layouts():
-        with warnings.catch_warnings(record=True) as seen:  # NumPy's warning of an all-NaN slice, too
-            warnings.simplefilter("always", RuntimeWarning)
-            got = f(da.asarray(ref, **spec))
-        if case.startswith(("nanmedian", "nanquantile", "nanpercentile")):
-            assert any("All-NaN slice" in str(w.message) for w in seen) == warned, f"{case} {name}: warning"
-        if not isinstance(got, da.DArray):
-            got = da.asarray(np.asarray(got), split=None)
-        assert_equal(got, np.asarray(want), err_msg=f"{case} {name}")
+    with warnings.catch_warnings(record=True) as seen:  # NumPy's warning of an all-NaN slice, too
+        warnings.simplefilter("always", RuntimeWarning)
+        got = f(layout.array(ref))
+    if case.startswith(("nanmedian", "nanquantile", "nanpercentile")):
+        assert any("All-NaN slice" in str(w.message) for w in seen) == warned, f"{case}: warning"
+    if not isinstance(got, da.DArray):
+        got = da.asarray(np.asarray(got), split=None)
+    assert_equal(got, np.asarray(want), err_msg=case)
 
 
-def test_nan_functions_without_nans_are_the_plain_ones(comm):
+@over_layouts
+def test_nan_functions_without_nans_are_the_plain_ones(layout, comm):
     ref = np.arange(np.prod(SHAPE)).reshape(SHAPE) % 5
-    for name, spec in layouts():
-        x = da.asarray(ref, **spec)
-        assert_equal(np.nanmedian(x, axis=0), np.nanmedian(ref, axis=0), err_msg=name)
-        assert_equal(np.nanquantile(x, 0.4, axis=1), np.nanquantile(ref, 0.4, axis=1), err_msg=name)
-        assert_equal(np.nancumsum(x, axis=0), np.nancumsum(ref, axis=0), err_msg=name)
-        assert_equal(da.nanargmax(x, axis=1), np.nanargmax(ref, axis=1), err_msg=name)
+    x = layout.array(ref)
+    assert_equal(np.nanmedian(x, axis=0), np.nanmedian(ref, axis=0))
+    assert_equal(np.nanquantile(x, 0.4, axis=1), np.nanquantile(ref, 0.4, axis=1))
+    assert_equal(np.nancumsum(x, axis=0), np.nancumsum(ref, axis=0))
+    assert_equal(da.nanargmax(x, axis=1), np.nanargmax(ref, axis=1))
 
 
 def test_nan_functions_bad_input(comm):
@@ -221,17 +220,17 @@ WINDOWS = {  # id -> (window_shape, axis)
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", WINDOWS)
-def test_sliding_window_view_matches_numpy(case, comm):
+def test_sliding_window_view_matches_numpy(case, layout, comm):
     window, axis = WINDOWS[case]
     ref = np.arange(np.prod(SHAPE), dtype=np.float64).reshape(SHAPE)
     want = np.lib.stride_tricks.sliding_window_view(ref, window, axis)
-    for name, spec in layouts():
-        x = da.asarray(ref, **spec)
-        got = da.lib.stride_tricks.sliding_window_view(x, window, axis)
-        assert_equal(got, want, err_msg=f"{case} {name}")
-        assert_equal(np.lib.stride_tricks.sliding_window_view(x, window, axis=axis), want, err_msg=name)
-        assert got.layout.split == x.layout.split, f"{case} {name}: {x.layout} -> {got.layout}"  # cut as x
+    x = layout.array(ref)
+    got = da.lib.stride_tricks.sliding_window_view(x, window, axis)
+    assert_equal(got, want, err_msg=case)
+    assert_equal(np.lib.stride_tricks.sliding_window_view(x, window, axis=axis), want, err_msg=case)
+    assert got.layout.split == x.layout.split, f"{case}: {x.layout} -> {got.layout}"  # cut as x
 
 
 def test_sliding_window_view_bad_input(comm):
@@ -255,18 +254,18 @@ PADS = {  # id -> numpy.pad keywords (mode constant)
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", PADS)
-def test_pad_constant_moves_nothing(case, comm):
+def test_pad_constant_moves_nothing(case, layout, comm):
     kwargs = PADS[case]
     ref = field(nans=False)
     want = np.pad(ref, mode="constant", **kwargs)
-    for name, spec in layouts():
-        x = da.asarray(ref, **spec)
-        with da.tracing() as t:
-            got = np.pad(x, mode="constant", **kwargs)
-        assert_equal(got, want, err_msg=f"{case} {name}")
-        moved = [e["op"] for e in t.events if e["kind"] == "comm"]
-        assert not agree(comm, not moved), f"{case} {name}: rank {comm.rank} communicated {moved}"
+    x = layout.array(ref)
+    with da.tracing() as t:
+        got = np.pad(x, mode="constant", **kwargs)
+    assert_equal(got, want, err_msg=case)
+    moved = [e["op"] for e in t.events if e["kind"] == "comm"]
+    assert not agree(comm, not moved), f"{case}: rank {comm.rank} communicated {moved}"
 
 
 def test_pad_constant_bad_input(comm):
@@ -287,25 +286,25 @@ INTERP = {  # id -> targets and method
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", INTERP)
-def test_interp_distributed(case, comm):
+def test_interp_distributed(case, layout, comm):
     """darray.interop.interp equals xarray's .interp on NumPy data and keeps a DArray; so does .interp() itself."""
     kwargs = INTERP[case]
-    ref = field()
-    for name, a, expected in pairs(ref):
-        want = expected.interp(**kwargs)
-        check(comm, interp(a, **kwargs), want, f"{case} {name}")
-        if name == "replicated":  # xarray's own .interp() hands the data to SciPy: numpy.asarray gathers
-            got = a.interp(**kwargs)
-            xr.testing.assert_allclose(got.copy(data=np.asarray(got.data)), want)
+    a, expected = pair(layout, field())
+    want = expected.interp(**kwargs)
+    check(comm, interp(a, **kwargs), want, case)
+    if layout.id == "replicated":  # xarray's own .interp() hands the data to SciPy: numpy.asarray gathers
+        got = a.interp(**kwargs)
+        xr.testing.assert_allclose(got.copy(data=np.asarray(got.data)), want)
 
 
-def test_interp_descending_coordinate_and_integers(comm):
+@over_layouts
+def test_interp_descending_coordinate_and_integers(layout, comm):
     ref = np.arange(np.prod(SHAPE)).reshape(SHAPE) % 9
-    coords = {"y": np.arange(SHAPE[0])[::-1] * 2.0}
-    for name, a, expected in pairs(ref, coords=coords):
-        check(comm, interp(a, y=[1.0, 7.5, 20.0]), expected.interp(y=[1.0, 7.5, 20.0]), name)
-        check(comm, interp(a, {"x": [0.5, 5.5]}), expected.interp(x=[0.5, 5.5]), name)  # no coordinate: positions
+    a, expected = pair(layout, ref, coords={"y": np.arange(SHAPE[0])[::-1] * 2.0})
+    check(comm, interp(a, y=[1.0, 7.5, 20.0]), expected.interp(y=[1.0, 7.5, 20.0]), "y")
+    check(comm, interp(a, {"x": [0.5, 5.5]}), expected.interp(x=[0.5, 5.5]), "x")  # no coordinate: positions
 
 
 def test_interp_along_an_uncut_dim_moves_no_data(comm):
@@ -348,16 +347,18 @@ METHODS = {
 }
 
 
+@over_layouts
 @pytest.mark.parametrize("case", METHODS)
-def test_other_methods(case, comm):
+def test_other_methods(case, layout, comm):
     f = METHODS[case]
-    for name, a, expected in pairs(field()):
-        check(comm, f(a), f(expected), f"{case} {name}")
+    a, expected = pair(layout, field())
+    check(comm, f(a), f(expected), case)
 
 
-def test_resample_over_a_time_axis(comm):
+@over_layouts
+def test_resample_over_a_time_axis(layout, comm):
     coords = {"time": pd.date_range("2000-01-01", periods=SHAPE[0], freq="6h"), "x": np.arange(SHAPE[1]) * 1.0}
-    for name, a, expected in pairs(field(), dims=("time", "x"), coords=coords):
-        check(comm, a.resample(time="1D").mean(), expected.resample(time="1D").mean(), f"resample {name}")
-        check(comm, a.resample(time="12h").max(), expected.resample(time="12h").max(), f"resample {name}")
-        check(comm, a.rolling(time=3).sum(), expected.rolling(time=3).sum(), f"rolling time {name}")
+    a, expected = pair(layout, field(), dims=("time", "x"), coords=coords)
+    check(comm, a.resample(time="1D").mean(), expected.resample(time="1D").mean(), "resample 1D mean")
+    check(comm, a.resample(time="12h").max(), expected.resample(time="12h").max(), "resample 12h max")
+    check(comm, a.rolling(time=3).sum(), expected.rolling(time=3).sum(), "rolling time")
