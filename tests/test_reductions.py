@@ -1,10 +1,10 @@
 """Reductions (sum prod min max mean var std all any) against NumPy, on every rank count.
 
 Inputs are global NumPy arrays generated identically on every rank (seeded);
-each check lays them out in several ways (balanced, uneven with empty blocks,
-2-d grids at 4 ranks, replicated) and compares the reduction with NumPy on the
-global input via :func:`darray.testing.assert_equal`, which agrees on the
-verdict across ranks.
+a test lays them out in one layout of ``tests/_cases.py`` (balanced, uneven
+with empty blocks, 2-d grids at 4 ranks, replicated; its id names it) and
+compares the reduction with NumPy on the global input via
+:func:`darray.testing.assert_equal`, which agrees on the verdict across ranks.
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import (agree, assert_equal, assert_raises_everywhere, backend_dtypes,
-                            uneven_sizes as uneven)
+from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes
+
+from _cases import P, by_ndim, catalogue, generator, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -46,31 +47,20 @@ for _func, _dtypes in DTYPES.items():
                      and not (_func in ("sum", "prod") and d.startswith("u") and "uint64" not in _SUPPORTED)]
 
 
-def comm():
-    return da.default_communicator()
+#: Layouts per dimension: balanced, uneven with an empty block, replicated; 2x2 grids at 4 ranks.
+LAYOUTS = {1: layouts(SHAPES[1], "split0", "uneven0", "replicated"),
+           2: layouts(SHAPES[2], "split0", "split1", "uneven0", "uneven1", "replicated", "grid2x2", "grid2x2-10",
+                      "grid2x2-n1"),
+           3: layouts(SHAPES[3], "split0", "uneven1", "split2", "replicated", "grid2x2-12", "grid2x2-20")}
 
 
-
-def layouts(ndim: int) -> list[dict]:
-    p = comm().size
-    shape = SHAPES[ndim]
-    if ndim == 1:
-        return [dict(split=0), dict(split=0, sizes={0: uneven(shape[0], p)}), dict(split=None)]
-    if ndim == 2:
-        out = [dict(split=0), dict(split=1), dict(split=0, sizes={0: uneven(shape[0], p)}),
-               dict(split=1, sizes={1: uneven(shape[1], p)}), dict(split=None)]
-        if p == 4:
-            out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)),
-                    dict(split=(None, 1), grid=(2, 2))]
-        return out
-    out = [dict(split=0), dict(split=1, sizes={1: uneven(shape[1], p)}), dict(split=2), dict(split=None)]
-    if p == 4:
-        out += [dict(split=(1, 2), grid=(2, 2)), dict(split=(2, 0), grid=(2, 2))]
-    return out
+def uneven(a, axis: int = 0) -> da.DArray:
+    """``a`` split unevenly along ``axis`` (the second block empty)."""
+    return catalogue(np.shape(a))[f"uneven{axis}"].array(a)
 
 
 def values(func: str, dtype: str, shape, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng([seed, sum(map(ord, func)), sum(map(ord, dtype)), len(shape)])
+    rng = generator(seed, func, dtype, len(shape))
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.random(shape) > (0.05 if func == "all" else 0.9)
@@ -123,40 +113,53 @@ def check_layout(x, got, axis, keepdims):
             assert r == (s if keepdims else kept.index(s)), (x.layout, got.layout, axis)
 
 
-def same_on_every_rank(value) -> bool:
-    got = comm().allgather(np.asarray([value]))
+def same_on_every_rank(comm, value) -> bool:
+    got = comm.allgather(np.asarray([value]))
     return bool(np.all(np.asarray(got).reshape(-1) == np.asarray(got).reshape(-1)[0]))
 
 
 # ---------------------------------------------------------------- the matrix
-@pytest.mark.parametrize("ndim", [1, 2, 3])
-@pytest.mark.parametrize("func", FUNCS)
-def test_reduction_matches_numpy(func, ndim):
-    """The main dtype over every layout and axis (keepdims alternating); other dtypes on a few cases."""
-    shape = SHAPES[ndim]
-    kws = layouts(ndim)
+def matrix(func: str, ndim: int) -> list[tuple[int, str, str, object]]:
+    """The cases ``(i, dtype, layout id, axis)`` of ``func`` on ``ndim`` dimensions: the main dtype over every
+    layout and axis, the other dtypes over two layouts (the second and the sixth) and the first three axes;
+    ``i`` (the case's number) alternates keepdims, and var/std's correction every second case."""
+    ids = [str(c) for c in LAYOUTS[ndim]]
     main, *others = DTYPES[func]
-    cases = [(main, kw, axis) for kw in kws for axis in AXES[ndim]]
-    cases += [(d, kw, axis) for d in others for kw in kws[1:2] + kws[5:6] for axis in AXES[ndim][:3]]
-    for i, (dtype, kw, axis) in enumerate(cases):
-        a = values(func, dtype, shape)
-        x = da.asarray(a, **kw)
-        keepdims = bool(i % 2)
-        extra = {"correction": (i // 2) % 2} if func in ("var", "std") else {}
-        got = reduce(func, x, axis, keepdims, **extra)
-        expected = oracle(func, a, axis, keepdims, **extra)
-        msg = f"{func}({dtype} {shape} {kw}, axis={axis}, keepdims={keepdims}, {extra})"
-        assert_equal(got, expected, err_msg=msg)
-        check_layout(x, got, axis, keepdims)
+    cases = [(main, name, axis) for name in ids for axis in AXES[ndim]]
+    cases += [(d, name, axis) for d in others for name in ids[1:2] + ids[5:6] for axis in AXES[ndim][:3]]
+    return [(i, *c) for i, c in enumerate(cases)]
+
+
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_reduction_matches_numpy(ndim, layout):
+    """The cases of :func:`matrix` on this layout, for every function; one failing function does not hide the
+    others (assert_equal agrees on its verdict: every rank catches the same failures)."""
+    failures = []
+    for func in FUNCS:
+        try:
+            for i, dtype, name, axis in matrix(func, ndim):
+                if name != layout.id:
+                    continue
+                a = values(func, dtype, layout.shape)
+                x = layout.array(a)
+                keepdims = bool(i % 2)
+                extra = {"correction": (i // 2) % 2} if func in ("var", "std") else {}
+                got = reduce(func, x, axis, keepdims, **extra)
+                expected = oracle(func, a, axis, keepdims, **extra)
+                msg = f"{func}({dtype}, axis={axis}, keepdims={keepdims}, {extra})"
+                assert_equal(got, expected, err_msg=msg)
+                check_layout(x, got, axis, keepdims)
+        except AssertionError as e:
+            failures.append(f"{func}: {e}")
+    assert not failures, "\n".join(failures)
 
 
 @pytest.mark.parametrize("func", FUNCS)
 def test_both_keepdims_on_a_grid(func):
     """keepdims True and False on the same input, for the most cut layout at this rank count."""
-    shape = SHAPES[2]
-    kw = layouts(2)[5] if comm().size == 4 else layouts(2)[2]
-    a = values(func, DTYPES[func][0], shape, seed=1)
-    x = da.asarray(a, **kw)
+    layout = catalogue(SHAPES[2])["grid2x2" if P == 4 else "uneven0"]
+    a = values(func, DTYPES[func][0], SHAPES[2], seed=1)
+    x = layout.array(a)
     for axis in (None, 0, 1):
         for keepdims in (False, True):
             got = reduce(func, x, axis, keepdims)
@@ -167,7 +170,7 @@ def test_both_keepdims_on_a_grid(func):
 @pytest.mark.parametrize("func", FUNCS)
 def test_methods(func):
     a = values(func, DTYPES[func][0], SHAPES[2], seed=2)
-    x = da.asarray(a, split=0, sizes={0: uneven(7, comm().size)})
+    x = uneven(a)
     assert_equal(getattr(x, func)(), oracle(func, a, None, False))
     assert_equal(getattr(x, func)(axis=1, keepdims=True), oracle(func, a, 1, True))
     assert_equal(getattr(x, func)(0), oracle(func, a, 0, False))
@@ -175,7 +178,7 @@ def test_methods(func):
 
 def test_var_std_ddof_and_correction():
     a = values("var", "float64", SHAPES[2], seed=3)
-    x = da.asarray(a, split=1, sizes={1: uneven(5, comm().size)})
+    x = uneven(a, 1)
     for axis in (None, 0, 1):
         assert_equal(x.var(axis=axis, ddof=1), np.var(a, axis=axis, ddof=1))
         assert_equal(x.std(axis=axis, ddof=1), np.std(a, axis=axis, ddof=1))
@@ -192,32 +195,31 @@ def test_var_std_ddof_and_correction():
         assert_equal(da.var(x, axis=0, correction=9), np.var(a, axis=0, ddof=9))
 
 
+@pytest.mark.parametrize("layout", LAYOUTS[2][:3] + LAYOUTS[2][5:6], ids=str)
 @pytest.mark.parametrize("func,src,dtype", [("sum", "int8", "int64"), ("sum", "float32", "float64"),
                                             ("sum", "uint8", "uint16"), ("sum", "int64", "float64"),
                                             ("sum", "float64", "complex128"), ("prod", "int32", "int64"),
                                             ("prod", "float32", "float64"), ("prod", "int64", "float64")])
-def test_dtype_argument(func, src, dtype):
+def test_dtype_argument(func, src, dtype, layout):
     shape = SHAPES[2]
     a = (values(func, "int64", shape, seed=4) * (7 if func == "sum" else 1)).astype(src)
     if func == "sum" and src == "int8":
         a = np.full(shape, 100, dtype=np.int8)  # overflows int8, not int64
-    for kw in layouts(2)[:3] + layouts(2)[5:6]:
-        x = da.asarray(a, **kw)
-        for axis in (None, 0, 1):
-            got = getattr(da, func)(x, axis=axis, dtype=getattr(da, dtype))
-            expected = getattr(np, func)(a, axis=axis, dtype=dtype)
-            assert got.dtype == np.dtype(dtype)
-            assert_equal(got, expected, err_msg=f"{func}({src}->{dtype}) {kw} axis={axis}")
-        assert_equal(x.sum(dtype=dtype) if func == "sum" else x.prod(dtype=dtype),
-                     getattr(np, func)(a, dtype=dtype))
+    x = layout.array(a)
+    for axis in (None, 0, 1):
+        got = getattr(da, func)(x, axis=axis, dtype=getattr(da, dtype))
+        expected = getattr(np, func)(a, axis=axis, dtype=dtype)
+        assert got.dtype == np.dtype(dtype)
+        assert_equal(got, expected, err_msg=f"{func}({src}->{dtype}) axis={axis}")
+    assert_equal(x.sum(dtype=dtype) if func == "sum" else x.prod(dtype=dtype),
+                 getattr(np, func)(a, dtype=dtype))
 
 
 # ---------------------------------------------------------------- empty blocks and arrays
 def test_all_blocks_but_one_empty():
     """Every value on one rank: the others contribute neutral elements."""
-    p = comm().size
-    sizes = [0] * p
-    sizes[p - 1] = 7
+    sizes = [0] * P
+    sizes[P - 1] = 7
     a = np.linspace(-2, 3, 35).reshape(7, 5)
     x = da.asarray(a, split=0, sizes={0: sizes})
     for func in ("sum", "prod", "min", "max", "mean", "var", "std"):
@@ -228,76 +230,84 @@ def test_all_blocks_but_one_empty():
     for func in ("all", "any"):
         for axis in (None, 0):
             assert_equal(reduce(func, xb, axis, True), oracle(func, b, axis, True), err_msg=f"{func} {axis}")
-    xi = da.asarray(np.arange(7, dtype=np.uint8), split=0, sizes=sizes if p > 1 else None)
+    xi = da.asarray(np.arange(7, dtype=np.uint8), split=0, sizes=sizes if P > 1 else None)
     assert_equal(da.min(xi), np.uint8(0))
     assert_equal(da.max(xi), np.uint8(6))
 
 
-@pytest.mark.parametrize("shape", [(0,), (0, 5), (4, 0)])
-def test_empty_arrays(shape):
+@pytest.mark.parametrize("layout", [pytest.param(c, id=f"{'x'.join(map(str, shape))}-{c}")
+                                    for shape in [(0,), (0, 5), (4, 0)]
+                                    for c in layouts(shape, "split0", "replicated", *(["split1"] * (len(shape) == 2)))])
+def test_empty_arrays(layout):
+    shape = layout.shape
     a = np.zeros(shape)
-    for kw in ([dict(split=0), dict(split=None)] + ([dict(split=1)] if len(shape) == 2 else [])):
-        x = da.asarray(a, **kw)
-        for func in ("sum", "prod", "all", "any", "mean", "var"):
-            for axis in [None, *range(len(shape))]:
-                assert_equal(reduce(func, x, axis, False), oracle(func, a, axis, False),
-                             err_msg=f"{func} {shape} {kw} axis={axis}")
-        for func in ("min", "max"):
-            for axis in [None, *range(len(shape))]:
-                if a.size == 0 and (axis is None or shape[axis] == 0):
-                    assert_raises_everywhere(ValueError, getattr(da, func), x, axis=axis, match=func)
-                else:  # reducing a non-empty axis of an empty array is fine: an empty result
-                    assert_equal(getattr(da, func)(x, axis=axis), getattr(np, func)(a, axis=axis))
+    x = layout.array(a)
+    for func in ("sum", "prod", "all", "any", "mean", "var"):
+        for axis in [None, *range(len(shape))]:
+            assert_equal(reduce(func, x, axis, False), oracle(func, a, axis, False), err_msg=f"{func} axis={axis}")
+    for func in ("min", "max"):
+        for axis in [None, *range(len(shape))]:
+            if a.size == 0 and (axis is None or shape[axis] == 0):
+                assert_raises_everywhere(ValueError, getattr(da, func), x, axis=axis, match=func)
+            else:  # reducing a non-empty axis of an empty array is fine: an empty result
+                assert_equal(getattr(da, func)(x, axis=axis), getattr(np, func)(a, axis=axis))
 
 
 # ---------------------------------------------------------------- numerics
-def test_stable_variance():
-    """var of 1e8 + noise: the parallel combine must not lose the small spread."""
+def offset_noise() -> tuple[np.ndarray, np.ndarray]:
+    """1e8 + noise (float64) and 1e3 + noise (float32), 1001 values each."""
     rng = np.random.default_rng(0)
-    n, p = 1001, comm().size
-    a = 1e8 + rng.standard_normal(n)
-    sizes = uneven(n, p)
-    for kw in (dict(split=0), dict(split=0, sizes={0: sizes}), dict(split=None)):
-        x = da.asarray(a, **kw)
-        for correction in (0, 1):
-            got = da.var(x, correction=correction)
-            assert_equal(got, np.var(a, ddof=correction), rtol=1e-8)
-            assert_equal(da.std(x, correction=correction), np.std(a, ddof=correction), rtol=1e-8)
-            assert agree(comm(), same_on_every_rank(float(got))) == []
-        b = a.reshape(7, 143)
-        y = da.asarray(b, split=1, sizes={1: uneven(143, p)})
-        assert_equal(da.var(y, axis=1), np.var(b, axis=1), rtol=1e-8)
-        assert_equal(da.var(y), np.var(b), rtol=1e-8)
-    # float32: an offset float32 still resolves (1e3 + noise); compare with the float64 truth
-    f32 = (1e3 + rng.standard_normal(n)).astype(np.float32)
-    truth = np.var(f32.astype(np.float64))
-    for kw in (dict(split=0), dict(split=0, sizes={0: sizes})):
-        got = da.var(da.asarray(f32, **kw))
+    a = 1e8 + rng.standard_normal(1001)
+    return a, (1e3 + rng.standard_normal(1001)).astype(np.float32)
+
+
+@pytest.mark.parametrize("layout", layouts((1001,), "split0", "uneven0", "replicated"), ids=str)
+def test_stable_variance(comm, layout):
+    """var of 1e8 + noise: the parallel combine must not lose the small spread."""
+    a, f32 = offset_noise()
+    x = layout.array(a)
+    for correction in (0, 1):
+        got = da.var(x, correction=correction)
+        assert_equal(got, np.var(a, ddof=correction), rtol=1e-8)
+        assert_equal(da.std(x, correction=correction), np.std(a, ddof=correction), rtol=1e-8)
+        assert agree(comm, same_on_every_rank(comm, float(got))) == []
+    if "replicated" not in layout.flags:
+        # float32: an offset float32 still resolves (1e3 + noise); compare with the float64 truth
+        truth = np.var(f32.astype(np.float64))
+        got = da.var(layout.array(f32))
         assert got.dtype == np.float32
         assert_equal(got, truth.astype(np.float32), rtol=1e-4)
 
 
+def test_stable_variance_along_a_cut_axis():
+    b = offset_noise()[0].reshape(7, 143)
+    y = uneven(b, 1)
+    assert_equal(da.var(y, axis=1), np.var(b, axis=1), rtol=1e-8)
+    assert_equal(da.var(y), np.var(b), rtol=1e-8)
+
+
 def test_mean_of_large_offset():
     a = 1e12 + np.arange(101, dtype=np.float64)
-    x = da.asarray(a, split=0, sizes={0: uneven(101, comm().size)})
+    x = uneven(a)
     assert_equal(da.mean(x), np.mean(a), rtol=1e-14)
     assert_equal(da.sum(x), np.sum(a), rtol=1e-14)
 
 
 # ---------------------------------------------------------------- scalars
-def test_zero_d_results_convert_on_every_rank():
+def test_zero_d_results_convert_on_every_rank(comm):
     a = values("sum", "float64", SHAPES[2], seed=5)
-    x = da.asarray(a, split=1, sizes={1: uneven(5, comm().size)})
+    x = uneven(a, 1)
     s = da.sum(x)
     assert s.ndim == 0 and s.layout.is_replicated
     v = float(s)
     ok = abs(v - float(np.sum(a))) <= 1e-12 * abs(float(np.sum(a))) + 1e-15
-    assert agree(comm(), ok and same_on_every_rank(v)) == []
-    i = da.arange(13, split=0, sizes={0: uneven(13, comm().size)})
-    assert agree(comm(), int(da.sum(i)) == 78 and int(da.max(i)) == 12 and same_on_every_rank(int(da.min(i)))) == []
-    assert agree(comm(), bool(da.all(i >= 0)) and not bool(da.any(i > 12))) == []
+    assert agree(comm, ok and same_on_every_rank(comm, v)) == []
+    i = uneven(np.arange(13))
+    assert agree(comm, int(da.sum(i)) == 78 and int(da.max(i)) == 12
+                 and same_on_every_rank(comm, int(da.min(i)))) == []
+    assert agree(comm, bool(da.all(i >= 0)) and not bool(da.any(i > 12))) == []
     z = da.asarray(a + 1j, split=0)
-    assert agree(comm(), complex(da.sum(z)) == complex(da.sum(z)) and same_on_every_rank(complex(da.mean(z)))) == []
+    assert agree(comm, complex(da.sum(z)) == complex(da.sum(z)) and same_on_every_rank(comm, complex(da.mean(z)))) == []
     scalar = da.asarray(np.float64(2.5))
     assert_equal(da.sum(scalar), np.float64(2.5))
     assert_equal(da.var(scalar), np.float64(0.0))
@@ -337,21 +347,21 @@ def test_bool_min_max_across_ranks():
         assert_equal(da.min(x), np.min(g))
 
 
+@pytest.mark.parametrize("layout", [LAYOUTS[2][0], LAYOUTS[2][-1]], ids=str)
 @pytest.mark.parametrize("func", ["sum", "prod", "min", "max", "mean"])
-def test_repeated_calls_take_the_remembered_path(func):
+def test_repeated_calls_take_the_remembered_path(comm, func, layout):
     """A second call on the same layout (NumPy blocks, uncut axes: one NumPy reduction) gives NumPy's result,
-    for each dtype in turn on that layout, and still records its compute event while tracing."""
-    kws = layouts(2)
-    for kw in (kws[0], kws[-1]):  # rows cut over the ranks, and replicated
-        for dtype in DTYPES[func]:
-            a = values(func, dtype, SHAPES[2], seed=3)
-            x = da.asarray(a, **kw)
-            for axis, keepdims in ((None, False), (1, False), (1, True), (0, False), (None, True)):
-                for call in range(2):
-                    assert_equal(reduce(func, x, axis, keepdims), oracle(func, a, axis, keepdims),
-                                 atol=1e-6 if dtype == "float32" else 0.0,  # float32 means near 0: summation order
-                                 err_msg=f"{func}({dtype}, {kw}, axis={axis}, keepdims={keepdims}) call {call}")
+    for each dtype in turn on that layout, and still records its compute event while tracing. Layouts: rows
+    cut over the ranks, and the last of :data:`LAYOUTS` (replicated; at 4 ranks a 2x2 grid of copies)."""
+    for dtype in DTYPES[func]:
+        a = values(func, dtype, SHAPES[2], seed=3)
+        x = layout.array(a)
+        for axis, keepdims in ((None, False), (1, False), (1, True), (0, False), (None, True)):
+            for call in range(2):
+                assert_equal(reduce(func, x, axis, keepdims), oracle(func, a, axis, keepdims),
+                             atol=1e-6 if dtype == "float32" else 0.0,  # float32 means near 0: summation order
+                             err_msg=f"{func}({dtype}, axis={axis}, keepdims={keepdims}) call {call}")
     with da.tracing() as t:
         reduce(func, x, 1, False)
     recorded = any(e["kind"] == "compute" and e["op"] == func for e in t.events)
-    assert not agree(comm(), recorded), f"no compute event for {func} while tracing"
+    assert not agree(comm, recorded), f"no compute event for {func} while tracing"
