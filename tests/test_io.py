@@ -1,7 +1,7 @@
 """darray.io: zarr, .npy and HDF5 round trips, cross-layout reads, atomicity, damage detection.
 
-Every rank uses the same directory (rank 0's ``tmp_path``, broadcast). Data
-checks go through ``assert_equal`` / ``agree``; errors are expected on EVERY
+Every rank uses the same directory (rank 0's ``tmp_path``, broadcast). Layouts
+come from ``tests/_cases.py``, one test per layout. Data checks go through ``assert_equal`` / ``agree``; errors are expected on EVERY
 rank (a rank that did not raise fails the test, and the ranks agree on that).
 """
 
@@ -21,6 +21,8 @@ from darray.io import _atomic
 from darray.io.zarr_io import chunk_plan
 from darray.testing import agree, assert_equal, assert_raises_everywhere
 
+from _cases import P, Case, case, generator, layouts, values
+
 pytest.importorskip("zarr")
 pytest.importorskip("h5py")
 
@@ -36,41 +38,34 @@ FORMATS = {
 
 
 def sample(shape, dtype, seed=0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
+    """``_cases.values``, but integers drawn over their dtype's whole range (every stored byte matters)."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "b":
-        return rng.random(shape) > 0.5
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
-    values = rng.standard_normal(shape) * 1e3
-    if dtype.kind == "c":
-        values = values + 1j * rng.standard_normal(shape)
-    return values.astype(dtype)
+    if dtype.kind not in "iu":
+        return values(shape, dtype, seed)
+    info = np.iinfo(dtype)
+    return generator(seed, len(shape), dtype.name).integers(info.min, info.max, size=shape, dtype=dtype,
+                                                            endpoint=True)
 
 
-def lengths(n: int, parts: int) -> list[int]:
-    return [len(c) for c in np.array_split(np.arange(n), parts)]
-
-
-def layouts(size: int, shape) -> list[dict]:
-    """Layouts for ``shape`` at ``size`` ranks: replicated, balanced, uneven with an empty block, columns, 2-d."""
-    out = [dict(split=None), dict(split="auto")]
-    if len(shape) == 0:
-        return out
-    out.append(dict(split=0))
-    if size > 1:
-        out.append(dict(split=0, sizes=[0] + lengths(shape[0], size - 1)))  # rank 0 holds nothing
+def io_layouts(shape) -> list[Case]:
+    """Replicated, ``split="auto"``, balanced, rank 0 empty, columns, and at 4 ranks a 2x2 grid of uneven blocks
+    whose boundaries share zarr chunks (rows ``n - 2, 2``, columns ``1, m - 1``)."""
+    out = [*layouts(shape, "replicated"), case("auto", shape, split="auto")]
+    if len(shape) >= 1:
+        out += layouts(shape, "split0", "first-empty0")
     if len(shape) >= 2:
-        out.append(dict(split=1))
-    if len(shape) >= 2 and size == 4:
-        a, b = min(2, shape[0]), min(1, shape[1])
-        out.append(dict(split=(0, 1), grid=(2, 2), sizes={0: (shape[0] - a, a), 1: (b, shape[1] - b)}))
+        out += layouts(shape, "split1")
+        if P == 4:
+            a, b = min(2, shape[0]), min(1, shape[1])
+            out.append(case("grid2x2-shared-chunks", shape, "grid", "uneven", split=(0, 1), grid=(2, 2),
+                            sizes={0: (shape[0] - a, a), 1: (b, shape[1] - b)}))
     return out
 
 
-def ident(layout: dict) -> str:
-    return ",".join(f"{k}={v}" for k, v in layout.items())
+def over(*shapes) -> list:
+    """``layout`` parameters over :func:`io_layouts` of ``shapes``, ids ``{shape}-{layout}``."""
+    return [pytest.param(c, id=f"{'x'.join(map(str, shape)) or 'scalar'}-{c}") for shape in shapes
+            for c in io_layouts(shape)]
 
 
 def reference_read(fmt: str, path) -> np.ndarray:
@@ -88,38 +83,39 @@ def reference_read(fmt: str, path) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ round trips
+@pytest.mark.parametrize("layout", io_layouts((13, 6)), ids=str)
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_round_trip_every_dtype(fmt, dtype, comm, shared):
+def test_round_trip_every_dtype(fmt, dtype, layout, comm, shared):
     save_fn, load_fn, name = FORMATS[fmt]
-    ref = sample((13, 6), dtype)
+    ref = sample(layout.shape, dtype)
     path = shared / name
-    for spec in layouts(comm.size, ref.shape):
-        x = da.asarray(ref, **spec)
-        save_fn(path, x)
-        y = load_fn(path, **spec)
-        assert y.dtype == ref.dtype and y.shape == ref.shape
-        assert_equal(y, ref, err_msg=ident(spec))
-        assert y.layout == x.layout, ident(spec)
+    x = layout.array(ref)
+    save_fn(path, x)
+    y = load_fn(path, **layout.kw)
+    assert y.dtype == ref.dtype and y.shape == ref.shape
+    assert_equal(y, ref)
+    assert y.layout == x.layout
     stored = reference_read(fmt, path)
     assert_equal(da.asarray(stored, split=None), ref)  # the file is a normal file of its format
 
 
+@pytest.mark.parametrize("write", over((), (0,), (13,), (0, 4), (7, 5), (5, 4, 3)))
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("shape", [(), (0,), (13,), (0, 4), (7, 5), (5, 4, 3)])
-def test_cross_layout_reads(fmt, shape, comm, shared):
-    """Write with every layout, read with three others in rotation (and on one process as the reference)."""
+def test_cross_layout_reads(fmt, write, comm, shared):
+    """Write with one layout, read with the next three in rotation (and on one process as the reference)."""
     save_fn, load_fn, name = FORMATS[fmt]
+    shape = write.shape
     ref = sample(shape, "float64", seed=len(shape))
     path = shared / name
-    specs = layouts(comm.size, shape)
-    for i, write in enumerate(specs):
-        save_fn(path, da.asarray(ref, **write))
-        for read in [specs[(i + k) % len(specs)] for k in range(1, min(4, len(specs)))]:
-            assert_equal(load_fn(path, **read), ref, err_msg=f"write {ident(write)} read {ident(read)}")
-        alone = load_fn(path, comm=SelfCommunicator())  # every rank reads the whole file by itself
-        same = alone.shape == ref.shape and np.array_equal(alone.local, ref)
-        assert not agree(comm, same), f"write {ident(write)}: single-process read differs"
+    specs = io_layouts(shape)
+    i = [c.id for c in specs].index(write.id)
+    save_fn(path, write.array(ref))
+    for read in [specs[(i + k) % len(specs)] for k in range(1, min(4, len(specs)))]:
+        assert_equal(load_fn(path, **read.kw), ref, err_msg=f"read {read}")
+    alone = load_fn(path, comm=SelfCommunicator())  # every rank reads the whole file by itself
+    same = alone.shape == ref.shape and np.array_equal(alone.local, ref)
+    assert not agree(comm, same), "single-process read differs"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -164,21 +160,22 @@ def test_zarr_chunk_plan_caps_chunk_bytes(monkeypatch):
     assert chunk_plan(small, 8) == ((1, 2), True)  # then the free axis
 
 
-def test_zarr_several_chunks_per_block(comm, shared, monkeypatch):
+@pytest.mark.parametrize("write", io_layouts((13, 6)), ids=str)
+def test_zarr_several_chunks_per_block(write, comm, shared, monkeypatch):
     """Tiny chunk cap: every layout writes several chunks per block; every layout reads it back."""
+    import zarr
+
     import darray.io.zarr_io as zarr_io
 
     monkeypatch.setattr(zarr_io, "MAX_CHUNK_BYTES", 64)
-    ref = sample((13, 6), "float64", seed=9)
+    ref = sample(write.shape, "float64", seed=9)
     path = shared / "c.zarr"
-    for spec in layouts(comm.size, ref.shape):
-        save(path, da.asarray(ref, **spec))
-        import zarr
-
-        stored = zarr.open_array(str(path), mode="r")
-        assert math.prod(stored.chunks) * 8 <= 64 or not chunk_plan(da.asarray(ref, **spec).layout)[1]
-        for read in layouts(comm.size, ref.shape):
-            assert_equal(load(path, **read), ref, err_msg=f"write {ident(spec)} read {ident(read)}")
+    x = write.array(ref)
+    save(path, x)
+    stored = zarr.open_array(str(path), mode="r")
+    assert math.prod(stored.chunks) * 8 <= 64 or not chunk_plan(x.layout)[1]
+    for read in io_layouts(ref.shape):
+        assert_equal(load(path, **read.kw), ref, err_msg=f"read {read}")
 
 
 def test_zarr_uneven_blocks_sharing_chunks(comm, shared):
@@ -197,17 +194,17 @@ def test_zarr_uneven_blocks_sharing_chunks(comm, shared):
         assert_equal(load(shared / "g.zarr", split=0), sample((11, 13), "float64"))
 
 
-def test_npy_reads_foreign_files(comm, shared):
+@pytest.mark.parametrize("layout", io_layouts((9, 7)), ids=str)
+def test_npy_reads_foreign_files(layout, comm, shared):
     """Any .npy loads: Fortran order, big-endian, no sidecar."""
-    ref = sample((9, 7), "float64")
+    ref = sample(layout.shape, "float64")
     path = shared / "f.npy"
     if comm.rank == 0:
         np.save(path, np.asfortranarray(ref))
         np.save(shared / "b.npy", ref.astype(">i4"))
     comm.barrier()
-    for spec in layouts(comm.size, ref.shape):
-        assert_equal(load_npy(path, **spec), ref)
-        assert_equal(load_npy(shared / "b.npy", **spec), ref.astype("<i4"))
+    assert_equal(load_npy(path, **layout.kw), ref)
+    assert_equal(load_npy(shared / "b.npy", **layout.kw), ref.astype("<i4"))
 
 
 def test_npy_sidecar_written_and_removed(comm, shared):
