@@ -3,7 +3,8 @@
 Covers local sorts (axis not cut), the distributed transpose (axis cut, a long
 other axis) and the sample sort (1-d and thin arrays), uneven and empty blocks,
 2x2 grids at 4 ranks, every real dtype, NaNs, many duplicates (stability is
-checked through argsort against a stable NumPy argsort) and descending order.
+checked through argsort against a stable NumPy argsort) and descending order;
+one test per layout of ``tests/_cases.py`` (its id names it).
 """
 
 from __future__ import annotations
@@ -16,17 +17,16 @@ import darray as da
 from darray._api.sorting import argsort, sort
 from darray.testing import assert_equal
 
+from _cases import P, case, generator, layouts
+
 pytestmark = pytest.mark.mpi
 
 DTYPES = ["float64", "float32", "int64", "int8", "uint16", "uint8", "bool"]
 
 
-def nprocs() -> int:
-    return da.default_communicator().size
-
-
 def values(shape, dtype, seed=0, distinct=4) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(map(ord, dtype))])
+    """Few distinct values (``distinct``): many ties; floats with about 15% NaNs and 10% -0.0."""
+    rng = generator(seed, len(shape), dtype)
     dt = np.dtype(dtype)
     if dt.kind == "b":
         return rng.random(shape) < 0.5
@@ -38,26 +38,28 @@ def values(shape, dtype, seed=0, distinct=4) -> np.ndarray:
     return a
 
 
-def layouts_1d(n: int) -> list[dict]:
-    p = nprocs()
-    out = [dict(split=0), dict(split=None), dict(split=0, sizes=[0] * (p - 1) + [n])]
-    if p > 1:
-        out.append(dict(split=0, sizes=[n] + [0] * (p - 1)))
-    if p > 2:
-        out.append(dict(split=0, sizes=[n // 2, 0] + [n - n // 2] + [0] * (p - 3)))
-    if p == 4:
-        out.append(dict(split=(0, None), grid=(2, 2)))
-    return out
+def layouts_1d(shape) -> list:
+    """1-d ``shape``: balanced, replicated, all on the last rank, all on the first (2+ ranks), two halves with an empty block
+    between (3+ ranks), a 2x2 grid holding copies (4 ranks)."""
+    n = shape[0]
+    out = layouts((n,), "split0", "replicated", "last0")
+    if P > 1:
+        out.append(case("first0", (n,), "uneven", "empty", split=0, sizes={0: [n] + [0] * (P - 1)}))
+    if P > 2:
+        out.append(case("halves0", (n,), "uneven", "empty", split=0,
+                        sizes={0: [n // 2, 0, n - n // 2] + [0] * (P - 3)}))
+    return out + layouts((n,), "grid2x2-0n")
 
 
-def layouts_2d(shape) -> list[dict]:
-    p = nprocs()
-    out = [dict(split=0), dict(split=1), dict(split=None)]
-    if p > 1:
-        out.append(dict(split=1, sizes={1: [0] * (p - 1) + [shape[1]]}))
-    if p == 4:
-        out += [dict(split=(0, 1), grid=(2, 2)), dict(split=(1, 0), grid=(2, 2)), dict(split=(None, 1), grid=(2, 2))]
-    return out
+def layouts_2d(shape) -> list:
+    """Each axis cut, replicated, all of axis 1 on the last rank, 2x2 grids (one holding copies)."""
+    return layouts(shape, "split0", "split1", "replicated", "last1", "grid2x2", "grid2x2-10", "grid2x2-n1")
+
+
+def over(table, *shapes) -> list:
+    """``layout`` parameters over ``table(shape)`` (:func:`layouts_1d`, :func:`layouts_2d`) for each of ``shapes``,
+    ids ``{shape}-{layout}``."""
+    return [pytest.param(c, id=f"{'x'.join(map(str, s))}-{c}") for s in shapes for c in table(s)]
 
 
 def check(a: np.ndarray, x, axis=-1):
@@ -70,46 +72,67 @@ def check(a: np.ndarray, x, axis=-1):
     assert_equal(sort(x, axis=axis, stable=False), np.sort(a, axis=axis))
 
 
-@pytest.mark.parametrize("n", [0, 1, 7, 13, 100])
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_sort_1d(n, dtype):
-    a = values((n,), dtype)
-    for kw in layouts_1d(n):
-        check(a, da.asarray(a, **kw))
+def for_each_dtype(dtypes, run) -> None:
+    """``run(dtype)`` for each of ``dtypes``; one failing dtype does not hide the others (assert_equal agrees on
+    its verdict: every rank catches the same failures)."""
+    failures = []
+    for dtype in dtypes:
+        try:
+            run(dtype)
+        except AssertionError as e:
+            failures.append(f"{dtype}: {e}")
+    assert not failures, "\n".join(failures)
 
 
-def test_argsort_stable_many_duplicates():
+@pytest.mark.parametrize("layout", over(layouts_1d, (0,), (1,), (7,), (13,), (100,)))
+def test_sort_1d(layout):
+    def run(dtype):
+        a = values(layout.shape, dtype)
+        check(a, layout.array(a))
+
+    for_each_dtype(DTYPES, run)
+
+
+@pytest.mark.parametrize("layout", layouts_1d((1000,)), ids=str)
+def test_argsort_stable_many_duplicates(layout):
     a = values((1000,), "int64", seed=3, distinct=3)
-    for kw in layouts_1d(1000):
-        x = da.asarray(a, **kw)
-        assert_equal(argsort(x), np.argsort(a, kind="stable"))
-        assert_equal(argsort(x, descending=True), xnp.argsort(a, descending=True, stable=True))
+    x = layout.array(a)
+    assert_equal(argsort(x), np.argsort(a, kind="stable"))
+    assert_equal(argsort(x, descending=True), xnp.argsort(a, descending=True, stable=True))
 
 
-def test_all_equal_and_all_nan():
-    for a in (np.full(50, 7, dtype=np.int32), np.full(50, np.nan), np.array([np.nan, -np.inf, np.inf, 0.0, -0.0] * 9)):
-        for kw in layouts_1d(a.size):
-            check(a, da.asarray(a, **kw))
+SAME = {"sevens": np.full(50, 7, dtype=np.int32), "nans": np.full(50, np.nan),
+        "specials": np.array([np.nan, -np.inf, np.inf, 0.0, -0.0] * 9)}
 
 
-@pytest.mark.parametrize("shape", [(7, 13), (13, 7), (3, 40), (1, 9)])
-@pytest.mark.parametrize("dtype", ["float64", "int32", "uint8", "bool"])
-def test_sort_2d_every_axis(shape, dtype):
-    a = values(shape, dtype, seed=1)
-    for kw in layouts_2d(shape):
-        x = da.asarray(a, **kw)
+@pytest.mark.parametrize("name,layout", [pytest.param(k, c, id=f"{k}-{c}") for k, a in SAME.items()
+                                         for c in layouts_1d(a.shape)])
+def test_all_equal_and_all_nan(name, layout):
+    check(SAME[name], layout.array(SAME[name]))
+
+
+@pytest.mark.parametrize("layout", over(layouts_2d, (7, 13), (13, 7), (3, 40), (1, 9)))
+def test_sort_2d_every_axis(layout):
+    def run(dtype):
+        a = values(layout.shape, dtype, seed=1)
+        x = layout.array(a)
         for axis in (0, 1, -1):
             check(a, x, axis)
 
+    for_each_dtype(["float64", "int32", "uint8", "bool"], run)
 
-def test_sort_3d_and_halo():
+
+@pytest.mark.parametrize("layout", layouts((4, 5, 6), "split0", "split2", "split1", "grid2x2-20"), ids=str)
+def test_sort_3d(layout):
     a = values((4, 5, 6), "float64", seed=2)
-    p = nprocs()
-    for kw in [dict(split=0), dict(split=2), dict(split=1)] + ([dict(split=(2, 0), grid=(2, 2))] if p == 4 else []):
-        x = da.asarray(a, **kw)
-        for axis in (0, 1, 2):
-            check(a, x, axis)
-    x = da.asarray(a, split=0, halo=1) if p <= 4 else None
+    x = layout.array(a)
+    for axis in (0, 1, 2):
+        check(a, x, axis)
+
+
+def test_sort_with_halo():
+    a = values((4, 5, 6), "float64", seed=2)
+    x = da.asarray(a, split=0, halo=1)
     out = sort(x, axis=0)
     assert out.layout.blocks_key == x.layout.blocks_key
     assert_equal(out, np.sort(a, axis=0))
@@ -117,9 +140,8 @@ def test_sort_3d_and_halo():
 
 def test_result_keeps_input_layout():
     n = 13
-    p = nprocs()
     a = values((n,), "float64")
-    x = da.asarray(a, split=0, sizes=[0] * (p - 1) + [n])
+    x = da.asarray(a, split=0, sizes=[0] * (P - 1) + [n])
     assert sort(x).layout == x.layout
     assert argsort(x).layout == x.layout
 
@@ -145,7 +167,7 @@ def assert_same_bits(out, expected: np.ndarray, err_msg: str) -> None:
 
 def signed_zero_cases(n: int) -> dict[str, np.ndarray]:
     """Ties a stable sort must keep in input order: mixed within blocks, split between blocks, NaN payloads."""
-    rng = np.random.default_rng(7)
+    rng = generator(7)
     quiet_nan, other_nan = np.float64(np.nan), np.uint64(0x7FF8000000000123).view(np.float64)
     mixed = rng.integers(-2, 3, n).astype(np.float64)
     mixed[rng.random(n) < 0.3] = -0.0
@@ -161,30 +183,28 @@ def signed_zero_cases(n: int) -> dict[str, np.ndarray]:
             "plain": plain, "negative NaNs": negative_nans}
 
 
-@pytest.mark.parametrize("n", [1, 12, 101])
-def test_sort_is_stable_bit_for_bit(n):
-    for name, a in signed_zero_cases(n).items():
+@pytest.mark.parametrize("layout", over(layouts_1d, (1,), (12,), (101,)))
+def test_sort_is_stable_bit_for_bit(layout):
+    for name, a in signed_zero_cases(layout.shape[0]).items():
         ascending = a[np.argsort(a, kind="stable")]
         descending = a[xnp.argsort(a, descending=True, stable=True)]
-        for kw in layouts_1d(n):
-            x = da.asarray(a, **kw)
-            assert_same_bits(sort(x), ascending, f"{name} ascending {kw}")
-            assert_same_bits(sort(x, descending=True), descending, f"{name} descending {kw}")
+        x = layout.array(a)
+        assert_same_bits(sort(x), ascending, f"{name} ascending")
+        assert_same_bits(sort(x, descending=True), descending, f"{name} descending")
 
 
-def test_sort_2d_stable_bit_for_bit():
+@pytest.mark.parametrize("layout", layouts_2d((5, 8)), ids=str)
+def test_sort_2d_stable_bit_for_bit(layout):
     a = signed_zero_cases(40)["mixed"].reshape(5, 8)
-    for kw in layouts_2d(a.shape):
-        x = da.asarray(a, **kw)
-        for axis in (0, 1):
-            assert_same_bits(sort(x, axis=axis), np.take_along_axis(a, np.argsort(a, axis=axis, kind="stable"),
-                                                                     axis=axis), f"axis {axis} {kw}")
+    x = layout.array(a)
+    for axis in (0, 1):
+        assert_same_bits(sort(x, axis=axis), np.take_along_axis(a, np.argsort(a, axis=axis, kind="stable"),
+                                                                 axis=axis), f"axis {axis}")
 
 
-def test_sample_sort_spreads_duplicates():
+def test_sample_sort_spreads_duplicates(comm):
     from darray._core.sample_sort import sample_sort_values
 
-    comm = da.default_communicator()
     p = comm.size
     n = 1000 * p
     block = np.full(1000, 3.0)  # all equal: a cut by value alone would send everything to one rank
