@@ -5,8 +5,8 @@ ufunc calls (any ufunc, mixed layouts, NumPy and scalar operands, ``out=``,
 ``outer``, the registered NumPy functions (statistics, nan-reductions,
 scans, comparisons, joins) against NumPy on the gathered input; and that
 unregistered functions and ufunc methods raise TypeError (nothing is
-gathered behind the user's back). Layouts are looped over inside each test
-and named in failure messages.
+gathered behind the user's back). One test per layout of ``tests/_cases.py``
+(its id names it).
 """
 
 from __future__ import annotations
@@ -17,48 +17,32 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import agree, assert_equal, uneven_sizes as uneven
+from darray.testing import agree, assert_equal
+
+from _cases import COMM, case, catalogue, layouts, values as seeded
 
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 SHAPE = (9, 11)
-
-
-def comm():
-    return da.default_communicator()
-
-
-
-def layouts(halo: bool = True) -> dict[str, dict]:
-    """The layout matrix; ``halo=False`` leaves out the input carrying a halo (see test_reductions_of_halo_arrays)."""
-    out = {"split0": dict(split=0), "split1-uneven": dict(split=1, sizes={1: uneven(11, P)}),
-           "replicated": dict(split=None)}
-    if halo:
-        out["halo"] = dict(split=0, halo=1, boundary="periodic")
-    if P == 4:
-        out["grid22"] = dict(split=(0, 1), grid=(2, 2))
-        out["grid22-copies"] = dict(split=(0, None), grid=(2, 2))  # two ranks hold each block
-    return out
-
-
+#: The layout matrix: balanced, uneven (an empty block), replicated, a halo, 2x2 grids at 4 ranks (one where two
+#: ranks hold each block). NO_HALO leaves out the input carrying a halo (see test_reductions_of_halo_arrays).
+LAYOUTS = layouts(SHAPE, "split0", "uneven1", "replicated", "halo0", "grid2x2", "grid2x2-0n")
+NO_HALO = [c for c in LAYOUTS if c.id != "halo0"]
 #: A second layout for the other operand of binary operations: always different blocks.
-OTHER = {"split0": dict(split=1), "split1-uneven": dict(split=0, sizes={0: uneven(9, P)}),
-         "replicated": dict(split=0), "halo": dict(split=None), "grid22": dict(split=1),
-         "grid22-copies": dict(split=(None, 1), grid=(2, 2))}
+OTHER = {"split0": "split1", "uneven1": "uneven0", "replicated": "split0", "halo0": "replicated", "grid2x2": "split1",
+         "grid2x2-0n": "grid2x2-n1"}
+
+
+def other(layout):
+    """The layout of the other operand beside ``layout`` (:data:`OTHER`)."""
+    return catalogue(SHAPE)[OTHER[layout.id]]
 
 
 def values(shape=SHAPE, dtype="float64", seed=0, positive=False) -> np.ndarray:
-    rng = np.random.default_rng([seed, len(shape), sum(shape)])
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.random(shape) < 0.5
-    if dt.kind in "iu":
-        return rng.integers(1 if positive else -20, 20, shape).astype(dt)
-    real = rng.uniform(0.5, 2.0, shape) if positive else rng.standard_normal(shape)
-    if dt.kind == "c":
-        return (real + 1j * rng.standard_normal(shape)).astype(dt)
-    return real.astype(dt)
+    """``_cases.values``: integers in [-20, 20), or [1, 20) when ``positive``, where floats are uniform in [0.5, 2)."""
+    if np.dtype(dtype).kind in "iu":
+        return seeded(shape, dtype, seed, low=1 if positive else -20, high=20)
+    return seeded(shape, dtype, seed, **(dict(low=0.5, high=2.0) if positive else {}))
 
 
 def raises_everywhere(exc, func, *args, **kwargs):
@@ -70,13 +54,25 @@ def raises_everywhere(exc, func, *args, **kwargs):
         ok, detail = False, f"{type(e).__name__}: {e}"
     else:
         ok, detail = False, "nothing raised"
-    failed = agree(comm(), ok)
+    failed = agree(COMM, ok)
     assert not failed, f"expected {exc.__name__} on every rank; ranks {failed} did not (this rank: {detail})"
 
 
-def same_everywhere(value) -> bool:
-    got = np.asarray(comm().allgather(np.asarray([value], dtype=np.float64))).reshape(-1)
+def same_everywhere(comm, value) -> bool:
+    got = np.asarray(comm.allgather(np.asarray([value], dtype=np.float64))).reshape(-1)
     return bool(np.all(got == got[0]))
+
+
+def each(cases, check) -> None:
+    """``check(*case)`` for each of ``cases``; one failing case does not hide the others (assert_equal agrees on
+    its verdict: every rank catches the same failures)."""
+    failures = []
+    for c in cases:
+        try:
+            check(*c)
+        except AssertionError as e:
+            failures.append(f"{c[0]}: {e}")
+    assert not failures, "\n".join(failures)
 
 
 # ------------------------------------------------------------------ ufunc __call__
@@ -89,80 +85,84 @@ UNARY = {
 }
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("dtype", list(UNARY))
-def test_unary_ufuncs(dtype):
+def test_unary_ufuncs(dtype, layout):
     g = values(dtype=dtype, seed=1, positive=True)
-    for name, kw in layouts().items():
-        x = da.asarray(g, **kw)
-        for uf in UNARY[dtype]:
-            got = uf(x)
-            want = uf(g)
-            assert got.dtype == want.dtype, (uf, got.dtype, want.dtype)
-            assert_equal(got, want, err_msg=f"{uf.__name__} {dtype} {name}")
-            assert got.layout.blocks_key == x.layout.blocks_key
+    x = layout.array(g)
+    for uf in UNARY[dtype]:
+        got = uf(x)
+        want = uf(g)
+        assert got.dtype == want.dtype, (uf, got.dtype, want.dtype)
+        assert_equal(got, want, err_msg=f"{uf.__name__} {dtype}")
+        assert got.layout.blocks_key == x.layout.blocks_key
 
 
 BINARY = [np.add, np.subtract, np.true_divide, np.power, np.maximum, np.arctan2, np.greater, np.logical_and,
           np.fmod]
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("uf", BINARY, ids=lambda u: u.__name__)
-def test_binary_ufuncs(uf):
+def test_binary_ufuncs(uf, layout):
     """DArray with DArray in another layout, NumPy array (broadcast), Python scalar, both orders."""
     g, h = values(seed=2, positive=True), values(seed=3, positive=True)
     row = h[0]
-    for name, kw in layouts().items():
-        x = da.asarray(g, **kw)
-        y = da.asarray(h, **OTHER[name])
-        assert_equal(uf(x, y), uf(g, h), err_msg=f"{uf.__name__} DArray/DArray {name}")
-        assert_equal(uf(x, row), uf(g, row), err_msg=f"{uf.__name__} DArray/numpy row {name}")
-        assert_equal(uf(h, x), uf(h, g), err_msg=f"{uf.__name__} numpy/DArray {name}")
-        assert_equal(uf(x, 1.5), uf(g, 1.5), err_msg=f"{uf.__name__} DArray/scalar {name}")
-        assert_equal(uf(2.0, x), uf(2.0, g), err_msg=f"{uf.__name__} scalar/DArray {name}")
+    x = layout.array(g)
+    y = other(layout).array(h)
+    assert_equal(uf(x, y), uf(g, h), err_msg=f"{uf.__name__} DArray/DArray")
+    assert_equal(uf(x, row), uf(g, row), err_msg=f"{uf.__name__} DArray/numpy row")
+    assert_equal(uf(h, x), uf(h, g), err_msg=f"{uf.__name__} numpy/DArray")
+    assert_equal(uf(x, 1.5), uf(g, 1.5), err_msg=f"{uf.__name__} DArray/scalar")
+    assert_equal(uf(2.0, x), uf(2.0, g), err_msg=f"{uf.__name__} scalar/DArray")
 
 
-def test_ufunc_int_and_mixed_dtypes():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_ufunc_int_and_mixed_dtypes(layout):
     gi, gf = values(dtype="int64", seed=4, positive=True), values(dtype="float32", seed=5)
-    for name, kw in layouts().items():
-        xi, xf = da.asarray(gi, **kw), da.asarray(gf, **OTHER[name])
-        for got, want in [(np.floor_divide(xi, 3), np.floor_divide(gi, 3)), (np.left_shift(xi, 2), np.left_shift(gi, 2)),
-                          (np.add(xi, xf), np.add(gi, gf)), (np.multiply(xf, 2), np.multiply(gf, 2)),
-                          (np.add(xi, xi, dtype=np.float32), np.add(gi, gi, dtype=np.float32)),
-                          (np.sqrt(xi), np.sqrt(gi)), (np.equal(xi, gi), np.equal(gi, gi))]:
-            assert got.dtype == want.dtype, (got.dtype, want.dtype)
-            assert_equal(got, want, err_msg=name)
+    xi, xf = layout.array(gi), other(layout).array(gf)
+    for got, want in [(np.floor_divide(xi, 3), np.floor_divide(gi, 3)), (np.left_shift(xi, 2), np.left_shift(gi, 2)),
+                      (np.add(xi, xf), np.add(gi, gf)), (np.multiply(xf, 2), np.multiply(gf, 2)),
+                      (np.add(xi, xi, dtype=np.float32), np.add(gi, gi, dtype=np.float32)),
+                      (np.sqrt(xi), np.sqrt(gi)), (np.equal(xi, gi), np.equal(gi, gi))]:
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        assert_equal(got, want)
 
 
-def test_two_output_ufuncs():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_two_output_ufuncs(layout):
     g = values(seed=6) * 10
-    for name, kw in layouts().items():
-        x = da.asarray(g, **kw)
-        for uf, args in [(np.divmod, (x, 3.0)), (np.modf, (x,)), (np.frexp, (x,))]:
-            got = uf(*args)
-            want = uf(*[g if a is x else a for a in args])
-            assert isinstance(got, tuple) and len(got) == 2
-            for i, (a, b) in enumerate(zip(got, want)):
-                assert_equal(a, b, err_msg=f"{uf.__name__} output {i} {name}")
+    x = layout.array(g)
+    for uf, args in [(np.divmod, (x, 3.0)), (np.modf, (x,)), (np.frexp, (x,))]:
+        got = uf(*args)
+        want = uf(*[g if a is x else a for a in args])
+        assert isinstance(got, tuple) and len(got) == 2
+        for i, (a, b) in enumerate(zip(got, want)):
+            assert_equal(a, b, err_msg=f"{uf.__name__} output {i}")
 
 
-def test_out():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_out(layout):
     """``out=`` a DArray in the same or another layout (also with a halo), aliasing an input, ``+=``."""
     g, h = values(seed=7), values(seed=8)
-    for name, kw in layouts().items():
-        x, y = da.asarray(g, **kw), da.asarray(h, **OTHER[name])
-        for out_kw in (kw, OTHER[name], dict(split=1, halo=(2, 1), boundary="nearest")):
-            z = da.zeros(SHAPE, **out_kw)
-            np.add(x, y, out=z)
-            assert_equal(z, g + h, err_msg=f"out= {out_kw} {name}")
-            q, r = da.zeros(SHAPE, **out_kw), da.zeros(SHAPE, **kw)
-            np.divmod(x, 0.3, out=(q, r))
-            assert_equal(q, np.divmod(g, 0.3)[0], err_msg=f"divmod out[0] {out_kw} {name}")
-            assert_equal(r, np.divmod(g, 0.3)[1], err_msg=f"divmod out[1] {name}")
-        w = da.asarray(g.copy(), **kw)
-        np.add(w, 1.0, out=w)  # in place, aliasing an input
-        assert_equal(w, g + 1.0, err_msg=f"in place {name}")
-        w += da.asarray(h, **OTHER[name])
-        assert_equal(w, g + 1.0 + h, err_msg=f"+= {name}")
+    x, y = layout.array(g), other(layout).array(h)
+    for out_kw in (layout.kw, other(layout).kw, dict(split=1, halo=(2, 1), boundary="nearest")):
+        z = da.zeros(SHAPE, **out_kw)
+        np.add(x, y, out=z)
+        assert_equal(z, g + h, err_msg=f"out= {out_kw}")
+        q, r = da.zeros(SHAPE, **out_kw), da.zeros(SHAPE, **layout.kw)
+        np.divmod(x, 0.3, out=(q, r))
+        assert_equal(q, np.divmod(g, 0.3)[0], err_msg=f"divmod out[0] {out_kw}")
+        assert_equal(r, np.divmod(g, 0.3)[1], err_msg="divmod out[1]")
+    w = layout.array(g.copy())
+    np.add(w, 1.0, out=w)  # in place, aliasing an input
+    assert_equal(w, g + 1.0, err_msg="in place")
+    w += other(layout).array(h)
+    assert_equal(w, g + 1.0 + h, err_msg="+=")
+
+
+def test_out_marks_the_halo_stale(comm):
+    g = values(seed=7)
     w = da.asarray(g, split=0, halo=1, boundary="periodic")
     w.exchange_halos()
     np.add(w, 1.0, out=w)  # the write through out= marks the halo stale: the next exchange refreshes it
@@ -170,22 +170,22 @@ def test_out():
     lo = w.layout.block_start(w.comm.rank)[0]
     first_ghost = np.asarray(w.block)[0, 1:-1]
     ok = np.array_equal(first_ghost, (g + 1.0)[(lo - 1) % 9])
-    assert not agree(comm(), ok), "stale ghost row after np.add(..., out=w)"
+    assert not agree(comm, ok), "stale ghost row after np.add(..., out=w)"
 
 
-def test_where():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_where(layout):
     """``where=`` a DArray (another layout) or NumPy mask, with ``out=`` in the same or another layout."""
     g, h = values(seed=7), values(seed=8)
     mask = values(dtype="bool", seed=9)
-    for name, kw in layouts().items():
-        x, y = da.asarray(g, **kw), da.asarray(h, **OTHER[name])
-        for out_kw in (kw, OTHER[name]):
-            z2 = da.full(SHAPE, -1.0, **out_kw)
-            np.multiply(x, y, out=z2, where=da.asarray(mask, **OTHER[name]))
-            assert_equal(z2, np.where(mask, g * h, -1.0), err_msg=f"where=DArray out={out_kw} {name}")
-            z3 = da.full(SHAPE, 5.0, **out_kw)
-            np.sin(x, out=(z3,), where=mask)
-            assert_equal(z3, np.where(mask, np.sin(g), 5.0), err_msg=f"where=numpy out=tuple {out_kw} {name}")
+    x, y = layout.array(g), other(layout).array(h)
+    for out_kw in (layout.kw, other(layout).kw):
+        z2 = da.full(SHAPE, -1.0, **out_kw)
+        np.multiply(x, y, out=z2, where=other(layout).array(mask))
+        assert_equal(z2, np.where(mask, g * h, -1.0), err_msg=f"where=DArray out={out_kw}")
+        z3 = da.full(SHAPE, 5.0, **out_kw)
+        np.sin(x, out=(z3,), where=mask)
+        assert_equal(z3, np.where(mask, np.sin(g), 5.0), err_msg=f"where=numpy out=tuple {out_kw}")
 
 
 def test_out_is_returned():
@@ -203,38 +203,41 @@ def test_out_is_returned():
 
 
 # ------------------------------------------------------------------ reduce / accumulate / outer
-def test_ufunc_reduce():
+@pytest.mark.parametrize("layout", NO_HALO, ids=str)
+def test_ufunc_reduce(layout):
     g = values(seed=10, positive=True)
     gb = values(dtype="bool", seed=11)
-    for name, kw in layouts(halo=False).items():
-        x, xb = da.asarray(g, **kw), da.asarray(gb, **kw)
-        for uf in (np.add, np.multiply, np.maximum, np.minimum):
-            for kwargs in (dict(), dict(axis=1), dict(axis=None), dict(axis=(0, 1), keepdims=True),
-                           dict(axis=0, keepdims=True)):
-                assert_equal(uf.reduce(x, **kwargs), np.asarray(uf.reduce(g, **kwargs)),
-                             err_msg=f"{uf.__name__}.reduce {kwargs} {name}")
-        assert_equal(np.add.reduce(x, axis=0, dtype=np.float32), np.add.reduce(g, axis=0, dtype=np.float32),
-                     err_msg=f"dtype {name}")
-        for uf in (np.logical_and, np.logical_or):
-            assert_equal(uf.reduce(xb, axis=1), uf.reduce(gb, axis=1), err_msg=f"{uf.__name__} {name}")
+    x, xb = layout.array(g), layout.array(gb)
+    for uf in (np.add, np.multiply, np.maximum, np.minimum):
+        for kwargs in (dict(), dict(axis=1), dict(axis=None), dict(axis=(0, 1), keepdims=True),
+                       dict(axis=0, keepdims=True)):
+            assert_equal(uf.reduce(x, **kwargs), np.asarray(uf.reduce(g, **kwargs)),
+                         err_msg=f"{uf.__name__}.reduce {kwargs}")
+    assert_equal(np.add.reduce(x, axis=0, dtype=np.float32), np.add.reduce(g, axis=0, dtype=np.float32),
+                 err_msg="dtype")
+    for uf in (np.logical_and, np.logical_or):
+        assert_equal(uf.reduce(xb, axis=1), uf.reduce(gb, axis=1), err_msg=f"{uf.__name__}")
 
 
-def test_ufunc_accumulate_and_outer():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_ufunc_accumulate_and_outer(layout):
     g = values(seed=12, positive=True)
+    x = layout.array(g)
+    assert_equal(np.add.accumulate(x), np.add.accumulate(g), err_msg="add.accumulate")
+    assert_equal(np.multiply.accumulate(x, axis=1), np.multiply.accumulate(g, axis=1))
+    assert_equal(np.add.accumulate(x, axis=0, dtype=np.float32), np.add.accumulate(g, axis=0, dtype=np.float32),
+                 err_msg="dtype")
+    assert_equal(np.multiply.outer(x[:, 0], x[0, :4]), np.multiply.outer(g[:, 0], g[0, :4]))
+
+
+@pytest.mark.parametrize("ka,kb", [pytest.param(catalogue((7,))[a], catalogue((5,))[b], id=f"{a}-{b}") for a, b in
+                                   [("split0", "split0"), ("replicated", "uneven0"), ("uneven0", "replicated")]])
+def test_ufunc_outer(ka, kb):
     a, b = values((7,), seed=13), values((5,), seed=14)
-    for name, kw in layouts().items():
-        x = da.asarray(g, **kw)
-        assert_equal(np.add.accumulate(x), np.add.accumulate(g), err_msg=f"add.accumulate {name}")
-        assert_equal(np.multiply.accumulate(x, axis=1), np.multiply.accumulate(g, axis=1), err_msg=name)
-        assert_equal(np.add.accumulate(x, axis=0, dtype=np.float32), np.add.accumulate(g, axis=0, dtype=np.float32),
-                     err_msg=f"dtype {name}")
-        assert_equal(np.multiply.outer(x[:, 0], x[0, :4]), np.multiply.outer(g[:, 0], g[0, :4]), err_msg=name)
-    for ka, kb in [(dict(split=0), dict(split=0)), (dict(split=None), dict(split=0, sizes=uneven(5, P))),
-                   (dict(split=0, sizes=uneven(7, P)), dict(split=None))]:
-        xa, xb = da.asarray(a, **ka), da.asarray(b, **kb)
-        assert_equal(np.add.outer(xa, xb), np.add.outer(a, b), err_msg=f"add.outer {ka} {kb}")
-        assert_equal(np.subtract.outer(xb, xa), np.subtract.outer(b, a), err_msg=f"subtract.outer {ka} {kb}")
-        assert_equal(np.outer(xa, xb), np.outer(a, b), err_msg=f"np.outer {ka} {kb}")
+    xa, xb = ka.array(a), kb.array(b)
+    assert_equal(np.add.outer(xa, xb), np.add.outer(a, b), err_msg="add.outer")
+    assert_equal(np.subtract.outer(xb, xa), np.subtract.outer(b, a), err_msg="subtract.outer")
+    assert_equal(np.outer(xa, xb), np.outer(a, b), err_msg="np.outer")
 
 
 # ------------------------------------------------------------------ __array_function__
@@ -254,82 +257,98 @@ STATS = [
 ]
 
 
+@pytest.mark.parametrize("layout", NO_HALO, ids=str)
+def test_statistics(layout):
+    """Every one of :data:`STATS` on this layout."""
+    def check(func, kwargs):
+        g = values(seed=15, positive=func is np.prod)
+        assert_equal(func(layout.array(g), **kwargs), np.asarray(func(g, **kwargs)), err_msg=str(kwargs))
+
+    each(STATS, check)
+
+
 @pytest.mark.parametrize("func,kwargs", STATS, ids=[f"{f.__name__}-{k}" for f, k in STATS])
-def test_statistics(func, kwargs):
-    g = values(seed=15, positive=func is np.prod)
-    for name, kw in layouts(halo=False).items():
-        x = da.asarray(g, **kw)
-        assert_equal(func(x, **kwargs), np.asarray(func(g, **kwargs)), err_msg=f"{name}")
+def test_statistics_of_integers(func, kwargs):
     gi = values(dtype="int64", seed=16)
     assert_equal(func(da.asarray(gi, split=0), **kwargs), np.asarray(func(gi, **kwargs)), err_msg="int64")
 
 
-@pytest.mark.parametrize("func", [np.nansum, np.nanprod, np.nanmax, np.nanmin, np.nanmean], ids=lambda f: f.__name__)
-def test_nan_reductions(func):
+def with_nans() -> np.ndarray:
+    """Positive values, about 20% NaNs and an all-NaN column."""
     g = values(seed=17, positive=True)
     g[np.random.default_rng(18).random(SHAPE) < 0.2] = np.nan
     g[:, 3] = np.nan  # an all-NaN column
-    for name, kw in layouts(halo=False).items():
-        x = da.asarray(g, **kw)
-        for kwargs in (dict(), dict(axis=0), dict(axis=1, keepdims=True)):
-            assert_equal(quiet(func, x, **kwargs), np.asarray(quiet(func, g, **kwargs)),
-                         err_msg=f"{func.__name__} {kwargs} {name}")
-    g32 = g.astype(np.float32)  # the result stays float32, as in NumPy
+    return g
+
+
+@pytest.mark.parametrize("layout", NO_HALO, ids=str)
+@pytest.mark.parametrize("func", [np.nansum, np.nanprod, np.nanmax, np.nanmin, np.nanmean], ids=lambda f: f.__name__)
+def test_nan_reductions(func, layout):
+    g = with_nans()
+    x = layout.array(g)
+    for kwargs in (dict(), dict(axis=0), dict(axis=1, keepdims=True)):
+        assert_equal(quiet(func, x, **kwargs), np.asarray(quiet(func, g, **kwargs)),
+                     err_msg=f"{func.__name__} {kwargs}")
+
+
+@pytest.mark.parametrize("func", [np.nansum, np.nanprod, np.nanmax, np.nanmin, np.nanmean], ids=lambda f: f.__name__)
+def test_nan_reductions_of_float32_and_integers(func):
+    g32 = with_nans().astype(np.float32)  # the result stays float32, as in NumPy
     assert_equal(quiet(func, da.asarray(g32, split=0), axis=0), np.asarray(quiet(func, g32, axis=0)), err_msg="float32")
     gi = values(dtype="int64", seed=19)
     assert_equal(func(da.asarray(gi, split=0), axis=0), np.asarray(func(gi, axis=0)), err_msg="int64 (no NaNs)")
 
 
-def test_comparisons():
+@pytest.mark.parametrize("layout", NO_HALO, ids=str)
+def test_comparisons(comm, layout):
     g = values(seed=20)
-    for name, kw in layouts(halo=False).items():
-        x, y = da.asarray(g, **kw), da.asarray(g + 1e-9, **OTHER[name])
-        far = da.asarray(g + 1e-3, **OTHER[name])
-        for got, want in [(np.allclose(x, y), True), (np.allclose(x, far), False),
-                          (np.allclose(x, far, atol=1e-2), True), (np.array_equal(x, x), True),
-                          (np.array_equal(x, y), False), (np.array_equal(x, x[:3]), False)]:
-            assert isinstance(got, bool) and got == want, (name, got, want)
-            assert same_everywhere(got)
-        assert_equal(np.isclose(x, far), np.isclose(g, g + 1e-3), err_msg=name)
-        assert_equal(np.isclose(x, far, rtol=0, atol=2e-3), np.isclose(g, g + 1e-3, rtol=0, atol=2e-3), err_msg=name)
-        gn = g.copy()
-        gn[1, 1] = np.nan
-        xn = da.asarray(gn, **kw)
-        assert np.allclose(xn, xn, equal_nan=True) and not np.allclose(xn, xn)
-        assert_equal(np.isclose(xn, xn, equal_nan=True), np.isclose(gn, gn, equal_nan=True), err_msg=name)
+    x, y = layout.array(g), other(layout).array(g + 1e-9)
+    far = other(layout).array(g + 1e-3)
+    for got, want in [(np.allclose(x, y), True), (np.allclose(x, far), False),
+                      (np.allclose(x, far, atol=1e-2), True), (np.array_equal(x, x), True),
+                      (np.array_equal(x, y), False), (np.array_equal(x, x[:3]), False)]:
+        assert isinstance(got, bool) and got == want, (got, want)
+        assert same_everywhere(comm, got)
+    assert_equal(np.isclose(x, far), np.isclose(g, g + 1e-3))
+    assert_equal(np.isclose(x, far, rtol=0, atol=2e-3), np.isclose(g, g + 1e-3, rtol=0, atol=2e-3))
+    gn = g.copy()
+    gn[1, 1] = np.nan
+    xn = layout.array(gn)
+    assert np.allclose(xn, xn, equal_nan=True) and not np.allclose(xn, xn)
+    assert_equal(np.isclose(xn, xn, equal_nan=True), np.isclose(gn, gn, equal_nan=True))
 
 
-def test_joins_and_shape_functions():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_joins_and_shape_functions(layout):
     g, h = values(seed=21), values(seed=22)
-    for name, kw in layouts().items():
-        x, y = da.asarray(g, **kw), da.asarray(h, **OTHER[name])
-        for got, want in [
-            (np.concatenate([x, y]), np.concatenate([g, h])),
-            (np.concatenate([x, y], axis=1), np.concatenate([g, h], axis=1)),
-            (np.concatenate([x, y], axis=None), np.concatenate([g, h], axis=None)),
-            (np.stack([x, y], axis=2), np.stack([g, h], axis=2)),
-            (np.transpose(x), np.transpose(g)), (np.transpose(x, (1, 0)), g.T),
-            (np.reshape(x, (11, 9)), np.reshape(g, (11, 9))), (np.where(x > 0, x, y), np.where(g > 0, g, h)),
-            (np.clip(x, -0.5, 0.5), np.clip(g, -0.5, 0.5)), (np.copy(x), g.copy()),
-            (np.cumsum(x, axis=0), np.cumsum(g, axis=0)), (np.cumprod(x, axis=1), np.cumprod(g, axis=1)),
-            (np.diff(x, axis=0), np.diff(g, axis=0)), (np.flip(x, axis=1), np.flip(g, axis=1)),
-            (np.roll(x, 3, axis=0), np.roll(g, 3, axis=0)), (np.zeros_like(x), np.zeros_like(g)),
-        ]:
-            assert_equal(got, want, err_msg=name)
-        assert np.ndim(x) == 2 and np.shape(x) == SHAPE and np.size(x) == 99 and np.size(x, 1) == 11
+    x, y = layout.array(g), other(layout).array(h)
+    for got, want in [
+        (np.concatenate([x, y]), np.concatenate([g, h])),
+        (np.concatenate([x, y], axis=1), np.concatenate([g, h], axis=1)),
+        (np.concatenate([x, y], axis=None), np.concatenate([g, h], axis=None)),
+        (np.stack([x, y], axis=2), np.stack([g, h], axis=2)),
+        (np.transpose(x), np.transpose(g)), (np.transpose(x, (1, 0)), g.T),
+        (np.reshape(x, (11, 9)), np.reshape(g, (11, 9))), (np.where(x > 0, x, y), np.where(g > 0, g, h)),
+        (np.clip(x, -0.5, 0.5), np.clip(g, -0.5, 0.5)), (np.copy(x), g.copy()),
+        (np.cumsum(x, axis=0), np.cumsum(g, axis=0)), (np.cumprod(x, axis=1), np.cumprod(g, axis=1)),
+        (np.diff(x, axis=0), np.diff(g, axis=0)), (np.flip(x, axis=1), np.flip(g, axis=1)),
+        (np.roll(x, 3, axis=0), np.roll(g, 3, axis=0)), (np.zeros_like(x), np.zeros_like(g)),
+    ]:
+        assert_equal(got, want)
+    assert np.ndim(x) == 2 and np.shape(x) == SHAPE and np.size(x) == 99 and np.size(x, 1) == 11
 
 
-def test_reductions_of_halo_arrays():
+@pytest.mark.parametrize("layout", [catalogue(SHAPE)["halo0"], case("halo1-02", SHAPE, "halo", split=1, halo=(0, 2)),
+                                    catalogue(SHAPE)["replicated-halo"]], ids=str)
+def test_reductions_of_halo_arrays(layout):
     """Reducing along an axis of an array that carries a halo (the result has no halo of its own)."""
     g = values(seed=25, positive=True)
-    for kw in (dict(split=0, halo=1, boundary="periodic"), dict(split=1, halo=(0, 2)), dict(split=None, halo=1)):
-        x = da.asarray(g, **kw)
-        for func in (np.sum, np.mean, np.max, np.var, np.all):
-            assert_equal(func(x), np.asarray(func(g)), err_msg=f"{func.__name__} {kw}")
-            for axis in (0, 1):
-                assert_equal(func(x, axis=axis), np.asarray(func(g, axis=axis)),
-                             err_msg=f"{func.__name__} axis={axis} {kw}")
-        assert_equal(np.add.reduce(x, axis=1), np.add.reduce(g, axis=1), err_msg=f"add.reduce {kw}")
+    x = layout.array(g)
+    for func in (np.sum, np.mean, np.max, np.var, np.all):
+        assert_equal(func(x), np.asarray(func(g)), err_msg=f"{func.__name__}")
+        for axis in (0, 1):
+            assert_equal(func(x, axis=axis), np.asarray(func(g, axis=axis)), err_msg=f"{func.__name__} axis={axis}")
+    assert_equal(np.add.reduce(x, axis=1), np.add.reduce(g, axis=1), err_msg="add.reduce")
 
 
 #: NumPy call spellings (positional arguments where NumPy allows them): ``f(*args)`` on the DArray and the ndarray.
@@ -346,22 +365,22 @@ SIGNATURES = [
 ]
 
 
-@pytest.mark.parametrize("what,call", SIGNATURES, ids=[s[0] for s in SIGNATURES])
-def test_numpy_signatures(what, call):
-    """Registered functions accept NumPy's own signature (``np.flip(x, 1)``, not only ``axis=``)."""
+@pytest.mark.parametrize("layout", NO_HALO, ids=str)
+def test_numpy_signatures(layout):
+    """Registered functions accept NumPy's own signature (``np.flip(x, 1)``, not only ``axis=``): every one of
+    :data:`SIGNATURES` on this layout."""
     g = values(seed=26)
-    for name, kw in layouts(halo=False).items():
-        assert_equal(call(da.asarray(g, **kw)), np.asarray(call(g)), err_msg=f"np.{what} {name}")
+    each(SIGNATURES, lambda what, call: assert_equal(call(layout.array(g)), np.asarray(call(g)), err_msg=f"np.{what}"))
 
 
-def test_comparing_temporaries_gives_bool():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_comparing_temporaries_gives_bool(layout):
     """``x * 2 <= x * 3``: a comparison of two unreferenced intermediates is boolean (as ``np.isclose`` needs)."""
     g = values(seed=27)
-    for name, kw in layouts().items():
-        x = da.asarray(g, **kw)
-        for got, want in [(x * 2 <= x * 3, g * 2 <= g * 3), (x + 1 == x + 1, g + 1 == g + 1),
-                          (da.abs(x) > da.abs(x * 0.5), np.abs(g) > np.abs(g * 0.5))]:
-            assert_equal(got, want, err_msg=name)
+    x = layout.array(g)
+    for got, want in [(x * 2 <= x * 3, g * 2 <= g * 3), (x + 1 == x + 1, g + 1 == g + 1),
+                      (da.abs(x) > da.abs(x * 0.5), np.abs(g) > np.abs(g * 0.5))]:
+        assert_equal(got, want)
 
 
 UNREGISTERED = [
@@ -373,18 +392,18 @@ UNREGISTERED = [
 ]
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("what,call", UNREGISTERED, ids=[u[0] for u in UNREGISTERED])
-def test_unsupported_raise_type_error_everywhere(what, call):
+def test_unsupported_raise_type_error_everywhere(what, call, layout):
     """Nothing unregistered gathers: NumPy's TypeError on every rank, for every layout."""
     g = values(seed=23)
-    for name, kw in layouts().items():
-        raises_everywhere(TypeError, call, da.asarray(g, **kw))
+    raises_everywhere(TypeError, call, layout.array(g))
 
 
-def test_ufunc_errors_raise_everywhere():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_ufunc_errors_raise_everywhere(layout):
     g = values(seed=24)
-    for name, kw in layouts().items():
-        x = da.asarray(g, **kw)
-        raises_everywhere(ValueError, np.add, x, da.asarray(g[:, :3], split=0))
-        raises_everywhere(ValueError, np.add, x, g[:3])
-        raises_everywhere(ValueError, np.add, x, 1.0, out=da.zeros((3, 3)))
+    x = layout.array(g)
+    raises_everywhere(ValueError, np.add, x, da.asarray(g[:, :3], split=0))
+    raises_everywhere(ValueError, np.add, x, g[:3])
+    raises_everywhere(ValueError, np.add, x, 1.0, out=da.zeros((3, 3)))
