@@ -36,8 +36,8 @@ import pytest
 import darray as da
 from darray.testing import backend_dtypes, uneven_sizes
 
-__all__ = ["COMM", "P", "Case", "case", "catalogue", "layouts", "by_ndim", "param", "FLAGS", "DTYPE_CATEGORIES",
-           "dtypes", "category", "generator", "values"]
+__all__ = ["COMM", "P", "Case", "case", "catalogue", "layouts", "by_ndim", "param", "each", "FLAGS",
+           "DTYPE_CATEGORIES", "dtypes", "category", "generator", "values"]
 
 COMM = da.default_communicator()
 #: The rank count: the only thing (besides the shape) that decides which cases exist.
@@ -149,6 +149,20 @@ def param(c: Case, *values, prefix: str = "") -> Any:
 def by_ndim(table: dict[int, list[Case]]) -> list[Any]:
     """Parameters ``(ndim, case)`` over layouts of several shapes, ids ``{ndim}d-{case}``."""
     return [param(c, ndim, prefix=f"{ndim}d") for ndim, cases in table.items() for c in cases]
+
+
+def each(cases, check, name=str) -> None:
+    """``check(case)`` for every one of ``cases`` (the functions, dtypes or options a test loops over inside one
+    layout's test): a failing case does not hide the others; the failures are reported together, each under
+    ``name(case)``. ``check`` asserts through ``darray.testing`` (which agrees on the verdict), so every rank
+    catches the same failures and none runs ahead into a collective."""
+    failures = []
+    for c in cases:
+        try:
+            check(c)
+        except AssertionError as e:
+            failures.append(f"{name(c)}: {e}")
+    assert not failures, "\n".join(failures)
 
 
 # ------------------------------------------------------------------ values

@@ -22,7 +22,7 @@ from darray._core.elementwise import NUMPY_BOOL_ARITHMETIC
 from darray._core.table import ELEMENTWISE
 from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes, uneven_sizes
 
-from _cases import P, by_ndim, catalogue, generator, layouts
+from _cases import P, by_ndim, catalogue, each, generator, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -161,16 +161,9 @@ def check_function(row, ndim: int, layout) -> None:
 @pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
 @pytest.mark.parametrize("category", sorted({row.category for row in ELEMENTWISE}), ids=lambda c: c.replace(" ", "-"))
 def test_function_matches_numpy(category, ndim, layout):
-    """:func:`check_function` for every function of ``category``; one failing function does not hide the others
-    (assert_equal agrees on its verdict: every rank catches the same failures)."""
-    failures = []
-    for row in ELEMENTWISE:
-        if row.category == category:
-            try:
-                check_function(row, ndim, layout)
-            except AssertionError as e:
-                failures.append(f"{row.name}: {e}")
-    assert not failures, "\n".join(failures)
+    """:func:`check_function` for every function of ``category`` (one failing function hides no other)."""
+    each([row for row in ELEMENTWISE if row.category == category], lambda row: check_function(row, ndim, layout),
+         name=lambda row: row.name)
 
 
 @pytest.mark.parametrize("row", [r for r in ELEMENTWISE if r.nargs == 2], ids=lambda row: row.name)

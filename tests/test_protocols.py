@@ -19,7 +19,7 @@ import pytest
 import darray as da
 from darray.testing import agree, assert_equal
 
-from _cases import COMM, case, catalogue, layouts, values as seeded
+from _cases import COMM, case, catalogue, each, layouts, values as seeded
 
 pytestmark = pytest.mark.mpi
 
@@ -62,17 +62,6 @@ def same_everywhere(comm, value) -> bool:
     got = np.asarray(comm.allgather(np.asarray([value], dtype=np.float64))).reshape(-1)
     return bool(np.all(got == got[0]))
 
-
-def each(cases, check) -> None:
-    """``check(*case)`` for each of ``cases``; one failing case does not hide the others (assert_equal agrees on
-    its verdict: every rank catches the same failures)."""
-    failures = []
-    for c in cases:
-        try:
-            check(*c)
-        except AssertionError as e:
-            failures.append(f"{c[0]}: {e}")
-    assert not failures, "\n".join(failures)
 
 
 # ------------------------------------------------------------------ ufunc __call__
@@ -264,7 +253,7 @@ def test_statistics(layout):
         g = values(seed=15, positive=func is np.prod)
         assert_equal(func(layout.array(g), **kwargs), np.asarray(func(g, **kwargs)), err_msg=str(kwargs))
 
-    each(STATS, check)
+    each(STATS, lambda c: check(*c), name=lambda c: f"{c[0].__name__} {c[1]}")
 
 
 @pytest.mark.parametrize("func,kwargs", STATS, ids=[f"{f.__name__}-{k}" for f, k in STATS])
@@ -370,7 +359,7 @@ def test_numpy_signatures(layout):
     """Registered functions accept NumPy's own signature (``np.flip(x, 1)``, not only ``axis=``): every one of
     :data:`SIGNATURES` on this layout."""
     g = values(seed=26)
-    each(SIGNATURES, lambda what, call: assert_equal(call(layout.array(g)), np.asarray(call(g)), err_msg=f"np.{what}"))
+    each(SIGNATURES, lambda c: assert_equal(c[1](layout.array(g)), np.asarray(c[1](g))), name=lambda c: f"np.{c[0]}")
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)

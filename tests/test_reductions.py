@@ -17,7 +17,7 @@ import pytest
 import darray as da
 from darray.testing import agree, assert_equal, assert_raises_everywhere, backend_dtypes
 
-from _cases import P, by_ndim, catalogue, generator, layouts
+from _cases import P, by_ndim, catalogue, each, generator, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -132,26 +132,22 @@ def matrix(func: str, ndim: int) -> list[tuple[int, str, str, object]]:
 
 @pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
 def test_reduction_matches_numpy(ndim, layout):
-    """The cases of :func:`matrix` on this layout, for every function; one failing function does not hide the
-    others (assert_equal agrees on its verdict: every rank catches the same failures)."""
-    failures = []
-    for func in FUNCS:
-        try:
-            for i, dtype, name, axis in matrix(func, ndim):
-                if name != layout.id:
-                    continue
-                a = values(func, dtype, layout.shape)
-                x = layout.array(a)
-                keepdims = bool(i % 2)
-                extra = {"correction": (i // 2) % 2} if func in ("var", "std") else {}
-                got = reduce(func, x, axis, keepdims, **extra)
-                expected = oracle(func, a, axis, keepdims, **extra)
-                msg = f"{func}({dtype}, axis={axis}, keepdims={keepdims}, {extra})"
-                assert_equal(got, expected, err_msg=msg)
-                check_layout(x, got, axis, keepdims)
-        except AssertionError as e:
-            failures.append(f"{func}: {e}")
-    assert not failures, "\n".join(failures)
+    """The cases of :func:`matrix` on this layout, for every function (one failing function hides no other)."""
+    def check(func):
+        for i, dtype, name, axis in matrix(func, ndim):
+            if name != layout.id:
+                continue
+            a = values(func, dtype, layout.shape)
+            x = layout.array(a)
+            keepdims = bool(i % 2)
+            extra = {"correction": (i // 2) % 2} if func in ("var", "std") else {}
+            got = reduce(func, x, axis, keepdims, **extra)
+            expected = oracle(func, a, axis, keepdims, **extra)
+            msg = f"{func}({dtype}, axis={axis}, keepdims={keepdims}, {extra})"
+            assert_equal(got, expected, err_msg=msg)
+            check_layout(x, got, axis, keepdims)
+
+    each(FUNCS, check)
 
 
 @pytest.mark.parametrize("func", FUNCS)

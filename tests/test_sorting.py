@@ -17,7 +17,7 @@ import darray as da
 from darray._api.sorting import argsort, sort
 from darray.testing import assert_equal
 
-from _cases import P, case, generator, layouts
+from _cases import P, case, each, generator, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -39,8 +39,8 @@ def values(shape, dtype, seed=0, distinct=4) -> np.ndarray:
 
 
 def layouts_1d(shape) -> list:
-    """1-d ``shape``: balanced, replicated, all on the last rank, all on the first (2+ ranks), two halves with an empty block
-    between (3+ ranks), a 2x2 grid holding copies (4 ranks)."""
+    """1-d ``shape``: balanced, replicated, all on the last rank, all on the first (2+ ranks), two halves with an
+    empty block between (3+ ranks), a 2x2 grid holding copies (4 ranks)."""
     n = shape[0]
     out = layouts((n,), "split0", "replicated", "last0")
     if P > 1:
@@ -72,25 +72,13 @@ def check(a: np.ndarray, x, axis=-1):
     assert_equal(sort(x, axis=axis, stable=False), np.sort(a, axis=axis))
 
 
-def for_each_dtype(dtypes, run) -> None:
-    """``run(dtype)`` for each of ``dtypes``; one failing dtype does not hide the others (assert_equal agrees on
-    its verdict: every rank catches the same failures)."""
-    failures = []
-    for dtype in dtypes:
-        try:
-            run(dtype)
-        except AssertionError as e:
-            failures.append(f"{dtype}: {e}")
-    assert not failures, "\n".join(failures)
-
-
 @pytest.mark.parametrize("layout", over(layouts_1d, (0,), (1,), (7,), (13,), (100,)))
 def test_sort_1d(layout):
     def run(dtype):
         a = values(layout.shape, dtype)
         check(a, layout.array(a))
 
-    for_each_dtype(DTYPES, run)
+    each(DTYPES, run)
 
 
 @pytest.mark.parametrize("layout", layouts_1d((1000,)), ids=str)
@@ -119,7 +107,7 @@ def test_sort_2d_every_axis(layout):
         for axis in (0, 1, -1):
             check(a, x, axis)
 
-    for_each_dtype(["float64", "int32", "uint8", "bool"], run)
+    each(["float64", "int32", "uint8", "bool"], run)
 
 
 @pytest.mark.parametrize("layout", layouts((4, 5, 6), "split0", "split2", "split1", "grid2x2-20"), ids=str)

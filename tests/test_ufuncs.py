@@ -18,7 +18,7 @@ from numpy.exceptions import AxisError
 import darray as da
 from darray.testing import assert_equal, assert_raises_everywhere
 
-from _cases import P, generator, layouts
+from _cases import P, each, generator, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -42,18 +42,6 @@ def named(shape=SHAPE) -> list:
 
 
 LAYOUTS = named()
-
-
-def each(cases, check) -> None:
-    """``check(case)`` for each of ``cases``; one failing case does not hide the others (assert_equal agrees on
-    its verdict: every rank catches the same failures)."""
-    failures = []
-    for c in cases:
-        try:
-            check(c)
-        except AssertionError as e:
-            failures.append(f"{c}: {e}")
-    assert not failures, "\n".join(failures)
 
 
 def operand(name: str, shape=SHAPE, seed: int = 0) -> np.ndarray:
