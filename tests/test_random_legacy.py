@@ -2,8 +2,8 @@
 
 - Small draws (fewer than ``darray.config.min_distributed_size`` elements)
   are compared bit for bit with ``numpy.random`` making the same interleaved
-  calls after the same seed, in several layouts, and the MT19937 states are
-  compared afterwards.
+  calls after the same seed, one test per layout (``tests/_cases.py``), and
+  the MT19937 states are compared afterwards.
 - Large draws are compared, on every rank, with the same calls made over a
   one-process communicator (``SelfCommunicator``): the global array must not
   depend on the rank count or the layout. Between them, small draws must
@@ -28,25 +28,22 @@ from darray._comm import SelfCommunicator
 from darray.random import _legacy
 from darray.testing import agree, assert_equal, assert_raises_everywhere, uneven_sizes
 
+from _cases import case, layouts
+
 pytestmark = pytest.mark.mpi
 
 SEED = 20241203
 SELF = SelfCommunicator()
 
 
-@pytest.fixture
-def comm():
-    return da.default_communicator()
-
-
-def layouts(shape: tuple, size: int) -> list[dict]:
-    """Layout keywords to try for an array of ``shape`` on ``size`` ranks."""
-    opts = [dict(), dict(split=None), dict(split=0), dict(split=0, sizes={0: uneven_sizes(shape[0], size)})]
+def named(shape, *more: str) -> list:
+    """The layouts to try for ``shape``: darray's default (``default``: no keyword), replicated, split0, uneven0,
+    ``split-1`` (2-d and more: ``split=-1``, the last axis of whichever array a call makes) and a 2x2 grid (4 ranks,
+    2-d and more), then the catalogue's ``more``."""
+    out = [case("default", shape), *layouts(shape, "replicated", "split0", "uneven0")]
     if len(shape) >= 2:
-        opts.append(dict(split=-1))
-        if size == 4:
-            opts.append(dict(split=(0, 1), grid=(2, 2)))
-    return opts
+        out += [case("split-1", shape, split=-1), *layouts(shape, "grid2x2")]
+    return out + (layouts(shape, *more) if more else [])
 
 
 def check_everywhere(comm, ok: bool, what: str) -> None:
@@ -111,27 +108,27 @@ def run_small(r, kw_for) -> list:
     return [call(r, **kw_for(name)) for name, call in SMALL_CALLS]
 
 
-def layout_kw(opts: dict, name: str) -> dict:
+def layout_kw(layout, name: str) -> dict:
     """The layout keywords for call ``name`` (sizes= only fits the shapes with 13 or 7 rows it was made for)."""
-    if "sizes" in opts:
+    if "sizes" in layout.kw:
         return {}
-    if opts.get("split") == -1 or "grid" in opts:
-        return opts if name in ("rand", "randint", "normal broadcast loc", "exponential", "binomial", "choice p",
-                                "random_sample", "permutation array", "multinomial") else {}
-    return opts
+    if layout.id in ("split-1", "grid2x2"):
+        return layout.kw if name in ("rand", "randint", "normal broadcast loc", "exponential", "binomial", "choice p",
+                                     "random_sample", "permutation array", "multinomial") else {}
+    return layout.kw
 
 
 # ------------------------------------------------------------------ small draws: NumPy's numbers --
-def test_module_functions_reproduce_numpy_bit_for_bit(comm):
+@pytest.mark.parametrize("layout", named((13, 7)), ids=str)
+def test_module_functions_reproduce_numpy_bit_for_bit(layout):
     """Interleaved calls of many functions after seed(): NumPy's numbers, then NumPy's state."""
-    for opts in layouts((13, 7), comm.size):
-        numpy.random.seed(SEED)
-        want = run_small(numpy.random, lambda name: {})
-        da.random.seed(SEED)
-        got = run_small(da.random, lambda name: layout_kw(opts, name))
-        for (name, _), g, w in zip(SMALL_CALLS, got, want):
-            check_value(g, w, f"{name} with {opts}")
-        assert same_state(da.random.get_state(), numpy.random.get_state()), opts
+    numpy.random.seed(SEED)
+    want = run_small(numpy.random, lambda name: {})
+    da.random.seed(SEED)
+    got = run_small(da.random, lambda name: layout_kw(layout, name))
+    for (name, _), g, w in zip(SMALL_CALLS, got, want):
+        check_value(g, w, name)
+    assert same_state(da.random.get_state(), numpy.random.get_state())
 
 
 def test_uneven_sizes_keep_numpy_numbers(comm):
@@ -155,35 +152,33 @@ def test_return_types_are_numpys():
     assert isinstance(rs.bytes(3), bytes)
 
 
-def test_darray_parameters_broadcast(comm):
+@pytest.mark.parametrize("layout", layouts((13,), "split0", "replicated", "uneven0"), ids=str)
+def test_darray_parameters_broadcast(layout):
     loc, scale = numpy.linspace(-3.0, 3.0, 13), numpy.array([[0.5], [2.0]])
-    for opts in [dict(split=0), dict(split=None), dict(split=0, sizes={0: uneven_sizes(13, comm.size)})]:
-        ref = numpy.random.RandomState(SEED)
-        rs = dr.RandomState(SEED)
-        dloc = da.asarray(loc, **opts)
-        assert_equal(rs.normal(dloc, scale), ref.normal(loc, scale), rtol=0.0, err_msg=f"{opts}")
-        assert_equal(rs.uniform(dloc, dloc + 1.0, size=(4, 13)), ref.uniform(loc, loc + 1.0, size=(4, 13)),
-                     rtol=0.0)
-        assert_equal(rs.poisson(da.abs(dloc)), ref.poisson(numpy.abs(loc)))
-        assert same_state(rs.get_state(), ref.get_state())
+    ref = numpy.random.RandomState(SEED)
+    rs = dr.RandomState(SEED)
+    dloc = layout.array(loc)
+    assert_equal(rs.normal(dloc, scale), ref.normal(loc, scale), rtol=0.0)
+    assert_equal(rs.uniform(dloc, dloc + 1.0, size=(4, 13)), ref.uniform(loc, loc + 1.0, size=(4, 13)), rtol=0.0)
+    assert_equal(rs.poisson(da.abs(dloc)), ref.poisson(numpy.abs(loc)))
+    assert same_state(rs.get_state(), ref.get_state())
 
 
-def test_shuffle_and_permutation_of_darrays(comm):
+@pytest.mark.parametrize("layout", named((13, 4, 3), "split1", "halo0"), ids=str)
+def test_shuffle_and_permutation_of_darrays(layout):
     data = numpy.arange(13 * 4 * 3, dtype=numpy.int32).reshape(13, 4, 3)
-    opts_list = layouts((13, 4), comm.size) + [dict(split=1), dict(split=0, halo=1)]
-    for opts in opts_list:
-        ref = numpy.random.RandomState(SEED)
-        rs = dr.RandomState(SEED)
-        x = da.asarray(data.copy(), **opts)
-        rs.shuffle(x)
-        expected = data.copy()
-        ref.shuffle(expected)
-        assert_equal(x, expected, err_msg=f"shuffle {opts}")
-        p = rs.permutation(x)
-        assert p.layout == x.layout
-        assert_equal(p, ref.permutation(expected), err_msg=f"permutation {opts}")
-        assert_equal(x, expected, err_msg="permutation must not change its input")
-        assert same_state(rs.get_state(), ref.get_state())
+    ref = numpy.random.RandomState(SEED)
+    rs = dr.RandomState(SEED)
+    x = layout.array(data.copy())
+    rs.shuffle(x)
+    expected = data.copy()
+    ref.shuffle(expected)
+    assert_equal(x, expected, err_msg="shuffle")
+    p = rs.permutation(x)
+    assert p.layout == x.layout
+    assert_equal(p, ref.permutation(expected), err_msg="permutation")
+    assert_equal(x, expected, err_msg="permutation must not change its input")
+    assert same_state(rs.get_state(), ref.get_state())
 
 
 def test_shuffle_of_lists_and_numpy_arrays():
@@ -199,22 +194,22 @@ def test_shuffle_of_lists_and_numpy_arrays():
     numpy.testing.assert_array_equal(a, b)
 
 
-def test_choice_from_a_darray_population(comm, monkeypatch):
+@pytest.mark.parametrize("layout", layouts((200,), "split0", "replicated", "uneven0"), ids=str)
+def test_choice_from_a_darray_population(layout, monkeypatch):
     """A distributed population (over the threshold), a small sample: NumPy's sample, values from their owners."""
     monkeypatch.setattr(da.config, "min_distributed_size", 64)
     population = numpy.arange(200, dtype=numpy.float64) ** 2
-    for pop_opts in [dict(split=0), dict(split=None), dict(split=0, sizes={0: uneven_sizes(200, comm.size)})]:
-        a = da.asarray(population, **pop_opts)
-        for out_opts in [dict(), dict(split=0), dict(split=-1)]:
-            ref = numpy.random.RandomState(SEED)
-            rs = dr.RandomState(SEED)
-            assert_equal(rs.choice(a, (5, 7), **out_opts), ref.choice(population, (5, 7)), rtol=0.0)
-            assert_equal(rs.choice(a, 13, p=population / population.sum(), **out_opts),
-                         ref.choice(population, 13, p=population / population.sum()), rtol=0.0)
-            part = da.asarray(population[:50], split=pop_opts.get("split", 0))
-            assert_equal(rs.choice(part, 9, replace=False, **out_opts),
-                         ref.choice(population[:50], 9, replace=False), rtol=0.0)
-            assert same_state(rs.get_state(), ref.get_state())
+    a = layout.array(population)
+    for out_opts in [dict(), dict(split=0), dict(split=-1)]:
+        ref = numpy.random.RandomState(SEED)
+        rs = dr.RandomState(SEED)
+        assert_equal(rs.choice(a, (5, 7), **out_opts), ref.choice(population, (5, 7)), rtol=0.0)
+        assert_equal(rs.choice(a, 13, p=population / population.sum(), **out_opts),
+                     ref.choice(population, 13, p=population / population.sum()), rtol=0.0)
+        part = da.asarray(population[:50], split=layout.kw["split"])
+        assert_equal(rs.choice(part, 9, replace=False, **out_opts),
+                     ref.choice(population[:50], 9, replace=False), rtol=0.0)
+        assert same_state(rs.get_state(), ref.get_state())
 
 
 def test_get_state_set_state_round_trip(comm):
@@ -351,45 +346,50 @@ def run_mixed(r, kw, numpy_stream=False) -> list:
     return out
 
 
-def test_large_draws_do_not_depend_on_ranks_or_layout(comm, small_threshold):
+def large_on_one_process() -> list:
+    """The global arrays of the large draws of :data:`MIXED_CALLS` made over one process."""
     expected = [to_numpy(x.gather()) for x in run_mixed(dr.RandomState(SEED), dict(comm=SELF))]
     for (name, _, large), x in zip(MIXED_CALLS, expected):
         if large:
             assert x.shape in (LARGE, (91,)), name
     assert not numpy.array_equal(expected[0], expected[2])
+    return expected
+
+
+@pytest.mark.parametrize("layout", [c for c in named(LARGE, "halo0") if "sizes" not in c.kw], ids=str)
+def test_large_draws_do_not_depend_on_ranks_or_layout(layout, small_threshold):
+    expected = large_on_one_process()
     numpy_stream = numpy.random.RandomState(SEED)
     small = run_mixed(numpy_stream, {}, numpy_stream=True)
-    opts_list = [o for o in layouts(LARGE, comm.size) if "sizes" not in o] + [dict(split=0, halo=1)]
-    for opts in opts_list:
-        rs = dr.RandomState(SEED)
-        for (name, call, large), want, numpy_want in zip(MIXED_CALLS, expected, small):
-            kw = opts if large and not ("grid" in opts and name == "permutation") else {}  # 1-d: no 2-d grid
-            got = call(rs, **kw)
-            assert_equal(got, want, rtol=0.0, err_msg=f"{name} with {opts}")
-            if not large:  # between large draws: NumPy's numbers, NumPy's stream advanced 4 words per large draw
-                assert_equal(got, numpy_want, rtol=0.0, err_msg=f"{name} with {opts}")
-        assert same_state(rs.get_state(), numpy_stream.get_state()), opts
-    uneven = dict(split=0, sizes={0: uneven_sizes(13, comm.size)})
     rs = dr.RandomState(SEED)
-    assert_equal(rs.rand(*LARGE, **uneven), expected[0], rtol=0.0)
+    for (name, call, large), want, numpy_want in zip(MIXED_CALLS, expected, small):
+        kw = layout.kw if large and not (layout.id == "grid2x2" and name == "permutation") else {}  # 1-d: no grid
+        got = call(rs, **kw)
+        assert_equal(got, want, rtol=0.0, err_msg=name)
+        if not large:  # between large draws: NumPy's numbers, NumPy's stream advanced 4 words per large draw
+            assert_equal(got, numpy_want, rtol=0.0, err_msg=name)
+    assert same_state(rs.get_state(), numpy_stream.get_state())
 
 
-def test_large_draws_with_many_tiles_and_short_runs(comm, small_threshold):
-    shape = (37, 11)
+def test_large_draw_on_uneven_blocks(small_threshold):
+    rs = dr.RandomState(SEED)
+    assert_equal(rs.rand(*LARGE, **layouts(LARGE, "uneven0")[0].kw), large_on_one_process()[0], rtol=0.0)
+
+
+@pytest.mark.parametrize("layout", layouts((37, 11), "split0", "split1", "replicated", "uneven1", "grid2x2-10"),
+                         ids=str)
+def test_large_draws_with_many_tiles_and_short_runs(layout, small_threshold):
+    shape = layout.shape
     expected = [to_numpy(dr.RandomState(SEED).poisson(3.0, shape, comm=SELF).gather()),
                 to_numpy(dr.RandomState(SEED).standard_gamma(numpy.linspace(0.5, 3.0, 11), shape,
                                                              comm=SELF).gather())]
-    opts_list = [dict(split=0), dict(split=-1), dict(split=None),
-                 dict(split=-1, sizes={1: uneven_sizes(11, comm.size)})]
-    if comm.size == 4:
-        opts_list.append(dict(split=(1, 0), grid=(2, 2)))
-    for opts in opts_list:
-        assert_equal(dr.RandomState(SEED).poisson(3.0, shape, **opts), expected[0], err_msg=f"{opts}")
-        assert_equal(dr.RandomState(SEED).standard_gamma(numpy.linspace(0.5, 3.0, 11), shape, **opts), expected[1],
-                     rtol=0.0, err_msg=f"{opts}")
+    assert_equal(dr.RandomState(SEED).poisson(3.0, shape, **layout.kw), expected[0])
+    assert_equal(dr.RandomState(SEED).standard_gamma(numpy.linspace(0.5, 3.0, 11), shape, **layout.kw), expected[1],
+                 rtol=0.0)
 
 
-def test_large_shuffle_and_darray_parameters(comm, small_threshold):
+@pytest.mark.parametrize("layout", layouts((60, 3), "split0", "replicated", "uneven0"), ids=str)
+def test_large_shuffle_and_darray_parameters(layout, small_threshold):
     data = numpy.arange(60 * 3, dtype=numpy.float64).reshape(60, 3)
     ref = dr.RandomState(SEED)
     x = da.asarray(data.copy(), comm=SELF)
@@ -399,14 +399,13 @@ def test_large_shuffle_and_darray_parameters(comm, small_threshold):
     numpy.testing.assert_array_equal(numpy.sort(shuffled, axis=0), data)
     loc = numpy.linspace(-1.0, 1.0, 91)
     z = to_numpy(ref.standard_normal(91, comm=SELF).gather())
-    for opts in [dict(split=0), dict(split=None), dict(split=0, sizes={0: uneven_sizes(60, comm.size)})]:
-        rs = dr.RandomState(SEED)
-        y = da.asarray(data.copy(), **opts)
-        rs.shuffle(y)
-        assert_equal(y, shuffled, err_msg=f"{opts}")
-        dloc = da.asarray(loc, split=0)
-        # a DArray parameter: loc + scale * z, z the standard normal a fresh draw would give at this call
-        assert_equal(rs.normal(dloc, 2.0), z * 2.0 + loc, rtol=0.0, err_msg=f"{opts}")
+    rs = dr.RandomState(SEED)
+    y = layout.array(data.copy())
+    rs.shuffle(y)
+    assert_equal(y, shuffled)
+    dloc = da.asarray(loc, split=0)
+    # a DArray parameter: loc + scale * z, z the standard normal a fresh draw would give at this call
+    assert_equal(rs.normal(dloc, 2.0), z * 2.0 + loc, rtol=0.0)
 
 
 # ------------------------------------------------------------------ statistics of large draws --
