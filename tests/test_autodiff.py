@@ -23,6 +23,8 @@ from darray.autodiff import Variable
 from darray.autodiff.rules import RULES
 from darray.testing import agree, assert_equal
 
+from _cases import P, case, generator, layouts, values
+
 
 def host(x):
     """A DArray's whole value, or a local block, as a NumPy array (any local backend)."""
@@ -31,12 +33,7 @@ def host(x):
 
 pytestmark = pytest.mark.mpi
 
-P = da.default_communicator().size
 EPS = 1e-6
-
-
-def rng(seed=0):
-    return np.random.default_rng(seed)
 
 
 def _total(x: da.DArray) -> float:
@@ -57,7 +54,7 @@ def check_grads(f, arrays, layouts, *, directions=2, fd_rtol=1e-6, rtol=1e-10):
         assert g.layout.blocks_key == x.layout.blocks_key, (g.layout, x.layout)
         ref = host(gr.local)  # replicated: the whole gradient on every rank
         assert_equal(g, ref, rtol=rtol, atol=1e-12 * max(1.0, float(np.max(np.abs(ref))) if ref.size else 1.0))
-    r = rng(123)
+    r = generator(123)
     for _ in range(directions):
         vs = [r.standard_normal(a.shape) for a in arrays]
         plus = float(f(*[Variable(da.asarray(a + EPS * d, split=None)) for a, d in zip(arrays, vs)]).data)
@@ -69,34 +66,32 @@ def check_grads(f, arrays, layouts, *, directions=2, fd_rtol=1e-6, rtol=1e-10):
 
 
 SHAPE = (7, 5)
-LAYOUTS = {"split0": dict(split=0), "split1": dict(split=1), "replicated": dict(split=None)}
-if P == 4:
-    LAYOUTS["grid22"] = dict(split=(0, 1), grid=(2, 2))
+#: Cut along each axis, replicated, a 2x2 grid (4 ranks) and (more than one rank) every row on rank 1.
+LAYOUTS = layouts(SHAPE, "split0", "split1", "replicated", "grid2x2")
 if P > 1:
-    LAYOUTS["uneven"] = dict(split=0, sizes=[0, 7] + [0] * (P - 2))
+    LAYOUTS.append(case("on-rank1", SHAPE, "uneven", "empty", split=0, sizes=[0, 7] + [0] * (P - 2)))
 
 UNARY_DOMAIN = {"log": "pos", "log1p": "pos", "log2": "pos", "log10": "pos", "sqrt": "pos", "reciprocal": "pos",
                 "acosh": "big", "asin": "unit", "acos": "unit", "atanh": "unit"}
 
 
+#: Domain name -> the interval ``_values`` draws from.
+DOMAINS = {"pos": (0.5, 2.0), "big": (1.5, 3.0), "unit": (-0.8, 0.8), "any": (-1.5, 1.5)}
+
+
 def _values(kind, shape, seed=0):
-    r = rng(seed)
-    if kind == "pos":
-        return r.uniform(0.5, 2.0, shape)
-    if kind == "big":
-        return r.uniform(1.5, 3.0, shape)
-    if kind == "unit":
-        return r.uniform(-0.8, 0.8, shape)
-    return r.uniform(-1.5, 1.5, shape)
+    """``_cases.values``: uniform in the interval of domain ``kind``."""
+    low, high = DOMAINS[kind]
+    return values(shape, seed=seed, low=low, high=high)
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("name", sorted(ad.rules.ELEMENTWISE_UNARY))
 def test_unary_rules(name, layout):
     x = _values(UNARY_DOMAIN.get(name, "any"), SHAPE, 1)
-    w = rng(2).standard_normal(SHAPE)
+    w = generator(2).standard_normal(SHAPE)
     op = getattr(ad, name)
-    check_grads(lambda a: ad.sum(op(a) * da.asarray(w, split=None)), [x], [LAYOUTS[layout]])
+    check_grads(lambda a: ad.sum(op(a) * da.asarray(w, split=None)), [x], [layout.kw])
 
 
 @pytest.mark.parametrize("name", ad.rules.NONDIFFERENTIABLE)
@@ -120,7 +115,7 @@ def test_binary_rules_with_broadcasting(name, shapes):
         b = np.sign(b) * (np.abs(b) + 0.5)
     if name == "remainder":  # stay away from the jumps
         a, b = np.round(a, 1) + 0.05, np.full(sb, 0.7)
-    w = rng(5).standard_normal(np.broadcast_shapes(sa, sb))
+    w = generator(5).standard_normal(np.broadcast_shapes(sa, sb))
     op = getattr(ad, name)
     la = dict(split=0) if sa[0] == 7 else dict(split=1 if sa[1] == 5 and P > 1 else None)
     lb = dict(split=None) if len(sb) == 1 else (dict(split=0) if sb[0] == 7 else dict(split=None))
@@ -150,19 +145,19 @@ REDUCTIONS = ["sum", "mean", "max", "min", "var", "std", "prod"]
 AXES = [None, 0, 1, (0, 1)]
 
 
+@pytest.mark.parametrize("layout", layouts(SHAPE, "split0", "split1"), ids=str)
 @pytest.mark.parametrize("keepdims", [False, True])
 @pytest.mark.parametrize("axis", AXES, ids=str)
 @pytest.mark.parametrize("name", REDUCTIONS)
-def test_reduction_rules(name, axis, keepdims):
+def test_reduction_rules(name, axis, keepdims, layout):
     x = _values("pos" if name == "prod" else "any", SHAPE, 7)
-    w = rng(8).standard_normal(np.sum(x, axis=axis, keepdims=keepdims).shape)
+    w = generator(8).standard_normal(np.sum(x, axis=axis, keepdims=keepdims).shape)
     op = getattr(ad, name)
 
     def f(a):
         return ad.sum(op(a, axis=axis, keepdims=keepdims) * da.asarray(w, split=None))
 
-    for layout in ("split0", "split1"):
-        check_grads(f, [x], [LAYOUTS[layout]], directions=1)
+    check_grads(f, [x], [layout.kw], directions=1)
 
 
 def test_max_ties_share_the_gradient():
@@ -176,9 +171,10 @@ def test_var_with_correction():
     check_grads(lambda a: ad.std(a, axis=0, correction=1.0).sum() + ad.var(a, correction=1.0), [x], [dict(split=0)])
 
 
-def test_shape_rules():
-    x = _values("any", (6, 4, 3), 11)
-    w = rng(12).standard_normal((3, 6, 4))
+@pytest.mark.parametrize("layout", layouts((6, 4, 3), "split0", "split1", "split2"), ids=str)
+def test_shape_rules(layout):
+    x = _values("any", layout.shape, 11)
+    w = generator(12).standard_normal((3, 6, 4))
 
     def f(a):
         b = ad.permute_dims(a, (2, 0, 1)) * da.asarray(w, split=None)
@@ -187,17 +183,16 @@ def test_shape_rules():
         e = ad.squeeze(d, axis=1)
         return ad.sum(e * e) + ad.sum(ad.broadcast_to(ad.sum(a, axis=0), (2, 4, 3)) ** 2)
 
-    for layout in (dict(split=0), dict(split=1), dict(split=2)):
-        check_grads(f, [x], [layout])
+    check_grads(f, [x], [layout.kw])
 
 
 @pytest.mark.parametrize("key", [(slice(1, 6, 2), slice(None)), (slice(None, None, -1), 2), (3,), (Ellipsis, None, 1),
                                  (slice(None), slice(4, 0, -2))], ids=str)
-def test_getitem_scatters_into_zeros(key):
+@pytest.mark.parametrize("layout", layouts(SHAPE, "split0", "split1"), ids=str)
+def test_getitem_scatters_into_zeros(layout, key):
     x = _values("any", SHAPE, 13)
-    w = rng(14).standard_normal(x[key].shape)
-    for layout in ("split0", "split1"):
-        check_grads(lambda a: ad.sum(a[key] * da.asarray(w, split=None)), [x], [LAYOUTS[layout]], directions=1)
+    w = generator(14).standard_normal(x[key].shape)
+    check_grads(lambda a: ad.sum(a[key] * da.asarray(w, split=None)), [x], [layout.kw], directions=1)
 
 
 @pytest.mark.parametrize("shapes", [((5, 4), (4, 3)), ((4,), (4, 3)), ((5, 4), (4,)), ((2, 5, 4), (4, 3))], ids=str)
@@ -209,19 +204,19 @@ def test_matmul_rule(shapes):
 
 
 # ------------------------------------------------------------------ communication ops
-HALO_CASES = [((13,), dict(split=0), 2), ((13,), dict(split=0, sizes=[1] * (P - 1) + [13 - (P - 1)]), 3),
-              ((9, 11), dict(split=1), (1, 2)), ((9, 11), dict(split=None), 1)]
-if P == 4:
-    HALO_CASES.append(((9, 11), dict(split=(0, 1), grid=(2, 2)), 2))
+#: (layout name, halo depth) per shape: thin blocks (one cell on each rank but the last) at more than one rank,
+#: split0 at one; the 2x2 grid at four ranks.
+HALO_DEPTHS = {(13,): [("split0", 2), ("thin0" if P > 1 else "split0", 3)],
+               (9, 11): [("split1", (1, 2)), ("replicated", 1), ("grid2x2", 2)]}
+HALO_CASES = [pytest.param(c, depth, id=f"{'x'.join(map(str, shape))}-{c}-{depth}")
+              for shape, named in HALO_DEPTHS.items() for name, depth in named for c in layouts(shape, name)]
 
 
 @pytest.mark.parametrize("boundary", ["periodic", "reflect", "nearest", 0.0])
-@pytest.mark.parametrize("case", range(len(HALO_CASES)))
-def test_halo_rule_is_the_adjoint_of_the_exchange(case, boundary):
+@pytest.mark.parametrize("layout,depth", HALO_CASES)
+def test_halo_rule_is_the_adjoint_of_the_exchange(layout, depth, boundary, comm):
     """<A x, y> == <x, A^T y> for A = exchange halos, then expose the padded block."""
-    shape, layout, depth = HALO_CASES[case]
-    comm = da.default_communicator()
-    x = da.asarray(_values("any", shape, 17), **layout)
+    x = layout.array(_values("any", layout.shape, 17))
     padded = ad.halo(Variable(x, requires_grad=True), depth, boundary)
     ax = host(padded.data.block)
     y_block = np.random.default_rng([18, comm.rank]).standard_normal(ax.shape)
@@ -234,7 +229,7 @@ def test_halo_rule_is_the_adjoint_of_the_exchange(case, boundary):
 
 def test_redistribute_rule():
     x = _values("any", (9, 6), 19)
-    w = rng(20).standard_normal((9, 6))
+    w = generator(20).standard_normal((9, 6))
 
     def f(a):
         b = ad.redistribute(a * a, split=1)
@@ -244,8 +239,7 @@ def test_redistribute_rule():
     check_grads(f, [x], [dict(split=0)])
 
 
-def test_replicated_parameter_against_distributed_data_gets_the_global_sum():
-    comm = da.default_communicator()
+def test_replicated_parameter_against_distributed_data_gets_the_global_sum(comm):
     data = _values("any", (2, 3, 13, 11), 21)
     weight = _values("any", (1, 3, 1, 1), 22)
     x = da.asarray(data, split=(2,) if P > 1 else None)
@@ -323,7 +317,7 @@ def test_rules_table_covers_the_differentiable_elementwise_functions():
 def test_diamond_graphs_are_swept_in_topological_order():
     """A value used directly and through a reduction (centering): both paths must reach it."""
     x = _values("any", (4, 6), 26)
-    w = rng(27).standard_normal((4, 6))
+    w = generator(27).standard_normal((4, 6))
     check_grads(lambda a: ad.sum((a - ad.mean(a, axis=0, keepdims=True)) * da.asarray(w, split=None)), [x],
                 [dict(split=1)])
     check_grads(lambda a: ad.sum((a - ad.log(ad.sum(ad.exp(a), axis=1, keepdims=True))) * da.asarray(w, split=None)),
