@@ -530,12 +530,12 @@ case("plan_grid", lambda: da.plan_grid((4, 4), 0), ValueError, "nprocs")
 case("plan_grid", lambda: da.plan_grid((4, -4), 2), ValueError, "shape")
 case("explain", lambda: da.explain("abc"), TypeError, "str")
 case("explain", lambda: da.explain((4, 4), nprocs=0), ValueError, "nprocs")
-def _trace_with_bad_comm():
+def _tracing_with_bad_comm():
     with da.tracing(comm="world"):
         da.sum(f64())
 
 
-case("trace", _trace_with_bad_comm, TypeError, "comm")
+case("tracing", _tracing_with_bad_comm, TypeError, "comm")
 case("default_communicator", lambda: da.default_communicator("mpi"), TypeError, "args")
 case("__array_namespace_info__", lambda: da.__array_namespace_info__().default_dtypes(device="tpu:7"), ValueError,
      "device")
