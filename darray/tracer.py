@@ -32,7 +32,7 @@ class Trace:
 
     def __init__(self, comm: Communicator | None = None):
         if comm is not None and not all(hasattr(comm, name) for name in ("rank", "size", "allgather", "allreduce")):
-            raise TypeError(f"trace: comm must be a darray Communicator; got {type(comm).__name__}")
+            raise TypeError(f"tracing: comm must be a darray Communicator; got {type(comm).__name__}")
         self.comm = comm
         self.events: list[dict] = []
         self._previous = None

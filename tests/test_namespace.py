@@ -71,7 +71,7 @@ ALL = frozenset({
     'searchsorted', 'set_printoptions', 'shape', 'sign', 'signbit', 'sin', 'sinh', 'size', 'sort', 'spacing',
     'split', 'sqrt',
     'square', 'squeeze', 'stack', 'std', 'stencil', 'subtract', 'sum', 'swapaxes', 'take', 'take_along_axis',
-    'tan', 'tanh', 'tensordot', 'tile', 'to_dask', 'trace', 'transpose', 'trapezoid', 'tril', 'triu',
+    'tan', 'tanh', 'tensordot', 'tile', 'to_dask', 'trace', 'tracing', 'transpose', 'trapezoid', 'tril', 'triu',
     'true_divide', 'trunc', 'ufunc', 'uint16', 'uint32', 'uint64', 'uint8', 'unique', 'unique_all', 'unique_counts',
     'unique_inverse', 'unique_values', 'unstack', 'var', 'vdot', 'vecdot', 'vstack', 'where', 'zeros',
     'zeros_like'
