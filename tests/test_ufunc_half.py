@@ -10,7 +10,7 @@ import pytest
 import darray as da
 from _cases import layouts
 
-pytestmark = pytest.mark.mpi
+pytestmark = [pytest.mark.mpi, pytest.mark.numpy_only]  # NumPy ufuncs on a DArray run on NumPy blocks only
 
 UFUNCS = [np.sqrt, np.sin, np.exp, np.log1p, np.cbrt, np.modf, np.frexp]
 
