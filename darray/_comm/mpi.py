@@ -257,7 +257,8 @@ class MPICommunicator:
         if check is not None:
             if not check(out):
                 raise _debug.CollectiveMismatch(self._disagree(f"allreduce.{label}"))
-            out = out[:send.size] if send.ndim == 1 else out[:send.size].reshape(send.shape)
+            ndim = send.ndim  # the reduced values are the buffer's head; [0, ...] is a 0-d view in one step
+            out = out[:send.size] if ndim == 1 else out[0, ...] if ndim == 0 else out[:send.size].reshape(send.shape)
         return self._back(array, out if unpack is None else unpack(out))
 
     def _disagree(self, what: str, groups=None) -> str:

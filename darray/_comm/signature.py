@@ -8,16 +8,18 @@ that ranks that entered the same collective with different operations or
 metadata raise :class:`~darray._debug.CollectiveMismatch` instead of
 returning wrong numbers. Nothing extra is sent and no collective is added.
 
-How each operator carries a signature ``s`` (a small integer) so that every
+How each operator carries a signature ``s`` (a small integer). Each rank
+compares the reduced extras with what they are when every rank passed its own
+``s``; that holds on one rank exactly when all ``s`` are equal, so every
 rank's verdict is the same:
 
 ==========  =====================  ==========================================
-operator    extra elements         agree when the reduced extras ``(a, b)``
+operator    extra elements         reduced extras when all ranks agree
 ==========  =====================  ==========================================
-``sum``     ``s, s*s``             ``P * b == a * a`` (all ``s`` equal)
-``min``     ``s, M - s``           ``a + b == M`` (min equals max)
-``max``     ``s, M - s``           ``a + b == M``
-``prod``    ``2**k``               ``a == 2**(k*P)`` (floats only)
+``sum``     ``s, s*s``             ``P*s, P*s*s`` (Cauchy-Schwarz: only then)
+``min``     ``s, M - s``           ``s, M - s`` (min and max both equal ``s``)
+``max``     ``s, M - s``           ``s, M - s``
+``prod``    ``2**k``               ``2**(k*P)`` (floats only)
 ==========  =====================  ==========================================
 
 All extras are small integers, exact in the buffer's dtype and in any
@@ -74,18 +76,17 @@ def _plan(op: str, dtype: np.dtype, n: int, size: int, key):
             return None, None, None
         s = 1 + s % ((1 << bits) - 1)
         m = (1 << bits) + 1
-        n1 = n + 1
         if op == "sum":
             extra = [s, s * s]
-
-            def verdict(out) -> bool:  # .real: a complex buffer's items are complex
-                a = out.item(n).real
-                return size * out.item(n1).real == a * a
+            expected = (size * s, size * s * s)
         else:
             extra = [s, m - s]
+            expected = (s, m - s)
+        first, second = expected
+        n1 = n + 1
 
-            def verdict(out) -> bool:
-                return out.item(n).real + out.item(n1).real == m
+        def verdict(out) -> bool:
+            return out.item(n) == first and out.item(n1) == second
     buffer = np.empty(n + len(extra), dtype=dtype)
     buffer[n:] = extra
     return buffer, buffer[:n], verdict
@@ -98,17 +99,19 @@ def fold(send: np.ndarray, op: str, size: int, sign=None):
     signature (then ``reduced_buffer[:send.size]`` is the result). The
     buffer is reused by the next call with the same signature: use it before.
     """
-    n = send.size
-    key = (op, send.dtype.char, n, size, sign)
+    dtype, shape = send.dtype, send.shape
+    key = (op, dtype, shape, size, sign)
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 4096:
             _plans.clear()
-        plan = _plans[key] = _plan(op, send.dtype, n, size, (op, send.dtype.str, n, sign))
+        plan = _plans[key] = _plan(op, dtype, send.size, size, (op, dtype.str, send.size, sign))
+        if plan[0] is not None:
+            plan = _plans[key] = (plan[0], plan[1].reshape(shape), plan[2])
     buffer, head, verdict = plan
     if buffer is None:
         return send, None
-    head[...] = send if send.ndim < 2 else send.reshape(-1)
+    head[...] = send
     return buffer, verdict
 
 
