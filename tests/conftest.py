@@ -360,10 +360,10 @@ def _agree_across_ranks(comm, report) -> None:
     test's call phase after a passed setup, agreeing on setup also keeps the
     ranks from entering the test body unevenly.
     """
-    text = "" if report.passed else _report_text(report)
-    outcomes = comm.allgather((report.outcome, text[-4000:]))
-    if len({outcome for outcome, _ in outcomes}) == 1:
+    if _same_everywhere(comm, report.outcome):
         return
+    text = "" if report.passed else _report_text(report)
+    outcomes = comm.allgather((report.outcome, text[-4000:]))  # every rank saw the difference: all gather texts
     failed = [r for r, (outcome, _) in enumerate(outcomes) if outcome == "failed"]
     if failed:
         others = [r for r in failed if r != comm.rank]
@@ -379,6 +379,27 @@ def _agree_across_ranks(comm, report) -> None:
         report.longrepr = f"{summary}; this rank ({comm.rank}) {outcomes[comm.rank][0]}\n{details}"
         if hasattr(report, "wasxfail"):
             del report.wasxfail
+
+
+#: Outcome codes the ranks compare after every phase of every test (anything else counts as "failed").
+_OUTCOME_CODES = {"passed": 0, "skipped": 1, "failed": 2}
+
+
+def _same_everywhere(comm, outcome: str) -> bool:
+    """Whether every rank had ``outcome``: one non-blocking allgather of a byte, polled with yields.
+
+    MPICH's blocking collectives spin on their core; under ``mpiexec -n 4``
+    on 2 cores a rank that finished its test first would take the core the
+    others need to finish theirs. The wait yields it instead.
+    """
+    import numpy as np
+
+    mine = np.array([_OUTCOME_CODES.get(outcome, 2)], dtype=np.uint8)
+    every = np.empty(comm.size, dtype=np.uint8)
+    request = comm.Iallgather(mine, every)
+    while not request.Test():
+        os.sched_yield()
+    return bool((every == mine[0]).all())
 
 
 def _report_text(report) -> str:
