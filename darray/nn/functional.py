@@ -23,6 +23,7 @@ any local backend (NumPy, torch, CuPy, any Array API library).
 
 from __future__ import annotations
 
+from ._attention import scaled_dot_product_attention
 from ._activation import dropout, gelu, leaky_relu, relu, sigmoid, silu, softplus, tanh
 from ._conv import (conv, conv1d, conv2d, conv3d, conv_transpose, conv_transpose1d, conv_transpose2d,
                     conv_transpose3d)
@@ -36,4 +37,5 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv", "conv_transpose1d", "conv_trans
            "conv_transpose", "linear", "relu", "leaky_relu", "gelu", "silu", "tanh",
            "sigmoid", "softplus", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d", "max_pool2d",
            "max_pool3d", "interpolate", "upsample", "batch_norm", "group_norm", "layer_norm", "dropout",
-           "softmax", "log_softmax", "mse_loss", "l1_loss", "huber_loss", "cross_entropy"]
+           "softmax", "log_softmax", "mse_loss", "l1_loss", "huber_loss", "cross_entropy",
+           "scaled_dot_product_attention"]

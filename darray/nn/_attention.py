@@ -1,0 +1,445 @@
+"""Ring attention: ``scaled_dot_product_attention`` on arrays whose token axis is cut over the ranks.
+
+Each rank keeps its block of queries; the key/value blocks travel around the
+ring of ranks that cut the token axis (one flat message per hop, started
+before the current block is processed, so the transfer overlaps the local
+matmuls). Partial results are merged with an online softmax (running max
+``m``, running sum ``l``), and the row log-sum-exp ``m + log l`` is kept for
+the backward pass, which runs the ring again: K/V travel forward once more,
+the partial dK/dV of each block travel one hop behind them, accumulating
+each rank's contribution, and return to the block's owner from the last rank
+that needs it. No rank ever holds more than one key block's scores
+(``tokens/P x tokens/P`` per step) and no score matrix is kept.
+
+A causal mask (``is_causal=True``) lets a block stop travelling as soon as no
+rank further along the ring has a query at or after its first key: key
+blocks entirely in a rank's future are neither computed nor sent there.
+An explicit ``attn_mask`` is cut along its query-token axis like the queries
+and keeps all its key-token columns on every rank: each rank slices the
+columns of the key block it holds locally, so the mask never travels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .. import _recorder
+from .._core import DArray, redistribute_to
+from .._errors import message
+from .._layout import Layout
+from ..autodiff import apply, register
+from ._util import data, redistributed, wrap_storage
+
+__all__ = ["scaled_dot_product_attention", "ring_plan", "RingPlan"]
+
+_FUNC = "scaled_dot_product_attention"
+
+
+# ------------------------------------------------------------------ the ring's geometry (replicated metadata)
+@dataclass(frozen=True)
+class RingPlan:
+    """Who holds which key block when: the same on every rank, computed from the layouts alone.
+
+    ``size`` ranks cut the token axis (grid dim ``dim``; 1 when it is not cut),
+    this rank is ``pos`` on the ring; ``q_off``/``k_off`` are the query/key
+    block offsets along the ring (``size + 1`` entries). Block ``j`` starts on
+    rank ``j`` and visits ``j + 1, j + 2, ...``; it travels ``hops[j]`` times
+    (it stops when no later rank needs it, see :meth:`needs`).
+    """
+
+    dim: int | None
+    size: int
+    pos: int
+    q_off: tuple[int, ...]
+    k_off: tuple[int, ...]
+    causal: bool
+
+    def needs(self, rank: int, j: int) -> bool:
+        """Whether ring rank ``rank``'s queries attend to any key of block ``j``."""
+        q0, q1 = self.q_off[rank], self.q_off[rank + 1]
+        k0, k1 = self.k_off[j], self.k_off[j + 1]
+        if q1 == q0 or k1 == k0:
+            return False
+        return not self.causal or k0 <= q1 - 1
+
+    def full(self, rank: int, j: int) -> bool:
+        """Whether every query of ``rank`` sees every key of block ``j`` (no causal mask to build)."""
+        return not self.causal or self.k_off[j + 1] - 1 <= self.q_off[rank]
+
+    def hops(self, j: int) -> int:
+        """How many times block ``j`` moves on (0: it stays with its owner)."""
+        last = [t for t in range(self.size) if self.needs((j + t) % self.size, j)]
+        return last[-1] if last else 0
+
+    def held(self, step: int) -> int | None:
+        """The block this rank holds at ``step`` (None when that block stopped before reaching it)."""
+        j = (self.pos - step) % self.size
+        return j if step <= self.hops(j) else None
+
+
+def ring_plan(q_layout: Layout, k_layout: Layout, rank: int, causal: bool) -> RingPlan:
+    """The :class:`RingPlan` of queries in ``q_layout`` and keys in ``k_layout`` for ``rank``."""
+    t = q_layout.ndim - 2
+    g = q_layout.axis_dim[t]
+    if g is None:
+        return RingPlan(None, 1, 0, q_layout.offsets[t], k_layout.offsets[t], causal)
+    return RingPlan(g, q_layout.dims[g], q_layout.coords(rank)[g], q_layout.offsets[t], k_layout.offsets[t],
+                    causal)
+
+
+def _ring_comm(plan: RingPlan, layout: Layout, comm):
+    if plan.size == 1:
+        return None
+    ring = comm.sub(layout.dims, [d == plan.dim for d in range(len(layout.dims))])
+    if ring.rank != plan.pos:  # Cart_sub ordering: a broken invariant, not a user error
+        raise RuntimeError(message(_FUNC, "ring communicator rank does not match the grid coordinate", ring.rank,
+                                   plan.pos))
+    return ring
+
+
+def _exchange(ring, env, sends, recv_sizes):
+    """Start one exchange on the ring: ``sends`` [(peer, flat array)], ``recv_sizes`` [(peer, n)].
+
+    Every rank of the ring calls it at the same step (possibly with nothing
+    to move). Returns ``(request, received, starts)``: the flat receive
+    buffer and where each receive begins in it.
+    """
+    xp = env["xp"]
+    empty = xp.zeros((0,), dtype=env["dtype"], device=env["device"])
+    send = sends[0][1] if len(sends) == 1 else xp.concat([a for _, a in sends]) if sends else empty
+    send_regions, start = [], 0
+    for peer, a in sends:
+        send_regions.append((peer, (slice(start, start + int(a.shape[0])),)))
+        start += int(a.shape[0])
+    recv = xp.zeros((sum(n for _, n in recv_sizes),), dtype=env["dtype"], device=env["device"])
+    recv_regions, starts, start = [], [], 0
+    for peer, n in recv_sizes:
+        recv_regions.append((peer, (slice(start, start + n),)))
+        starts.append(start)
+        start += n
+    return ring.exchange(send, send_regions, recv, recv_regions), recv, starts
+
+
+# ------------------------------------------------------------------ local kernels of one key block
+def _scores(xp, ctx, q, k, j, dtype):
+    """``q k^T * scale`` of key block ``j`` with the causal mask and the explicit mask applied."""
+    plan, scale = ctx["plan"], ctx["scale"]
+    s = xp.matmul(q, xp.matrix_transpose(k)) * scale
+    k0, k1 = plan.k_off[j], plan.k_off[j + 1]
+    mask = ctx["mask"]
+    allowed = None
+    if mask is not None:
+        cols = mask[..., k0:k1]
+        if ctx["mask_bool"]:
+            allowed = cols
+        else:
+            s = s + cols
+    if not plan.full(plan.pos, j):
+        q0 = plan.q_off[plan.pos]
+        rows = xp.reshape(xp.arange(q0, q0 + q.shape[-2], device=ctx["device"]), (-1, 1))
+        causal = xp.reshape(xp.arange(k0, k1, device=ctx["device"]), (1, -1)) <= rows
+        allowed = causal if allowed is None else xp.logical_and(allowed, causal)
+    if allowed is not None:
+        s = xp.where(allowed, s, xp.asarray(-math.inf, dtype=dtype, device=ctx["device"]))
+    return s
+
+
+def _finite_or(xp, x, value):
+    return xp.where(xp.isfinite(x), x, xp.asarray(value, dtype=x.dtype, device=x.device))
+
+
+def _split_kv(xp, flat, shape, e):
+    block = xp.reshape(flat, shape)
+    return block[..., :e], block[..., e:]
+
+
+def _kv_flat(xp, k, v):
+    return xp.reshape(xp.concat([k, v], axis=-1), (-1,))
+
+
+def _block_shape(lead, plan, j, width):
+    return (*lead, plan.k_off[j + 1] - plan.k_off[j], width)
+
+
+# ------------------------------------------------------------------ forward
+def _forward(q, k, v, plan, ring, scale, mask, mask_bool):
+    xp, dtype = q._xp, q._block.dtype
+    ql, kl, vl = q.local, k.local, v.local
+    lead, e, ev = tuple(ql.shape[:-2]), int(kl.shape[-1]), int(vl.shape[-1])
+    env = {"xp": xp, "dtype": dtype, "device": q.device, "plan": plan, "scale": scale,
+           "mask": None if mask is None else mask.local, "mask_bool": mask_bool}
+    rows = (*lead, int(ql.shape[-2]), 1)
+    m = xp.full(rows, -math.inf, dtype=dtype, device=q.device)
+    total = xp.zeros(rows, dtype=dtype, device=q.device)
+    acc = xp.zeros((*lead, int(ql.shape[-2]), ev), dtype=dtype, device=q.device)
+    cur = _kv_flat(xp, kl, vl)
+    with _recorder.labelled("attention"):
+        for step in range(plan.size):
+            j = plan.held(step)
+            request = incoming = None
+            if ring is not None and step + 1 < plan.size:
+                sends = [((plan.pos + 1) % plan.size, cur)] if j is not None and step < plan.hops(j) else []
+                jn = (plan.pos - step - 1) % plan.size
+                recvs = [((plan.pos - 1) % plan.size, math.prod(_block_shape(lead, plan, jn, e + ev)))] \
+                    if step + 1 <= plan.hops(jn) else []
+                request, incoming, _ = _exchange(ring, env, sends, recvs)
+            if j is not None and plan.needs(plan.pos, j):
+                kj, vj = _split_kv(xp, cur, _block_shape(lead, plan, j, e + ev), e)
+                s = _scores(xp, env, ql, kj, j, dtype)
+                m_new = xp.maximum(m, xp.max(s, axis=-1, keepdims=True))
+                shift = _finite_or(xp, m_new, 0.0)
+                p = xp.exp(s - shift)
+                alpha = xp.exp(m - shift)
+                total = total * alpha + xp.sum(p, axis=-1, keepdims=True)
+                acc = acc * alpha + xp.matmul(p, vj)
+                m = m_new
+            if request is not None:
+                request.wait()
+                cur = incoming
+    seen = total > 0
+    out = xp.where(seen, acc / xp.where(seen, total, xp.ones_like(total)), xp.zeros_like(acc))
+    lse = xp.where(seen, _finite_or(xp, m, 0.0) + xp.log(xp.where(seen, total, xp.ones_like(total))),
+                   xp.full_like(total, -math.inf))
+    return out, lse
+
+
+# ------------------------------------------------------------------ backward
+def _backward(ctx_saved, q, k, v, out, g, plan, ring, scale, mask, mask_bool, needs):
+    xp, dtype = q._xp, q._block.dtype
+    ql, kl, vl, ol, gl = q.local, k.local, v.local, out.local, g.local
+    lead, e, ev = tuple(ql.shape[:-2]), int(kl.shape[-1]), int(vl.shape[-1])
+    w = e + ev
+    env = {"xp": xp, "dtype": dtype, "device": q.device, "plan": plan, "scale": scale,
+           "mask": None if mask is None else mask.local, "mask_bool": mask_bool}
+    lse = _finite_or(xp, ctx_saved["lse"], math.inf)
+    delta = xp.sum(gl * ol, axis=-1, keepdims=True)
+    dq = xp.zeros(ql.shape, dtype=dtype, device=q.device)
+    cur = _kv_flat(xp, kl, vl)
+    mine = None  # this rank's own dK|dV once it has come home
+    pending = None  # the dK|dV exchange of the previous step, completed once its partial is needed
+    with _recorder.labelled("attention_backward"):
+        for step in range(plan.size):
+            j = plan.held(step)
+            kv_req = kv_in = None
+            if ring is not None and step + 1 < plan.size:
+                jn = (plan.pos - step - 1) % plan.size
+                sends = [((plan.pos + 1) % plan.size, cur)] if j is not None and step < plan.hops(j) else []
+                recvs = [((plan.pos - 1) % plan.size, math.prod(_block_shape(lead, plan, jn, w)))] \
+                    if step + 1 <= plan.hops(jn) else []
+                kv_req, kv_in, _ = _exchange(ring, env, sends, recvs)
+            local = None
+            if j is not None and plan.needs(plan.pos, j):
+                kj, vj = _split_kv(xp, cur, _block_shape(lead, plan, j, w), e)
+                p = xp.exp(_scores(xp, env, ql, kj, j, dtype) - lse)
+                ds = p * (xp.matmul(gl, xp.matrix_transpose(vj)) - delta) * scale
+                dq = dq + xp.matmul(ds, kj)
+                local = xp.reshape(xp.concat([xp.matmul(xp.matrix_transpose(ds), ql),
+                                              xp.matmul(xp.matrix_transpose(p), gl)], axis=-1), (-1,))
+            partial, home = _complete(pending)
+            mine = home if home is not None else mine
+            grad = None
+            if j is not None:
+                parts = [x for x in (partial, local) if x is not None]
+                grad = parts[0] + parts[1] if len(parts) == 2 else parts[0] if parts else \
+                    xp.zeros((math.prod(_block_shape(lead, plan, j, w)),), dtype=dtype, device=q.device)
+            pending = _start_grads(ring, env, plan, step, j, grad, lead, w) if ring is not None else None
+            if j == plan.pos and plan.hops(plan.pos) == 0:
+                mine = grad
+            if kv_req is not None:
+                kv_req.wait()
+                cur = kv_in
+        _, home = _complete(pending)
+        mine = home if home is not None else mine
+    if mine is None:
+        mine = xp.zeros((math.prod(_block_shape(lead, plan, plan.pos, w)),), dtype=dtype, device=q.device)
+    dk, dv = _split_kv(xp, mine, _block_shape(lead, plan, plan.pos, w), e)
+    return dq, dk, dv
+
+
+def _start_grads(ring, env, plan, step, j, grad, lead, w):
+    """Start moving the held block's dK|dV one hop on, or home from the last rank that needed it.
+
+    Receives the next held block's partial dK|dV from the previous rank and,
+    at the step its trip ends, this rank's own. Returns what :func:`_complete` needs.
+    """
+    prev, nxt = (plan.pos - 1) % plan.size, (plan.pos + 1) % plan.size
+    sends, recvs = [], []
+    if j is not None and step < plan.hops(j):
+        sends.append((nxt, grad))
+    elif j is not None and j != plan.pos:
+        sends.append((j, grad))
+    jn = (plan.pos - step - 1) % plan.size
+    forward = step + 1 < plan.size and step + 1 <= plan.hops(jn)
+    if forward:
+        recvs.append((prev, math.prod(_block_shape(lead, plan, jn, w))))
+    home = plan.hops(plan.pos)
+    arrives = bool(home) and step == home
+    if arrives:
+        recvs.append(((plan.pos + home) % plan.size, math.prod(_block_shape(lead, plan, plan.pos, w))))
+    request, received, starts = _exchange(ring, env, sends, recvs)
+    return request, received, starts, forward, arrives, grad
+
+
+def _complete(pending):
+    """Wait for a :func:`_start_grads` exchange: ``(partial for the next block, own dK|dV)``, None when absent."""
+    if pending is None:
+        return None, None
+    request, received, starts, forward, arrives, _ = pending
+    request.wait()
+    partial = received[:starts[1] if arrives and forward else received.shape[0]] if forward else None
+    return partial, (received[starts[-1]:] if arrives else None)
+
+
+# ------------------------------------------------------------------ the tape rule
+def _rule_forward(ctx, q, k, v, plan, scale, mask, mask_bool, out_layout):
+    ring = _ring_comm(plan, q._layout, q._comm)
+    out, lse = _forward(q, k, v, plan, ring, scale, mask, mask_bool)
+    ctx.saved["lse"] = lse
+    return wrap_storage(out, out_layout, q)
+
+
+def _rule_backward(ctx, g):
+    q, k, v = ctx.xs
+    p = ctx.params
+    ring = _ring_comm(p["plan"], q._layout, q._comm)
+    dq, dk, dv = _backward(ctx.saved, q, k, v, ctx.out, g, p["plan"], ring, p["scale"], p["mask"],
+                           p["mask_bool"], ctx.needs)
+    xp = q._xp
+    dk = xp.asarray(dk, copy=True)
+    dv = xp.asarray(dv, copy=True)
+    return (wrap_storage(dq, q._layout, q) if ctx.needs[0] else None,
+            wrap_storage(dk, k._layout, k) if ctx.needs[1] else None,
+            wrap_storage(dv, v._layout, v) if ctx.needs[2] else None)
+
+
+register("attention_ring", _rule_forward, _rule_backward)
+
+
+# ------------------------------------------------------------------ validation and the public function
+def _check_layouts(q: DArray, k: DArray, v: DArray) -> tuple[Layout, Layout, Layout]:
+    """The blockings of q, k, v without halo; ValueError (same on every rank) unless they are ring-compatible."""
+    ql, kl, vl = (x._layout.without_halo() for x in (q, k, v))
+    t = q.ndim - 2
+    for name, lay in (("query", ql), ("key", kl), ("value", vl)):
+        if lay.axis_dim[t + 1] is not None:
+            raise ValueError(message(_FUNC, f"the feature axis of {name} is cut over the ranks", lay.split,
+                                     "only the token axis (-2) and leading axes cut"))
+    for name, lay in (("key", kl), ("value", vl)):
+        if lay.dims != ql.dims or lay.split != ql.split:
+            raise ValueError(message(_FUNC, f"{name} is not cut like query", (lay.dims, lay.split),
+                                     f"the same grid and split as query, {(ql.dims, ql.split)}"))
+        if lay.sizes[:t] != ql.sizes[:t]:
+            raise ValueError(message(_FUNC, f"the leading axes of {name} are not cut like query's", lay.sizes[:t],
+                                     ql.sizes[:t]))
+    if vl.sizes[t] != kl.sizes[t]:
+        raise ValueError(message(_FUNC, "the token axes of key and value are cut differently", vl.sizes[t],
+                                 f"key's blocks {kl.sizes[t]}"))
+    return ql, kl, vl
+
+
+def _check_shapes(q, k, v) -> None:
+    if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
+        raise ValueError(message(_FUNC, "query, key and value must have the same number of axes (at least 2)",
+                                 (q.shape, k.shape, v.shape), "(..., tokens, features) each"))
+    if q.shape[:-2] != k.shape[:-2] or q.shape[:-2] != v.shape[:-2]:
+        raise ValueError(message(_FUNC, "leading (batch, heads) axes differ", (q.shape, k.shape, v.shape),
+                                 "equal leading axes"))
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(message(_FUNC, "query and key head dims differ", (q.shape[-1], k.shape[-1]),
+                                 "equal feature sizes"))
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(message(_FUNC, "key and value token counts differ", (k.shape[-2], v.shape[-2]),
+                                 "equal token counts"))
+    for x in (k, v):
+        if x.dtype != q.dtype or x.dtype.kind not in "f":
+            raise TypeError(message(_FUNC, "query, key and value must share one real floating dtype",
+                                    (q.dtype, k.dtype, v.dtype), "float32 or float64"))
+
+
+def _mask_for(mask, q: DArray, ql: Layout, s_len: int):
+    """``attn_mask`` laid out for the ring (rows cut like the queries, all key columns), and whether it is boolean."""
+    if mask is None:
+        return None, False
+    mask = data(mask)
+    if not isinstance(mask, DArray):
+        raise TypeError(message(_FUNC, "attn_mask must be a DArray", type(mask).__name__, "a DArray or None"))
+    full = (*q.shape[:-1], s_len)
+    ok = mask.ndim <= len(full) and all(m in (1, n) for m, n in zip(mask.shape[::-1], full[::-1]))
+    if not ok:
+        raise ValueError(message(_FUNC, "attn_mask is not broadcastable to (..., L, S)", mask.shape, full))
+    is_bool = mask.dtype.kind == "b"
+    if not is_bool and mask.dtype != q.dtype:
+        mask = mask.astype(q.dtype)
+    scores = ql.replace(shape=full, sizes=(*ql.sizes[:-1], (s_len,)))
+    target = scores.broadcast_layout(mask.shape)
+    if mask._layout != target:
+        mask = redistribute_to(mask, target)
+    return mask, is_bool
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None, *, _causal_and_mask=False):
+    """torch's ``scaled_dot_product_attention`` on arrays whose token axis is cut: ring attention.
+
+    ``softmax(query @ key^T * scale + mask) @ value`` over ``(..., L, E)``
+    queries, ``(..., S, E)`` keys and ``(..., S, Ev)`` values (typically
+    ``(batch, heads, tokens, features)``), differentiable on the tape.
+    The token axis (-2) may be cut over one grid dim (uneven and empty
+    blocks allowed) and the leading axes over others (hybrid data + domain
+    parallel); key and value must be cut like query (their own token sizes),
+    features whole. ``scale`` defaults to ``1/sqrt(E)``.
+
+    ``attn_mask``: broadcastable to ``(..., L, S)``; boolean (True: take
+    part) or additive (added to the scores). It is cut along its query axis
+    like the queries, every rank keeping all ``S`` key columns of its rows
+    (the mask never travels; each step slices the held key block's
+    columns). The mask is a constant: no gradient flows to it.
+    ``is_causal``: query ``i`` sees keys ``j <= i`` (torch's top-left
+    alignment); key blocks entirely in a rank's future are skipped and not
+    sent there. Rows that see no key give 0 (torch's ``_safe_softmax``).
+
+    ``dropout_p > 0`` raises NotImplementedError: an attention dropout mask
+    that is the same whatever the rank count is not implemented.
+
+    Communication: forward, every K/V block moves around the ring once
+    (``P - 1`` hops, fewer under a causal mask), each send started before
+    the held block is processed; backward, K/V travel again and dK/dV follow
+    one hop behind and return to their owner. Memory per rank: one query
+    block, two key/value blocks and one ``L/P x S/P`` score block per step.
+
+    Examples
+    --------
+    >>> import numpy as np, darray as da
+    >>> from darray.nn import functional as F
+    >>> x = da.asarray(np.arange(24.0).reshape(1, 1, 6, 4) / 24, split=2)
+    >>> out = F.scaled_dot_product_attention(x, x, x, is_causal=True)
+    >>> np.allclose(np.asarray(out.data)[0, 0, 0], np.arange(4) / 24)
+    True
+    """
+    q, k, v = data(query), data(key), data(value)
+    for name, x in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(x, DArray):
+            raise TypeError(message(_FUNC, f"{name} must be a DArray or Variable", type(x).__name__))
+    _check_shapes(q, k, v)
+    if not 0.0 <= float(dropout_p) <= 1.0:
+        raise ValueError(message(_FUNC, "dropout_p out of range", dropout_p, "0 <= dropout_p <= 1"))
+    if dropout_p > 0.0:
+        raise NotImplementedError(message(_FUNC, "attention dropout is not implemented (no mask reproducible "
+                                                 "across rank counts)", dropout_p, "dropout_p=0.0"))
+    if is_causal and attn_mask is not None and not _causal_and_mask:
+        raise ValueError(message(_FUNC, "explicit attn_mask should not be set when is_causal=True",
+                                 getattr(data(attn_mask), "shape", attn_mask), "attn_mask=None"))
+    ql, kl, vl = _check_layouts(q, k, v)
+    mask, mask_bool = _mask_for(attn_mask, q, ql, k.shape[-2])
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    plan = ring_plan(ql, kl, q._comm.rank, bool(is_causal))
+    out_layout = ql.replace(shape=(*q.shape[:-1], v.shape[-1]), sizes=(*ql.sizes[:-1], (v.shape[-1],)))
+    args = [_without_halo(a, lay) for a, lay in zip((query, key, value), (ql, kl, vl))]
+    return apply("attention_ring", *args, plan=plan, scale=scale, mask=mask, mask_bool=mask_bool,
+                 out_layout=out_layout)
+
+
+def _without_halo(x, layout: Layout):
+    """``x`` in the same blocks without ghost cells (a redistribution on the tape when it has them)."""
+    return redistributed(x, layout)
