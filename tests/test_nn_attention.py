@@ -1,0 +1,181 @@
+"""Ring attention (``darray.nn.functional.scaled_dot_product_attention``) against a dense NumPy reference.
+
+Forward and gradients of query, key and value on the gathered inputs, at any
+rank count: token axes cut evenly, unevenly, with every block but one empty,
+queries and keys cut differently, a 2x2 grid cutting batch and tokens;
+causal, boolean and additive masks. One test counts the bytes the tracer
+saw: each K/V block moves once around the ring.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray.autodiff import Variable
+from darray.nn import functional as F
+from darray.testing import agree, assert_equal, assert_raises_everywhere
+
+from _nn_helpers import COMM, P
+
+pytestmark = pytest.mark.mpi
+
+B, H, L, S, E, EV = 2, 2, 7, 9, 3, 4
+
+
+def dense(q, k, v, mask=None, causal=False, scale=None):
+    """softmax(q k^T * scale + mask) v and the weights; rows that see no key give 0."""
+    s = q @ np.swapaxes(k, -1, -2) * (1 / np.sqrt(q.shape[-1]) if scale is None else scale)
+    allowed = np.ones(s.shape, bool)
+    if causal:
+        allowed &= np.tril(np.ones(s.shape[-2:], bool))
+    if mask is not None:
+        if mask.dtype == bool:
+            allowed = allowed & mask
+        else:
+            s = s + mask
+    s = np.where(allowed, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(m), m, 0))
+    total = p.sum(-1, keepdims=True)
+    w = np.where(total > 0, p / np.where(total > 0, total, 1), 0)
+    return w @ v, w
+
+
+def dense_grads(q, k, v, w, g, scale=None):
+    """Analytic vector-Jacobian products of :func:`dense` for the output gradient ``g``."""
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    dp = g @ np.swapaxes(v, -1, -2)
+    ds = w * (dp - (dp * w).sum(-1, keepdims=True)) * scale
+    return ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(w, -1, -2) @ g
+
+
+def inputs(seed=0, lq=L, s=S):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((B, H, lq, E)), rng.standard_normal((B, H, s, E)),
+            rng.standard_normal((B, H, s, EV)), rng.standard_normal((B, H, lq, EV)))
+
+
+def _last(n):
+    return [0] * (P - 1) + [n]
+
+
+#: name -> (layout of q, layout of k and v): every case exists at every rank count.
+LAYOUTS = {
+    "even": (dict(split=2), dict(split=2)),
+    "q-on-last-rank": (dict(split=2, sizes={2: _last(L)}), dict(split=2)),
+    "kv-on-first-rank": (dict(split=2), dict(split=2, sizes={2: [S] + [0] * (P - 1)})),
+    "replicated": (dict(split=None), dict(split=None)),
+}
+if P == 4:
+    LAYOUTS["batch-x-tokens"] = (dict(split=(0, 2), grid=(2, 2)), dict(split=(0, 2), grid=(2, 2)))
+
+
+def run(q, k, v, g, qkw, kkw, **kw):
+    """The ring's output and the gradients of q, k, v for the loss ``sum(out * g)``."""
+    qv, kv, vv = (Variable(da.asarray(x, **lay), requires_grad=True) for x, lay in ((q, qkw), (k, kkw), (v, kkw)))
+    out = F.scaled_dot_product_attention(qv, kv, vv, **kw)
+    (out * da.asarray(g, **qkw)).sum().backward()
+    return out.data, qv.grad, kv.grad, vv.grad
+
+
+def check(got, want, rtol=1e-10, atol=1e-12):
+    for x, y in zip(got, want):
+        assert_equal(x, y, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_forward_and_gradients_equal_dense(name, causal):
+    q, k, v, g = inputs()
+    qkw, kkw = LAYOUTS[name]
+    got = run(q, k, v, g, qkw, kkw, is_causal=causal)
+    out, w = dense(q, k, v, causal=causal)
+    check(got, (out, *dense_grads(q, k, v, w, g)))
+    assert got[0].layout.blocks_key[1:] == da.asarray(g, **qkw).layout.blocks_key[1:]
+    assert got[1].layout.blocks_key == da.asarray(q, **qkw).layout.blocks_key
+
+
+@pytest.mark.parametrize("kind", ["bool", "additive", "bool-2d"])
+def test_masks(kind):
+    q, k, v, g = inputs(1)
+    rng = np.random.default_rng(5)
+    if kind == "bool":
+        mask = rng.random((B, 1, L, S)) < 0.6
+        mask[0, 0, 3] = False  # a row that sees nothing: 0, like torch's safe softmax
+    elif kind == "additive":
+        mask = rng.standard_normal((B, H, L, S))
+    else:
+        mask = rng.random((L, S)) < 0.7
+    for qkw, kkw in (LAYOUTS["even"], LAYOUTS["q-on-last-rank"]):
+        mkw = {key: val for key, val in qkw.items()} if mask.ndim == 4 else dict(split=None)
+        got = run(q, k, v, g, qkw, kkw, attn_mask=da.asarray(mask, **mkw))
+        out, w = dense(q, k, v, mask=mask)
+        check(got, (out, *dense_grads(q, k, v, w, g)))
+
+
+def test_scale_and_cross_attention_lengths():
+    q, k, v, g = inputs(2, lq=5, s=11)
+    got = run(q, k, v, g, dict(split=2), dict(split=2), scale=0.3, is_causal=True)
+    out, w = dense(q, k, v, causal=True, scale=0.3)
+    check(got, (out, *dense_grads(q, k, v, w, g, scale=0.3)))
+
+
+def test_gradient_matches_finite_differences():
+    q, k, v, _ = inputs(3, lq=4, s=5)
+    d = [np.random.default_rng(9 + i).standard_normal(x.shape) for i, x in enumerate((q, k, v))]
+
+    def loss(xs, grad=False):
+        vs = [Variable(da.asarray(x, split=2), requires_grad=grad) for x in xs]
+        out = F.scaled_dot_product_attention(*vs, is_causal=True)
+        value = (out * out).sum()
+        if grad:
+            value.backward()
+        return float(value.data), vs
+
+    _, vs = loss((q, k, v), grad=True)
+    analytic = sum(float(np.sum(vv.grad.gather() * dd)) for vv, dd in zip(vs, d))
+    eps = 1e-6
+    plus = loss([x + eps * dd for x, dd in zip((q, k, v), d)])[0]
+    minus = loss([x - eps * dd for x, dd in zip((q, k, v), d)])[0]
+    assert not agree(COMM, abs((plus - minus) / (2 * eps) - analytic) <= 1e-6 * max(1.0, abs(analytic)))
+
+
+def _kv_bytes(n_tokens, itemsize=8):
+    return B * H * n_tokens * (E + EV) * itemsize
+
+
+def test_kv_travel_once_around_the_ring():
+    q, k, v, _ = inputs(4)
+    qkw = dict(split=2)
+    qd, kd, vd = (da.asarray(x, **qkw) for x in (q, k, v))
+    sizes = da.asarray(k, **qkw).layout.sizes[2]
+    r = COMM.rank
+    for causal in (False, True):
+        with da.tracing() as t:
+            F.scaled_dot_product_attention(qd, kd, vd, is_causal=causal)
+        sent = sum(e["nbytes"] for e in t.events if e["kind"] == "comm" and e["op"] == "attention")
+        # block j starts on rank j and is sent on by every rank but the last to need it
+        if causal:  # equal q/k blocks: block j is needed by ranks j..P-1 and stops at P-1
+            want = sum(_kv_bytes(sizes[j]) for j in range(r + 1)) if r < P - 1 else 0
+        else:  # every block but the next rank's (it has been everywhere once it reaches rank r)
+            want = sum(_kv_bytes(n) for j, n in enumerate(sizes) if j != (r + 1) % P) if P > 1 else 0
+        assert not agree(COMM, sent == want), (causal, sent, want)
+
+
+def test_dropout_and_bad_input_raise_everywhere():
+    q, k, v, _ = inputs()
+    qd, kd, vd = (da.asarray(x, split=2) for x in (q, k, v))
+    f = F.scaled_dot_product_attention
+    assert_raises_everywhere(NotImplementedError, f, qd, kd, vd, dropout_p=0.1,
+                             match="scaled_dot_product_attention")
+    assert_raises_everywhere(ValueError, f, qd, kd[..., :2], vd, match="head dims")
+    assert_raises_everywhere(ValueError, f, qd, kd, vd, attn_mask=da.zeros((L, S + 1)), match="broadcastable")
+    assert_raises_everywhere(ValueError, f, qd, kd, vd, attn_mask=da.zeros((L, S)), is_causal=True,
+                             match="is_causal")
+    if P > 1:
+        other = da.asarray(k, split=1)
+        assert_raises_everywhere(ValueError, f, qd, other, vd, match="not cut like query")
+        uneven = da.asarray(v, split=2, sizes={2: [S] + [0] * (P - 1)})
+        assert_raises_everywhere(ValueError, f, qd, kd, uneven, match="cut differently")
