@@ -43,12 +43,12 @@ def dense(q, k, v, mask=None, causal=False, scale=None):
     return w @ v, w
 
 
-def dense_grads(q, k, v, w, g, scale=None):
-    """Analytic vector-Jacobian products of :func:`dense` for the output gradient ``g``."""
+def dense_grads(q, k, v, w, g, scale=None, kept=1.0):
+    """Analytic vector-Jacobian products of ``(w * kept) @ v`` (``kept``: dropout multipliers) for the gradient ``g``."""
     scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
-    dp = g @ np.swapaxes(v, -1, -2)
+    dp = (g @ np.swapaxes(v, -1, -2)) * kept
     ds = w * (dp - (dp * w).sum(-1, keepdims=True)) * scale
-    return ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(w, -1, -2) @ g
+    return ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(w * kept, -1, -2) @ g
 
 
 def inputs(seed=0, lq=L, s=S):
@@ -142,6 +142,19 @@ def test_gradient_matches_finite_differences():
     assert not agree(COMM, abs((plus - minus) / (2 * eps) - analytic) <= 1e-6 * max(1.0, abs(analytic)))
 
 
+@pytest.mark.parametrize("name", ["even", "q-on-last-rank"])
+def test_dropout_is_the_same_on_any_rank_count(name):
+    """The keep mask is ``rng.random((B, H, L, S)) >= p`` at global indices: a 1-rank oracle reproduces it."""
+    q, k, v, g = inputs(6)
+    p = 0.3
+    u = host(da.random.default_rng(7).random((B, H, L, S), split=None))
+    kept = (u >= p) / (1 - p)
+    qkw, kkw = LAYOUTS[name]
+    got = run(q, k, v, g, qkw, kkw, dropout_p=p, generator=da.random.default_rng(7))
+    _, w = dense(q, k, v)
+    check(got, ((w * kept) @ v, *dense_grads(q, k, v, w, g, kept=kept)))
+
+
 def _kv_bytes(n_tokens, itemsize=8):
     return B * H * n_tokens * (E + EV) * itemsize
 
@@ -164,12 +177,27 @@ def test_kv_travel_once_around_the_ring():
         assert not agree(COMM, sent == want), (causal, sent, want)
 
 
-def test_dropout_and_bad_input_raise_everywhere():
+def test_backward_moves_kv_once_more_and_dkdv_home():
+    """Backward: K/V go round again and each block's dK|dV (same size) makes P hops, the last one home."""
+    q, k, v, g = inputs(5)
+    qv, kv, vv = (Variable(da.asarray(x, split=2), requires_grad=True) for x in (q, k, v))
+    out = F.scaled_dot_product_attention(qv, kv, vv)
+    loss = (out * da.asarray(g, split=2)).sum()
+    with da.tracing() as t:
+        loss.backward()
+    sent = sum(e["nbytes"] for e in t.events if e["kind"] == "comm" and e["op"] == "attention_backward")
+    sizes = da.asarray(k, split=2).layout.sizes[2]
+    r = COMM.rank
+    kv_bytes = sum(_kv_bytes(n) for j, n in enumerate(sizes) if j != (r + 1) % P)
+    want = kv_bytes + sum(_kv_bytes(n) for n in sizes) if P > 1 else 0
+    assert not agree(COMM, sent == want), (sent, want)
+
+
+def test_bad_input_raises_everywhere():
     q, k, v, _ = inputs()
     qd, kd, vd = (da.asarray(x, split=2) for x in (q, k, v))
     f = F.scaled_dot_product_attention
-    assert_raises_everywhere(NotImplementedError, f, qd, kd, vd, dropout_p=0.1,
-                             match="scaled_dot_product_attention")
+    assert_raises_everywhere(ValueError, f, qd, kd, vd, dropout_p=1.5, match="scaled_dot_product_attention")
     assert_raises_everywhere(ValueError, f, qd, kd[..., :2], vd, match="head dims")
     assert_raises_everywhere(ValueError, f, qd, kd, vd, attn_mask=da.zeros((L, S + 1)), match="broadcastable")
     assert_raises_everywhere(ValueError, f, qd, kd, vd, attn_mask=da.zeros((L, S)), is_causal=True,

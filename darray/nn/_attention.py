@@ -24,14 +24,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import _recorder
 from .._core import DArray, redistribute_to
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
+from ..random._counter import _runs, _stream_words, _unit
+from . import init
 from ._util import data, redistributed, wrap_storage
 
-__all__ = ["scaled_dot_product_attention", "ring_plan", "RingPlan"]
+__all__ = ["scaled_dot_product_attention", "ring_attention", "ring_plan", "RingPlan", "Spec"]
 
 _FUNC = "scaled_dot_product_attention"
 
@@ -121,28 +125,83 @@ def _exchange(ring, env, sends, recv_sizes):
     return ring.exchange(send, send_regions, recv, recv_regions), recv, starts
 
 
+def _start_kv(ring, env, step, j, cur, lead, w):
+    """Start moving the held K|V block to the next rank (when it still needs to travel) and receiving the next."""
+    plan = env["plan"]
+    if ring is None or step + 1 >= plan.size:
+        return None, None
+    jn = (plan.pos - step - 1) % plan.size
+    sends = [((plan.pos + 1) % plan.size, cur)] if j is not None and step < plan.hops(j) else []
+    recvs = [((plan.pos - 1) % plan.size, math.prod(_block_shape(lead, plan, jn, w)))] \
+        if step + 1 <= plan.hops(jn) else []
+    request, received, _ = _exchange(ring, env, sends, recvs)
+    return request, received
+
+
 # ------------------------------------------------------------------ local kernels of one key block
-def _scores(xp, ctx, q, k, j, dtype):
-    """``q k^T * scale`` of key block ``j`` with the causal mask and the explicit mask applied."""
-    plan, scale = ctx["plan"], ctx["scale"]
-    s = xp.matmul(q, xp.matrix_transpose(k)) * scale
+@dataclass(frozen=True)
+class Spec:
+    """What one attention call needs besides q, k, v (a rule parameter, replicated).
+
+    ``masks``: (DArray laid out by :func:`_mask_for`, boolean?) pairs;
+    ``dropout``: ``(p, key, stream)`` of a :mod:`darray.random` generator
+    (the keep mask of block ``(rows, cols)`` is ``uniform >= p`` read at the
+    cells' global indices of the ``(..., L, S)`` score array), or None.
+    """
+
+    plan: RingPlan
+    scale: float
+    masks: tuple = ()
+    dropout: tuple | None = None
+    out_layout: Layout | None = None
+    lead_cells: tuple = ()
+    scores_shape: tuple = ()
+
+
+def _env(q: DArray, spec: Spec) -> dict:
+    return {"xp": q._xp, "dtype": q._block.dtype, "device": q.device, "plan": spec.plan, "scale": spec.scale,
+            "masks": [(m.local, is_bool) for m, is_bool in spec.masks], "spec": spec}
+
+
+def _scores(xp, env, q, k, j):
+    """``q k^T * scale`` of key block ``j`` with the causal mask and the explicit masks applied."""
+    plan = env["plan"]
+    s = xp.matmul(q, xp.matrix_transpose(k)) * env["scale"]
     k0, k1 = plan.k_off[j], plan.k_off[j + 1]
-    mask = ctx["mask"]
     allowed = None
-    if mask is not None:
+    for mask, is_bool in env["masks"]:
         cols = mask[..., k0:k1]
-        if ctx["mask_bool"]:
-            allowed = cols
+        if is_bool:
+            allowed = cols if allowed is None else xp.logical_and(allowed, cols)
         else:
             s = s + cols
     if not plan.full(plan.pos, j):
         q0 = plan.q_off[plan.pos]
-        rows = xp.reshape(xp.arange(q0, q0 + q.shape[-2], device=ctx["device"]), (-1, 1))
-        causal = xp.reshape(xp.arange(k0, k1, device=ctx["device"]), (1, -1)) <= rows
+        rows = xp.reshape(xp.arange(q0, q0 + q.shape[-2], device=env["device"]), (-1, 1))
+        causal = xp.reshape(xp.arange(k0, k1, device=env["device"]), (1, -1)) <= rows
         allowed = causal if allowed is None else xp.logical_and(allowed, causal)
     if allowed is not None:
-        s = xp.where(allowed, s, xp.asarray(-math.inf, dtype=dtype, device=ctx["device"]))
+        s = xp.where(allowed, s, xp.asarray(-math.inf, dtype=env["dtype"], device=env["device"]))
     return s
+
+
+def _kept(env, j, shape):
+    """Dropout multipliers (0 or ``1/(1-p)``) of this rank's rows and key block ``j``, or None without dropout.
+
+    Drawn from the generator's counter stream at the cells' global indices:
+    the same as ``generator.random((..., L, S)) >= p`` whatever the ranks.
+    """
+    spec = env["spec"]
+    if spec.dropout is None:
+        return None
+    p, key, stream = spec.dropout
+    plan = env["plan"]
+    rows = slice(plan.q_off[plan.pos], plan.q_off[plan.pos] + shape[-2])
+    cells = (*spec.lead_cells, rows, slice(plan.k_off[j], plan.k_off[j + 1]))
+    starts, length = _runs(spec.scores_shape, cells)
+    keep = _unit(_stream_words(key, stream, starts, length), np.dtype(np.float64)) >= p
+    values = np.where(keep, 1.0 / (1.0 - p), 0.0).reshape(shape)
+    return env["xp"].asarray(values, dtype=env["dtype"], device=env["device"])
 
 
 def _finite_or(xp, x, value):
@@ -163,12 +222,11 @@ def _block_shape(lead, plan, j, width):
 
 
 # ------------------------------------------------------------------ forward
-def _forward(q, k, v, plan, ring, scale, mask, mask_bool):
-    xp, dtype = q._xp, q._block.dtype
+def _forward(q, k, v, spec: Spec, ring):
+    env = _env(q, spec)
+    xp, dtype, plan = env["xp"], env["dtype"], spec.plan
     ql, kl, vl = q.local, k.local, v.local
     lead, e, ev = tuple(ql.shape[:-2]), int(kl.shape[-1]), int(vl.shape[-1])
-    env = {"xp": xp, "dtype": dtype, "device": q.device, "plan": plan, "scale": scale,
-           "mask": None if mask is None else mask.local, "mask_bool": mask_bool}
     rows = (*lead, int(ql.shape[-2]), 1)
     m = xp.full(rows, -math.inf, dtype=dtype, device=q.device)
     total = xp.zeros(rows, dtype=dtype, device=q.device)
@@ -177,22 +235,17 @@ def _forward(q, k, v, plan, ring, scale, mask, mask_bool):
     with _recorder.labelled("attention"):
         for step in range(plan.size):
             j = plan.held(step)
-            request = incoming = None
-            if ring is not None and step + 1 < plan.size:
-                sends = [((plan.pos + 1) % plan.size, cur)] if j is not None and step < plan.hops(j) else []
-                jn = (plan.pos - step - 1) % plan.size
-                recvs = [((plan.pos - 1) % plan.size, math.prod(_block_shape(lead, plan, jn, e + ev)))] \
-                    if step + 1 <= plan.hops(jn) else []
-                request, incoming, _ = _exchange(ring, env, sends, recvs)
+            request, incoming = _start_kv(ring, env, step, j, cur, lead, e + ev)
             if j is not None and plan.needs(plan.pos, j):
                 kj, vj = _split_kv(xp, cur, _block_shape(lead, plan, j, e + ev), e)
-                s = _scores(xp, env, ql, kj, j, dtype)
+                s = _scores(xp, env, ql, kj, j)
                 m_new = xp.maximum(m, xp.max(s, axis=-1, keepdims=True))
                 shift = _finite_or(xp, m_new, 0.0)
                 p = xp.exp(s - shift)
                 alpha = xp.exp(m - shift)
                 total = total * alpha + xp.sum(p, axis=-1, keepdims=True)
-                acc = acc * alpha + xp.matmul(p, vj)
+                kept = _kept(env, j, p.shape)
+                acc = acc * alpha + xp.matmul(p if kept is None else p * kept, vj)
                 m = m_new
             if request is not None:
                 request.wait()
@@ -205,14 +258,13 @@ def _forward(q, k, v, plan, ring, scale, mask, mask_bool):
 
 
 # ------------------------------------------------------------------ backward
-def _backward(ctx_saved, q, k, v, out, g, plan, ring, scale, mask, mask_bool, needs):
-    xp, dtype = q._xp, q._block.dtype
+def _backward(lse, q, k, v, out, g, spec: Spec, ring):
+    env = _env(q, spec)
+    xp, dtype, plan = env["xp"], env["dtype"], spec.plan
     ql, kl, vl, ol, gl = q.local, k.local, v.local, out.local, g.local
     lead, e, ev = tuple(ql.shape[:-2]), int(kl.shape[-1]), int(vl.shape[-1])
     w = e + ev
-    env = {"xp": xp, "dtype": dtype, "device": q.device, "plan": plan, "scale": scale,
-           "mask": None if mask is None else mask.local, "mask_bool": mask_bool}
-    lse = _finite_or(xp, ctx_saved["lse"], math.inf)
+    lse = _finite_or(xp, lse, math.inf)
     delta = xp.sum(gl * ol, axis=-1, keepdims=True)
     dq = xp.zeros(ql.shape, dtype=dtype, device=q.device)
     cur = _kv_flat(xp, kl, vl)
@@ -221,21 +273,18 @@ def _backward(ctx_saved, q, k, v, out, g, plan, ring, scale, mask, mask_bool, ne
     with _recorder.labelled("attention_backward"):
         for step in range(plan.size):
             j = plan.held(step)
-            kv_req = kv_in = None
-            if ring is not None and step + 1 < plan.size:
-                jn = (plan.pos - step - 1) % plan.size
-                sends = [((plan.pos + 1) % plan.size, cur)] if j is not None and step < plan.hops(j) else []
-                recvs = [((plan.pos - 1) % plan.size, math.prod(_block_shape(lead, plan, jn, w)))] \
-                    if step + 1 <= plan.hops(jn) else []
-                kv_req, kv_in, _ = _exchange(ring, env, sends, recvs)
+            kv_req, kv_in = _start_kv(ring, env, step, j, cur, lead, w)
             local = None
             if j is not None and plan.needs(plan.pos, j):
                 kj, vj = _split_kv(xp, cur, _block_shape(lead, plan, j, w), e)
-                p = xp.exp(_scores(xp, env, ql, kj, j, dtype) - lse)
-                ds = p * (xp.matmul(gl, xp.matrix_transpose(vj)) - delta) * scale
+                p = xp.exp(_scores(xp, env, ql, kj, j) - lse)
+                kept = _kept(env, j, p.shape)
+                dp = xp.matmul(gl, xp.matrix_transpose(vj))
+                ds = p * ((dp if kept is None else dp * kept) - delta) * env["scale"]
                 dq = dq + xp.matmul(ds, kj)
                 local = xp.reshape(xp.concat([xp.matmul(xp.matrix_transpose(ds), ql),
-                                              xp.matmul(xp.matrix_transpose(p), gl)], axis=-1), (-1,))
+                                              xp.matmul(xp.matrix_transpose(p if kept is None else p * kept), gl)],
+                                             axis=-1), (-1,))
             partial, home = _complete(pending)
             mine = home if home is not None else mine
             grad = None
@@ -254,7 +303,7 @@ def _backward(ctx_saved, q, k, v, out, g, plan, ring, scale, mask, mask_bool, ne
     if mine is None:
         mine = xp.zeros((math.prod(_block_shape(lead, plan, plan.pos, w)),), dtype=dtype, device=q.device)
     dk, dv = _split_kv(xp, mine, _block_shape(lead, plan, plan.pos, w), e)
-    return dq, dk, dv
+    return dq, xp.asarray(dk, copy=True), xp.asarray(dv, copy=True)
 
 
 def _start_grads(ring, env, plan, step, j, grad, lead, w):
@@ -292,22 +341,18 @@ def _complete(pending):
 
 
 # ------------------------------------------------------------------ the tape rule
-def _rule_forward(ctx, q, k, v, plan, scale, mask, mask_bool, out_layout):
-    ring = _ring_comm(plan, q._layout, q._comm)
-    out, lse = _forward(q, k, v, plan, ring, scale, mask, mask_bool)
+def _rule_forward(ctx, q, k, v, spec: Spec):
+    ring = _ring_comm(spec.plan, q._layout, q._comm)
+    out, lse = _forward(q, k, v, spec, ring)
     ctx.saved["lse"] = lse
-    return wrap_storage(out, out_layout, q)
+    return wrap_storage(out, spec.out_layout, q)
 
 
 def _rule_backward(ctx, g):
     q, k, v = ctx.xs
-    p = ctx.params
-    ring = _ring_comm(p["plan"], q._layout, q._comm)
-    dq, dk, dv = _backward(ctx.saved, q, k, v, ctx.out, g, p["plan"], ring, p["scale"], p["mask"],
-                           p["mask_bool"], ctx.needs)
-    xp = q._xp
-    dk = xp.asarray(dk, copy=True)
-    dv = xp.asarray(dv, copy=True)
+    spec = ctx.params["spec"]
+    ring = _ring_comm(spec.plan, q._layout, q._comm)
+    dq, dk, dv = _backward(ctx.saved["lse"], q, k, v, ctx.out, g, spec, ring)
     return (wrap_storage(dq, q._layout, q) if ctx.needs[0] else None,
             wrap_storage(dk, k._layout, k) if ctx.needs[1] else None,
             wrap_storage(dv, v._layout, v) if ctx.needs[2] else None)
@@ -317,57 +362,55 @@ register("attention_ring", _rule_forward, _rule_backward)
 
 
 # ------------------------------------------------------------------ validation and the public function
-def _check_layouts(q: DArray, k: DArray, v: DArray) -> tuple[Layout, Layout, Layout]:
+def _check_layouts(func: str, q: DArray, k: DArray, v: DArray) -> tuple[Layout, Layout, Layout]:
     """The blockings of q, k, v without halo; ValueError (same on every rank) unless they are ring-compatible."""
     ql, kl, vl = (x._layout.without_halo() for x in (q, k, v))
     t = q.ndim - 2
     for name, lay in (("query", ql), ("key", kl), ("value", vl)):
         if lay.axis_dim[t + 1] is not None:
-            raise ValueError(message(_FUNC, f"the feature axis of {name} is cut over the ranks", lay.split,
+            raise ValueError(message(func, f"the feature axis of {name} is cut over the ranks", lay.split,
                                      "only the token axis (-2) and leading axes cut"))
     for name, lay in (("key", kl), ("value", vl)):
         if lay.dims != ql.dims or lay.split != ql.split:
-            raise ValueError(message(_FUNC, f"{name} is not cut like query", (lay.dims, lay.split),
+            raise ValueError(message(func, f"{name} is not cut like query", (lay.dims, lay.split),
                                      f"the same grid and split as query, {(ql.dims, ql.split)}"))
         if lay.sizes[:t] != ql.sizes[:t]:
-            raise ValueError(message(_FUNC, f"the leading axes of {name} are not cut like query's", lay.sizes[:t],
+            raise ValueError(message(func, f"the leading axes of {name} are not cut like query's", lay.sizes[:t],
                                      ql.sizes[:t]))
     if vl.sizes[t] != kl.sizes[t]:
-        raise ValueError(message(_FUNC, "the token axes of key and value are cut differently", vl.sizes[t],
+        raise ValueError(message(func, "the token axes of key and value are cut differently", vl.sizes[t],
                                  f"key's blocks {kl.sizes[t]}"))
     return ql, kl, vl
 
 
-def _check_shapes(q, k, v) -> None:
+def _check_shapes(func: str, q, k, v) -> None:
     if q.ndim < 2 or k.ndim != q.ndim or v.ndim != q.ndim:
-        raise ValueError(message(_FUNC, "query, key and value must have the same number of axes (at least 2)",
+        raise ValueError(message(func, "query, key and value must have the same number of axes (at least 2)",
                                  (q.shape, k.shape, v.shape), "(..., tokens, features) each"))
     if q.shape[:-2] != k.shape[:-2] or q.shape[:-2] != v.shape[:-2]:
-        raise ValueError(message(_FUNC, "leading (batch, heads) axes differ", (q.shape, k.shape, v.shape),
+        raise ValueError(message(func, "leading (batch, heads) axes differ", (q.shape, k.shape, v.shape),
                                  "equal leading axes"))
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(message(_FUNC, "query and key head dims differ", (q.shape[-1], k.shape[-1]),
+        raise ValueError(message(func, "query and key head dims differ", (q.shape[-1], k.shape[-1]),
                                  "equal feature sizes"))
     if k.shape[-2] != v.shape[-2]:
-        raise ValueError(message(_FUNC, "key and value token counts differ", (k.shape[-2], v.shape[-2]),
+        raise ValueError(message(func, "key and value token counts differ", (k.shape[-2], v.shape[-2]),
                                  "equal token counts"))
     for x in (k, v):
         if x.dtype != q.dtype or x.dtype.kind not in "f":
-            raise TypeError(message(_FUNC, "query, key and value must share one real floating dtype",
+            raise TypeError(message(func, "query, key and value must share one real floating dtype",
                                     (q.dtype, k.dtype, v.dtype), "float32 or float64"))
 
 
-def _mask_for(mask, q: DArray, ql: Layout, s_len: int):
-    """``attn_mask`` laid out for the ring (rows cut like the queries, all key columns), and whether it is boolean."""
-    if mask is None:
-        return None, False
+def _mask_for(func, mask, q: DArray, ql: Layout, s_len: int):
+    """``mask`` laid out for the ring (rows cut like the queries, all key columns) and whether it is boolean."""
     mask = data(mask)
     if not isinstance(mask, DArray):
-        raise TypeError(message(_FUNC, "attn_mask must be a DArray", type(mask).__name__, "a DArray or None"))
+        raise TypeError(message(func, "attn_mask must be a DArray", type(mask).__name__, "a DArray or None"))
     full = (*q.shape[:-1], s_len)
     ok = mask.ndim <= len(full) and all(m in (1, n) for m, n in zip(mask.shape[::-1], full[::-1]))
     if not ok:
-        raise ValueError(message(_FUNC, "attn_mask is not broadcastable to (..., L, S)", mask.shape, full))
+        raise ValueError(message(func, "attn_mask is not broadcastable to (..., L, S)", mask.shape, full))
     is_bool = mask.dtype.kind == "b"
     if not is_bool and mask.dtype != q.dtype:
         mask = mask.astype(q.dtype)
@@ -378,8 +421,38 @@ def _mask_for(mask, q: DArray, ql: Layout, s_len: int):
     return mask, is_bool
 
 
+def ring_attention(query, key, value, masks=(), is_causal: bool = False, scale: float | None = None,
+                   dropout_p: float = 0.0, generator=None, func: str = _FUNC):
+    """The ring behind :func:`scaled_dot_product_attention`, for any number of masks (each boolean or additive).
+
+    Layers call it directly (``nn.MultiheadAttention`` combines a key padding
+    mask with an attention mask, and a causal mask with either); ``func``
+    names the caller in error messages.
+    """
+    q, k, v = data(query), data(key), data(value)
+    for name, x in (("query", q), ("key", k), ("value", v)):
+        if not isinstance(x, DArray):
+            raise TypeError(message(func, f"{name} must be a DArray or Variable", type(x).__name__))
+    _check_shapes(func, q, k, v)
+    if not 0.0 <= float(dropout_p) <= 1.0:
+        raise ValueError(message(func, "dropout_p out of range", dropout_p, "0 <= dropout_p <= 1"))
+    ql, kl, vl = _check_layouts(func, q, k, v)
+    laid = tuple(_mask_for(func, m, q, ql, k.shape[-2]) for m in masks if m is not None)
+    dropout = None
+    if dropout_p > 0.0:
+        rng = generator if generator is not None else init.default_generator()
+        dropout = (float(dropout_p), rng._key, rng._stream())
+    t = q.ndim - 2
+    spec = Spec(plan=ring_plan(ql, kl, q._comm.rank, bool(is_causal)),
+                scale=1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale), masks=laid, dropout=dropout,
+                out_layout=ql.replace(shape=(*q.shape[:-1], v.shape[-1]), sizes=(*ql.sizes[:-1], (v.shape[-1],))),
+                lead_cells=ql.block_slices(q._comm.rank)[:t], scores_shape=(*q.shape[:-1], k.shape[-2]))
+    args = [redistributed(x, lay) for x, lay in zip((query, key, value), (ql, kl, vl))]
+    return apply("attention_ring", *args, spec=spec)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None, *, _causal_and_mask=False):
+                                 is_causal: bool = False, scale: float | None = None, *, generator=None):
     """torch's ``scaled_dot_product_attention`` on arrays whose token axis is cut: ring attention.
 
     ``softmax(query @ key^T * scale + mask) @ value`` over ``(..., L, E)``
@@ -399,8 +472,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     alignment); key blocks entirely in a rank's future are skipped and not
     sent there. Rows that see no key give 0 (torch's ``_safe_softmax``).
 
-    ``dropout_p > 0`` raises NotImplementedError: an attention dropout mask
-    that is the same whatever the rank count is not implemented.
+    ``dropout_p > 0`` drops attention weights reproducibly: the keep mask is
+    ``generator.random((..., L, S)) >= dropout_p`` read at each cell's
+    global index (``generator``: a :func:`darray.random.default_rng`
+    generator, by default :func:`darray.nn.init.default_generator`; one draw
+    per call), so the result is the same whatever the rank count, and the
+    backward pass regenerates the mask of each block instead of storing it.
 
     Communication: forward, every K/V block moves around the ring once
     (``P - 1`` hops, fewer under a causal mask), each send started before
@@ -417,29 +494,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     >>> np.allclose(np.asarray(out.data)[0, 0, 0], np.arange(4) / 24)
     True
     """
-    q, k, v = data(query), data(key), data(value)
-    for name, x in (("query", q), ("key", k), ("value", v)):
-        if not isinstance(x, DArray):
-            raise TypeError(message(_FUNC, f"{name} must be a DArray or Variable", type(x).__name__))
-    _check_shapes(q, k, v)
-    if not 0.0 <= float(dropout_p) <= 1.0:
-        raise ValueError(message(_FUNC, "dropout_p out of range", dropout_p, "0 <= dropout_p <= 1"))
-    if dropout_p > 0.0:
-        raise NotImplementedError(message(_FUNC, "attention dropout is not implemented (no mask reproducible "
-                                                 "across rank counts)", dropout_p, "dropout_p=0.0"))
-    if is_causal and attn_mask is not None and not _causal_and_mask:
+    if is_causal and attn_mask is not None:
         raise ValueError(message(_FUNC, "explicit attn_mask should not be set when is_causal=True",
                                  getattr(data(attn_mask), "shape", attn_mask), "attn_mask=None"))
-    ql, kl, vl = _check_layouts(q, k, v)
-    mask, mask_bool = _mask_for(attn_mask, q, ql, k.shape[-2])
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    plan = ring_plan(ql, kl, q._comm.rank, bool(is_causal))
-    out_layout = ql.replace(shape=(*q.shape[:-1], v.shape[-1]), sizes=(*ql.sizes[:-1], (v.shape[-1],)))
-    args = [_without_halo(a, lay) for a, lay in zip((query, key, value), (ql, kl, vl))]
-    return apply("attention_ring", *args, plan=plan, scale=scale, mask=mask, mask_bool=mask_bool,
-                 out_layout=out_layout)
-
-
-def _without_halo(x, layout: Layout):
-    """``x`` in the same blocks without ghost cells (a redistribution on the tape when it has them)."""
-    return redistributed(x, layout)
+    return ring_attention(query, key, value, (attn_mask,), is_causal, scale, dropout_p, generator)
