@@ -3,7 +3,7 @@
 Inputs are global NumPy arrays generated identically on every rank (seeded);
 each check lays them out in several ways (``tests/_cases.py``: cut along each
 axis, uneven with an empty block, replicated, 2x2 grids at 4 ranks; one test
-per layout for the n-d transforms) and compares the distributed
+per layout, the id names it) and compares the distributed
 transform with NumPy's on the global input through
 :func:`darray.testing.assert_equal`, which agrees on the verdict across ranks.
 """
@@ -15,9 +15,9 @@ import pytest
 
 import darray as da
 from darray._api import fft as dfft
-from darray.testing import assert_equal, uneven_sizes as uneven
+from darray.testing import assert_equal
 
-from _cases import P, by_ndim, layouts, values
+from _cases import P, by_ndim, catalogue, layouts, param, values
 
 pytestmark = pytest.mark.mpi
 
@@ -30,6 +30,13 @@ RTOL = 1e-10
 LAYOUTS = {2: layouts(SHAPES[2], "split0", "split1", "replicated", "uneven1", "grid2x2", "grid2x2-10", "grid2x2-n1"),
            3: layouts(SHAPES[3], "split0", "split1", "split2", "replicated", "uneven2", "grid2x2", "grid2x2-12",
                       "grid2x2-20")}
+#: Rows / columns cut and replicated only for the 1-d shifts.
+SHIFT_LAYOUTS = {1: layouts(SHAPES[1], "split0", "replicated"), **LAYOUTS}
+
+
+def over(shapes, pick) -> list:
+    """``(shape, layout)`` parameters over the layouts ``pick(shape)`` names, ids ``{shape}-{layout}``."""
+    return [param(c, shape, prefix="x".join(map(str, shape))) for shape in shapes for c in layouts(shape, *pick(shape))]
 
 
 def signal(shape, dtype="complex128", seed=0) -> np.ndarray:
@@ -76,42 +83,45 @@ def test_fft_ifft_each_axis(ndim, layout):
         assert y.layout == x.layout
 
 
-def test_n_and_s_pad_and_crop():
-    a2, a3 = signal(SHAPES[2], seed=3), signal(SHAPES[3], seed=3)
-    for layout in LAYOUTS[2]:
-        x = layout.array(a2)
-        for axis in (0, 1):
-            for n in (1, 5, 13, 20):
-                assert_equal(dfft.fft(x, n=n, axis=axis), np.fft.fft(a2, n=n, axis=axis), rtol=RTOL, atol=1e-12,
-                             err_msg=f"fft n={n} axis={axis} {layout}")
-            assert_equal(dfft.ifft(x, n=7, axis=axis), np.fft.ifft(a2, n=7, axis=axis), rtol=RTOL, atol=1e-12)
-        for s in [(4, 17), (20, 3), (-1, 6)]:
-            want = np.fft.fftn(a2, s=tuple(n if n != -1 else a2.shape[0] for n in s), axes=(0, 1))
-            assert_equal(dfft.fftn(x, s=s), want, rtol=RTOL, atol=1e-12, err_msg=f"fftn s={s} {layout}")
-        assert_equal(dfft.ifftn(x, s=(9,)), np.fft.ifftn(a2, s=(9,), axes=(1,)), rtol=RTOL, atol=1e-12)
-    for layout in LAYOUTS[3]:
-        x = layout.array(a3)
-        assert_equal(dfft.fftn(x, s=(3, 9), axes=(2, 0)), np.fft.fftn(a3, s=(3, 9), axes=(2, 0)), rtol=RTOL,
-                     atol=1e-12, err_msg=f"fftn 3-d s {layout}")
-        y = dfft.ifftn(x, s=(11, 2, 5), norm="forward")
-        assert_equal(y, np.fft.ifftn(a3, s=(11, 2, 5), axes=(0, 1, 2), norm="forward"), rtol=RTOL, atol=1e-12)
-        assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_n_and_s_pad_and_crop_2d(layout):
+    a = signal(SHAPES[2], seed=3)
+    x = layout.array(a)
+    for axis in (0, 1):
+        for n in (1, 5, 13, 20):
+            assert_equal(dfft.fft(x, n=n, axis=axis), np.fft.fft(a, n=n, axis=axis), rtol=RTOL, atol=1e-12,
+                         err_msg=f"fft n={n} axis={axis}")
+        assert_equal(dfft.ifft(x, n=7, axis=axis), np.fft.ifft(a, n=7, axis=axis), rtol=RTOL, atol=1e-12)
+    for s in [(4, 17), (20, 3), (-1, 6)]:
+        want = np.fft.fftn(a, s=tuple(n if n != -1 else a.shape[0] for n in s), axes=(0, 1))
+        assert_equal(dfft.fftn(x, s=s), want, rtol=RTOL, atol=1e-12, err_msg=f"fftn s={s}")
+    assert_equal(dfft.ifftn(x, s=(9,)), np.fft.ifftn(a, s=(9,), axes=(1,)), rtol=RTOL, atol=1e-12)
 
 
-def test_round_trips_return_the_input_layout():
-    for ndim in (2, 3):
-        a = signal(SHAPES[ndim], seed=4)
-        for layout in LAYOUTS[ndim]:
-            x = layout.array(a)
-            back = dfft.ifftn(dfft.fftn(x))
-            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(fftn(x)) {layout}")
-            assert back.layout == x.layout
-            # transposed out: the forward result stays in the transposed layout, the inverse lands in x's
-            t = dfft.fftn(x, layout="transposed")
-            assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg=f"fftn transposed {layout}")
-            back = dfft.ifftn(t, layout=x.layout)
-            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"ifftn(transposed) {layout}")
-            assert back.layout == x.layout
+@pytest.mark.parametrize("layout", LAYOUTS[3], ids=str)
+def test_n_and_s_pad_and_crop_3d(layout):
+    a = signal(SHAPES[3], seed=3)
+    x = layout.array(a)
+    assert_equal(dfft.fftn(x, s=(3, 9), axes=(2, 0)), np.fft.fftn(a, s=(3, 9), axes=(2, 0)), rtol=RTOL,
+                 atol=1e-12, err_msg="fftn 3-d s")
+    y = dfft.ifftn(x, s=(11, 2, 5), norm="forward")
+    assert_equal(y, np.fft.ifftn(a, s=(11, 2, 5), axes=(0, 1, 2), norm="forward"), rtol=RTOL, atol=1e-12)
+    assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
+
+
+@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
+def test_round_trips_return_the_input_layout(ndim, layout):
+    a = signal(SHAPES[ndim], seed=4)
+    x = layout.array(a)
+    back = dfft.ifftn(dfft.fftn(x))
+    assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg="ifftn(fftn(x))")
+    assert back.layout == x.layout
+    # transposed out: the forward result stays in the transposed layout, the inverse lands in x's
+    t = dfft.fftn(x, layout="transposed")
+    assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg="fftn transposed")
+    back = dfft.ifftn(t, layout=x.layout)
+    assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg="ifftn(transposed)")
+    assert back.layout == x.layout
 
 
 def test_halo_input_keeps_its_layout():
@@ -124,15 +134,18 @@ def test_halo_input_keeps_its_layout():
 
 
 # ---------------------------------------------------------------- dtypes
-def test_dtypes():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_complex64(layout):
     a = signal(SHAPES[2], dtype="complex64", seed=6)
-    for layout in LAYOUTS[2]:
-        x = layout.array(a)
-        y = dfft.fftn(x)
-        assert y.dtype == np.complex64
-        assert_equal(y, np.fft.fftn(a.astype(np.complex128)).astype(np.complex64), rtol=1e-4, atol=1e-4)
-        assert dfft.ifftn(y).dtype == np.complex64
-        assert dfft.fft(x, axis=0).dtype == np.complex64
+    x = layout.array(a)
+    y = dfft.fftn(x)
+    assert y.dtype == np.complex64
+    assert_equal(y, np.fft.fftn(a.astype(np.complex128)).astype(np.complex64), rtol=1e-4, atol=1e-4)
+    assert dfft.ifftn(y).dtype == np.complex64
+    assert dfft.fft(x, axis=0).dtype == np.complex64
+
+
+def test_real_and_integer_dtypes():
     r = signal(SHAPES[2], dtype="float32", seed=6)
     x = da.asarray(r, split=0)
     assert dfft.fftn(x).dtype == np.complex64
@@ -144,69 +157,73 @@ def test_dtypes():
 
 
 # ---------------------------------------------------------------- real transforms
-@pytest.mark.parametrize("shape", [(13, 10), (13, 9), (6, 7, 8), (6, 8, 7)])
-def test_rfftn_irfftn(shape):
+#: Each axis cut, replicated, a 2x2 grid at 4 ranks (of the last two axes' ends for 3-d).
+RFFTN_LAYOUTS = over([(13, 10), (13, 9), (6, 7, 8), (6, 8, 7)], lambda shape: (
+    *(f"split{ax}" for ax in range(len(shape))), "replicated", "grid2x2" if len(shape) == 2 else "grid2x2-02"))
+
+
+@pytest.mark.parametrize("shape,layout", RFFTN_LAYOUTS)
+def test_rfftn_irfftn(shape, layout):
     a = signal(shape, dtype="float64", seed=7)
     ndim = len(shape)
-    lays = layouts(shape, *(f"split{ax}" for ax in range(ndim)), "replicated", "grid2x2" if ndim == 2 else "grid2x2-02")
-    for layout in lays:
-        x = layout.array(a)
-        for norm in NORMS:
-            y = dfft.rfftn(x, norm=norm)
-            want = np.fft.rfftn(a, norm=norm)
-            assert_equal(y, want, rtol=RTOL, atol=1e-12, err_msg=f"rfftn {shape} {layout} {norm}")
-            assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
-            back = dfft.irfftn(y, s=shape, norm=norm)
-            assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"irfftn(rfftn) {shape} {layout} {norm}")
-            assert back.layout == x.layout
-            assert_equal(dfft.irfftn(y, norm=norm), np.fft.irfftn(want, norm=norm), rtol=RTOL, atol=1e-12)
-        axes = (0, -1) if ndim == 2 else (2, 0)
-        assert_equal(dfft.rfftn(x, axes=axes, s=(5, 6)), np.fft.rfftn(a, axes=axes, s=(5, 6)), rtol=RTOL,
-                     atol=1e-12, err_msg=f"rfftn s axes {layout}")
-        c = signal(shape, seed=8)
-        xc = layout.array(c)
-        assert_equal(dfft.irfftn(xc, axes=axes, s=(7, 5)), np.fft.irfftn(c, axes=axes, s=(7, 5)), rtol=RTOL,
-                     atol=1e-12, err_msg=f"irfftn s axes {layout}")
+    x = layout.array(a)
+    for norm in NORMS:
+        y = dfft.rfftn(x, norm=norm)
+        want = np.fft.rfftn(a, norm=norm)
+        assert_equal(y, want, rtol=RTOL, atol=1e-12, err_msg=f"rfftn {norm}")
+        assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
+        back = dfft.irfftn(y, s=shape, norm=norm)
+        assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg=f"irfftn(rfftn) {norm}")
+        assert back.layout == x.layout
+        assert_equal(dfft.irfftn(y, norm=norm), np.fft.irfftn(want, norm=norm), rtol=RTOL, atol=1e-12)
+    axes = (0, -1) if ndim == 2 else (2, 0)
+    assert_equal(dfft.rfftn(x, axes=axes, s=(5, 6)), np.fft.rfftn(a, axes=axes, s=(5, 6)), rtol=RTOL,
+                 atol=1e-12, err_msg="rfftn s axes")
+    c = signal(shape, seed=8)
+    xc = layout.array(c)
+    assert_equal(dfft.irfftn(xc, axes=axes, s=(7, 5)), np.fft.irfftn(c, axes=axes, s=(7, 5)), rtol=RTOL,
+                 atol=1e-12, err_msg="irfftn s axes")
 
 
-def test_rfft_irfft_hfft_ihfft():
+@pytest.mark.parametrize("layout", LAYOUTS[2], ids=str)
+def test_rfft_irfft_hfft_ihfft(layout):
     a = signal(SHAPES[2], dtype="float64", seed=9)
     c = signal(SHAPES[2], seed=9)
-    for layout in LAYOUTS[2]:
-        x, xc = layout.array(a), layout.array(c)
-        for axis in (0, 1):
-            for n in (None, 8, 9, 15):
-                assert_equal(dfft.rfft(x, n=n, axis=axis), np.fft.rfft(a, n=n, axis=axis), rtol=RTOL, atol=1e-12,
-                             err_msg=f"rfft n={n} axis={axis} {layout}")
-                assert_equal(dfft.irfft(xc, n=n, axis=axis), np.fft.irfft(c, n=n, axis=axis), rtol=RTOL,
-                             atol=1e-12, err_msg=f"irfft n={n} axis={axis} {layout}")
-                assert_equal(dfft.hfft(xc, n=n, axis=axis, norm="ortho"),
-                             np.fft.hfft(c, n=n, axis=axis, norm="ortho"), rtol=RTOL, atol=1e-12,
-                             err_msg=f"hfft n={n} axis={axis} {layout}")
-                assert_equal(dfft.ihfft(x, n=n, axis=axis), np.fft.ihfft(a, n=n, axis=axis), rtol=RTOL,
-                             atol=1e-12, err_msg=f"ihfft n={n} axis={axis} {layout}")
+    x, xc = layout.array(a), layout.array(c)
+    for axis in (0, 1):
+        for n in (None, 8, 9, 15):
+            assert_equal(dfft.rfft(x, n=n, axis=axis), np.fft.rfft(a, n=n, axis=axis), rtol=RTOL, atol=1e-12,
+                         err_msg=f"rfft n={n} axis={axis}")
+            assert_equal(dfft.irfft(xc, n=n, axis=axis), np.fft.irfft(c, n=n, axis=axis), rtol=RTOL,
+                         atol=1e-12, err_msg=f"irfft n={n} axis={axis}")
+            assert_equal(dfft.hfft(xc, n=n, axis=axis, norm="ortho"),
+                         np.fft.hfft(c, n=n, axis=axis, norm="ortho"), rtol=RTOL, atol=1e-12,
+                         err_msg=f"hfft n={n} axis={axis}")
+            assert_equal(dfft.ihfft(x, n=n, axis=axis), np.fft.ihfft(a, n=n, axis=axis), rtol=RTOL,
+                         atol=1e-12, err_msg=f"ihfft n={n} axis={axis}")
 
 
 # ---------------------------------------------------------------- 1-d arrays
-@pytest.mark.parametrize("n", [36, 64, 13, 97, 50, 1])
-def test_one_dimensional(n):
+@pytest.mark.parametrize("shape,layout", over([(36,), (64,), (13,), (97,), (50,), (1,)], lambda shape: (
+    "split0", "replicated", *(["uneven0"] if shape[0] >= P else []))))
+def test_one_dimensional(shape, layout):
     """Cut 1-d arrays: four-step where n factors (36, 64, 50), replication otherwise (13, 97, 1)."""
-    a = signal((n,), seed=10)
-    r = signal((n,), dtype="float64", seed=10)
-    for layout in layouts((n,), "split0", "replicated", *(["uneven0"] if n >= P else [])):
-        x = layout.array(a)
-        for norm in NORMS:
-            y = dfft.fft(x, norm=norm)
-            assert_equal(y, np.fft.fft(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fft n={n} {layout} {norm}")
-            assert y.layout == x.layout
-            assert_equal(dfft.ifftn(x, norm=norm), np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12)
-        assert_equal(dfft.fft(x, n=2 * n + 4), np.fft.fft(a, n=2 * n + 4), rtol=RTOL, atol=1e-12)
-        assert_equal(dfft.ifft(x, n=max(1, n - 3)), np.fft.ifft(a, n=max(1, n - 3)), rtol=RTOL, atol=1e-12)
-        assert_equal(dfft.ifft(dfft.fft(x)), a, rtol=RTOL, atol=1e-12)
-        xr = layout.array(r)
-        assert_equal(dfft.rfft(xr), np.fft.rfft(r), rtol=RTOL, atol=1e-12)
-        if n > 1:
-            assert_equal(dfft.irfft(dfft.rfft(xr), n=n), r, rtol=RTOL, atol=1e-12)
+    n, = shape
+    a = signal(shape, seed=10)
+    r = signal(shape, dtype="float64", seed=10)
+    x = layout.array(a)
+    for norm in NORMS:
+        y = dfft.fft(x, norm=norm)
+        assert_equal(y, np.fft.fft(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"fft {norm}")
+        assert y.layout == x.layout
+        assert_equal(dfft.ifftn(x, norm=norm), np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12)
+    assert_equal(dfft.fft(x, n=2 * n + 4), np.fft.fft(a, n=2 * n + 4), rtol=RTOL, atol=1e-12)
+    assert_equal(dfft.ifft(x, n=max(1, n - 3)), np.fft.ifft(a, n=max(1, n - 3)), rtol=RTOL, atol=1e-12)
+    assert_equal(dfft.ifft(dfft.fft(x)), a, rtol=RTOL, atol=1e-12)
+    xr = layout.array(r)
+    assert_equal(dfft.rfft(xr), np.fft.rfft(r), rtol=RTOL, atol=1e-12)
+    if n > 1:
+        assert_equal(dfft.irfft(dfft.rfft(xr), n=n), r, rtol=RTOL, atol=1e-12)
 
 
 def test_one_dimensional_gather_limit(monkeypatch):
@@ -228,32 +245,33 @@ def test_one_dimensional_gather_limit(monkeypatch):
 
 
 # ---------------------------------------------------------------- frequencies and shifts
-@pytest.mark.parametrize("n", [1, 2, 7, 10, 33])
-def test_fftfreq_rfftfreq(n):
-    p, m = P, n // 2 + 1
-    lays = [(dict(split=0), dict(split=0)), (dict(split=None), dict(split=None))]
-    if m >= p:
-        lays.append((dict(split=0, sizes=uneven(n, p)), dict(split=0, sizes=uneven(m, p))))
-    for kw, rkw in lays:
-        for d in (1.0, 0.1, 3):
-            f = dfft.fftfreq(n, d=d, **kw)
-            assert_equal(f, np.fft.fftfreq(n, d=d), rtol=1e-15, err_msg=f"fftfreq {n} {d} {kw}")
-            assert_equal(dfft.rfftfreq(n, d=d, **rkw), np.fft.rfftfreq(n, d=d), rtol=1e-15)
-        f32 = dfft.fftfreq(n, dtype=da.float32, **kw)
-        assert_equal(f32, np.fft.fftfreq(n).astype(np.float32))
-        assert dfft.rfftfreq(n, dtype=da.float32, **rkw).dtype == np.float32
+@pytest.mark.parametrize("shape,layout", over([(1,), (2,), (7,), (10,), (33,)], lambda shape: (
+    "split0", "replicated", *(["uneven0"] if shape[0] // 2 + 1 >= P else []))))
+def test_fftfreq_rfftfreq(shape, layout):
+    """fftfreq(n) laid out as ``layout``, rfftfreq(n) as the same case of its n // 2 + 1 cells."""
+    n, = shape
+    kw, rkw = layout.kw, catalogue((n // 2 + 1,))[layout.id].kw
+    for d in (1.0, 0.1, 3):
+        f = dfft.fftfreq(n, d=d, **kw)
+        assert_equal(f, np.fft.fftfreq(n, d=d), rtol=1e-15, err_msg=f"fftfreq d={d}")
+        assert_equal(dfft.rfftfreq(n, d=d, **rkw), np.fft.rfftfreq(n, d=d), rtol=1e-15, err_msg=f"rfftfreq d={d}")
+    f32 = dfft.fftfreq(n, dtype=da.float32, **kw)
+    assert_equal(f32, np.fft.fftfreq(n).astype(np.float32))
+    assert dfft.rfftfreq(n, dtype=da.float32, **rkw).dtype == np.float32
     assert dfft.fftfreq(n, split=0).layout.split == ((0,) if P > 1 else (None,))
 
 
-def test_fftshift_ifftshift():
-    for ndim in (1, 2, 3):
-        a = signal(SHAPES[ndim], seed=13)
-        for layout in LAYOUTS[ndim] if ndim > 1 else layouts(SHAPES[1], "split0", "replicated"):
-            x = layout.array(a)
-            for axes in [None, 0, -1, (0, ndim - 1)]:
-                assert_equal(dfft.fftshift(x, axes=axes), np.fft.fftshift(a, axes=axes), err_msg=f"{axes} {layout}")
-                assert_equal(dfft.ifftshift(x, axes=axes), np.fft.ifftshift(a, axes=axes), err_msg=f"{axes} {layout}")
-            assert_equal(dfft.ifftshift(dfft.fftshift(x)), a)
+@pytest.mark.parametrize("ndim,layout", by_ndim(SHIFT_LAYOUTS))
+def test_fftshift_ifftshift(ndim, layout):
+    a = signal(SHAPES[ndim], seed=13)
+    x = layout.array(a)
+    for axes in [None, 0, -1, (0, ndim - 1)]:
+        assert_equal(dfft.fftshift(x, axes=axes), np.fft.fftshift(a, axes=axes), err_msg=f"fftshift {axes}")
+        assert_equal(dfft.ifftshift(x, axes=axes), np.fft.ifftshift(a, axes=axes), err_msg=f"ifftshift {axes}")
+    assert_equal(dfft.ifftshift(dfft.fftshift(x)), a)
+
+
+def test_fftshift_of_fftfreq():
     f = dfft.fftfreq(11, split=0)
     assert_equal(dfft.fftshift(f), np.fft.fftshift(np.fft.fftfreq(11)), rtol=1e-15)
 
