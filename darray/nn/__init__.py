@@ -22,8 +22,10 @@ darray.random.Generator(...)
 from __future__ import annotations
 
 from . import functional, init
+from ._transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .module import Module, ModuleList, Parameter, Sequential
 
-__all__ = sorted(["Module", "ModuleList", "Parameter", "Sequential", "functional", "init", *_layers])
+__all__ = sorted(["Module", "ModuleList", "Parameter", "Sequential", "functional", "init", *_layers,
+                  "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer"])

@@ -35,7 +35,8 @@ from ..random._counter import _runs, _stream_words, _unit
 from . import init
 from ._util import data, redistributed, wrap_storage
 
-__all__ = ["scaled_dot_product_attention", "ring_attention", "ring_plan", "RingPlan", "Spec"]
+__all__ = ["scaled_dot_product_attention", "ring_attention", "dropout_stream", "dropout_multipliers", "ring_plan",
+           "RingPlan", "Spec"]
 
 _FUNC = "scaled_dot_product_attention"
 
@@ -421,27 +422,45 @@ def _mask_for(func, mask, q: DArray, ql: Layout, s_len: int):
     return mask, is_bool
 
 
+def dropout_stream(dropout_p: float, generator=None, func: str = _FUNC) -> tuple | None:
+    """``(p, key, stream)``: the attention dropout of one call (one draw from ``generator``), or None for ``p == 0``."""
+    if not 0.0 <= float(dropout_p) <= 1.0:
+        raise ValueError(message(func, "dropout_p out of range", dropout_p, "0 <= dropout_p <= 1"))
+    if dropout_p == 0.0:
+        return None
+    rng = generator if generator is not None else init.default_generator()
+    return float(dropout_p), rng._key, rng._stream()
+
+
+def dropout_multipliers(dropout: tuple, layout: Layout, like: DArray) -> DArray:
+    """The dropout multipliers (0 or ``1/(1-p)``) of the whole score array, in ``layout`` (the ring's, as a DArray).
+
+    For a layer that returns the attention weights it used (``need_weights``):
+    the same cells the ring dropped.
+    """
+    p, key, stream = dropout
+    rank = like._comm.rank
+    starts, length = _runs(layout.shape, layout.block_slices(rank))
+    keep = _unit(_stream_words(key, stream, starts, length), np.dtype(np.float64)) >= p
+    values = np.where(keep, 1.0 / (1.0 - p), 0.0).reshape(layout.block_shape(rank))
+    return wrap_storage(like._xp.asarray(values, dtype=like._block.dtype, device=like.device), layout, like)
+
+
 def ring_attention(query, key, value, masks=(), is_causal: bool = False, scale: float | None = None,
-                   dropout_p: float = 0.0, generator=None, func: str = _FUNC):
+                   dropout: tuple | None = None, func: str = _FUNC):
     """The ring behind :func:`scaled_dot_product_attention`, for any number of masks (each boolean or additive).
 
     Layers call it directly (``nn.MultiheadAttention`` combines a key padding
-    mask with an attention mask, and a causal mask with either); ``func``
-    names the caller in error messages.
+    mask with an attention mask, and a causal mask with either); ``dropout``
+    comes from :func:`dropout_stream`; ``func`` names the caller in error messages.
     """
     q, k, v = data(query), data(key), data(value)
     for name, x in (("query", q), ("key", k), ("value", v)):
         if not isinstance(x, DArray):
             raise TypeError(message(func, f"{name} must be a DArray or Variable", type(x).__name__))
     _check_shapes(func, q, k, v)
-    if not 0.0 <= float(dropout_p) <= 1.0:
-        raise ValueError(message(func, "dropout_p out of range", dropout_p, "0 <= dropout_p <= 1"))
     ql, kl, vl = _check_layouts(func, q, k, v)
     laid = tuple(_mask_for(func, m, q, ql, k.shape[-2]) for m in masks if m is not None)
-    dropout = None
-    if dropout_p > 0.0:
-        rng = generator if generator is not None else init.default_generator()
-        dropout = (float(dropout_p), rng._key, rng._stream())
     t = q.ndim - 2
     spec = Spec(plan=ring_plan(ql, kl, q._comm.rank, bool(is_causal)),
                 scale=1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale), masks=laid, dropout=dropout,
@@ -497,4 +516,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if is_causal and attn_mask is not None:
         raise ValueError(message(_FUNC, "explicit attn_mask should not be set when is_causal=True",
                                  getattr(data(attn_mask), "shape", attn_mask), "attn_mask=None"))
-    return ring_attention(query, key, value, (attn_mask,), is_causal, scale, dropout_p, generator)
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(data(x), DArray):
+            raise TypeError(message(_FUNC, f"{name} must be a DArray or Variable", type(x).__name__))
+    _check_shapes(_FUNC, data(query), data(key), data(value))
+    return ring_attention(query, key, value, (attn_mask,), is_causal, scale, dropout_stream(dropout_p, generator))
