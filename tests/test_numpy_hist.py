@@ -16,20 +16,17 @@ import pytest
 
 import darray as da
 from darray._api.numpy import histograms as nh
-from darray.testing import assert_equal, assert_raises_everywhere, uneven_sizes
+from darray.testing import assert_equal, assert_raises_everywhere
 
 from _cases import P, catalogue, generator, layouts, values
 
 pytestmark = pytest.mark.mpi
 
-
-def layouts_1d(n) -> list:
-    return layouts((n,), "split0", "replicated", "uneven0")
-
-
-def layouts_2d(shape) -> list:
-    """Rows, columns, replicated, uneven rows; 2x2 grids at four ranks, one with two copies of each block."""
-    return layouts(shape, "split0", "split1", "replicated", "uneven0", "grid2x2", "grid2x2-0n")
+#: Layouts of a 1-d input: cut, replicated, uneven with an empty block.
+ONE_D = ("split0", "replicated", "uneven0")
+#: Layouts of a 2-d input: rows, columns, replicated, uneven rows; 2x2 grids at four ranks, one with two copies
+#: of each block.
+TWO_D = ("split0", "split1", "replicated", "uneven0", "grid2x2", "grid2x2-0n")
 
 
 def check_hist(got, want, what, rtol=1e-12):
@@ -57,7 +54,7 @@ HISTDD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("layout", layouts_2d(SAMPLE.shape), ids=str)
+@pytest.mark.parametrize("layout", layouts(SAMPLE.shape, *TWO_D), ids=str)
 @pytest.mark.parametrize("call", HISTDD_CALLS)
 def test_histogramdd_matches_numpy(layout, call):
     x = layout.array(SAMPLE)
@@ -65,7 +62,7 @@ def test_histogramdd_matches_numpy(layout, call):
     check_hist(np.histogramdd(x, **kw), np.histogramdd(SAMPLE, **kw), f"{call} {layout}")
 
 
-@pytest.mark.parametrize("layout", layouts_2d(SAMPLE.shape), ids=str)
+@pytest.mark.parametrize("layout", layouts(SAMPLE.shape, *TWO_D), ids=str)
 def test_histogramdd_weights(layout):
     x = layout.array(SAMPLE)
     want = np.histogramdd(SAMPLE, bins=3, weights=WEIGHTS)
@@ -84,7 +81,7 @@ def test_histogramdd_dtypes(dtype):
 
 def test_histogramdd_sequence_and_1d_sample():
     cols = [SAMPLE[:, 0], SAMPLE[:, 1]]
-    xs = [da.asarray(cols[0], split=0, sizes={0: uneven_sizes(13, P)}), da.asarray(cols[1], split=None)]
+    xs = [catalogue((13,))["uneven0"].array(cols[0]), da.asarray(cols[1], split=None)]
     check_hist(nh.histogramdd(xs, bins=4), np.histogramdd(cols, bins=4), "sequence of DArrays")
     check_hist(nh.histogramdd([xs[0], cols[1]], bins=4), np.histogramdd(cols, bins=4), "DArray + NumPy column")
     mixed = [da.asarray(np.arange(13), split=0), xs[0]]  # int and float columns: one common dtype, as NumPy
@@ -131,7 +128,7 @@ HIST2D_CALLS = {
 }
 
 
-@pytest.mark.parametrize("layout", layouts_1d(13), ids=str)
+@pytest.mark.parametrize("layout", layouts(X2.shape, *ONE_D), ids=str)
 @pytest.mark.parametrize("call", HIST2D_CALLS)
 def test_histogram2d_matches_numpy(layout, call):
     x, y = layout.array(X2), da.asarray(Y2, split=0)
@@ -157,7 +154,7 @@ INTS = values((91,), "int64", 8, low=-20, high=40)
 RULE_NAMES = ["auto", "fd", "doane", "scott", "stone", "rice", "sturges", "sqrt"]
 
 
-@pytest.mark.parametrize("layout", layouts_1d(DATA.size), ids=str)
+@pytest.mark.parametrize("layout", layouts(DATA.shape, *ONE_D), ids=str)
 @pytest.mark.parametrize("bins", [*RULE_NAMES, 7, "edges"])
 def test_histogram_bin_edges_matches_numpy(layout, bins):
     bins = [-3.0, 0.0, 1.0, 9.0] if bins == "edges" else bins
@@ -168,7 +165,7 @@ def test_histogram_bin_edges_matches_numpy(layout, bins):
 
 @pytest.mark.parametrize("bins", ["auto", "doane", "stone", 5])
 def test_histogram_bin_edges_range_and_ints(bins):
-    x = da.asarray(DATA, split=0, sizes={0: uneven_sizes(DATA.size, P)})
+    x = catalogue(DATA.shape)["uneven0"].array(DATA)
     for rng_ in [(-1.0, 2.0), (0, 4)]:
         assert_equal(nh.histogram_bin_edges(x, bins, range=rng_), np.histogram_bin_edges(DATA, bins, range=rng_),
                      rtol=1e-10, err_msg=f"{bins} range={rng_}")
@@ -297,15 +294,15 @@ EINSUM = {
 
 @pytest.mark.parametrize("optimize", ["greedy", "optimal", True, False])
 @pytest.mark.parametrize("case", EINSUM)
-def test_einsum_path_matches_numpy(case, optimize):
+def test_einsum_path_matches_numpy(case, optimize, comm):
     subscripts, shapes = EINSUM[case]
     arrays = [values(s, "float64", i) for i, s in enumerate(shapes)]
     xs = [da.asarray(a, split=0) for a in arrays]
     got = np.einsum_path(subscripts, *xs, optimize=optimize)
     want = np.einsum_path(subscripts, *arrays, optimize=optimize)
-    assert da.testing.agree(da.default_communicator(), got == want) == []
+    assert da.testing.agree(comm, got == want) == []
     mixed = nh.einsum_path(subscripts, arrays[0], *xs[1:], optimize=optimize)
-    assert da.testing.agree(da.default_communicator(), mixed == want) == []
+    assert da.testing.agree(comm, mixed == want) == []
 
 
 def test_einsum_path_bad_input():
