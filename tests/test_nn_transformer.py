@@ -1,0 +1,323 @@
+"""``nn.MultiheadAttention``, ``nn.TransformerEncoderLayer``, ``nn.TransformerEncoder`` against NumPy.
+
+Forward: a NumPy transcription of torch's layers run on the gathered input
+with the layer's own state dict. Gradients: the token-cut run equals the
+replicated run (input and every parameter), and the replicated run equals
+central finite differences. Dropout in training: the same result whatever
+the layout and rank count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray import nn
+from darray.autodiff import Variable
+from darray.testing import agree, assert_equal, assert_raises_everywhere
+
+from _nn_helpers import COMM, P, host
+
+pytestmark = pytest.mark.mpi
+
+N, L, S, E, H = 2, 7, 6, 8, 2
+
+
+# ------------------------------------------------------------------ NumPy transcriptions of torch's layers
+def softmax(s):
+    m = s.max(-1, keepdims=True)
+    p = np.exp(s - m)
+    return p / p.sum(-1, keepdims=True)
+
+
+def mha_ref(sd, query, key, value, heads, attn_mask=None, kpm=None, causal=False, batch_first=True):
+    """torch's multi_head_attention_forward: (output, per-head weights)."""
+    if not batch_first:
+        query, key, value = (x.transpose(1, 0, 2) for x in (query, key, value))
+    e = sd["out_proj.weight"].shape[0]
+    ws = np.split(sd["in_proj_weight"], 3) if "in_proj_weight" in sd else \
+        [sd[f"{c}_proj_weight"] for c in "qkv"]
+    bs = np.split(sd["in_proj_bias"], 3) if "in_proj_bias" in sd else [0.0] * 3
+
+    def split(x):
+        n, length, _ = x.shape
+        return x.reshape(n, length, heads, e // heads).transpose(0, 2, 1, 3)
+
+    q, k, v = (split(x @ w.T + b) for x, w, b in zip((query, key, value), ws, bs))
+    s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(e // heads)
+    if attn_mask is not None:
+        add = np.where(attn_mask, -np.inf, 0.0) if attn_mask.dtype == bool else attn_mask
+        s = s + add.reshape(s.shape if add.ndim == 3 else add.shape)
+    if kpm is not None:
+        s = s + np.where(kpm, -np.inf, 0.0)[:, None, None, :]
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    w = softmax(s)
+    n, _, length, _ = q.shape
+    out = (w @ v).transpose(0, 2, 1, 3).reshape(n, length, e) @ sd["out_proj.weight"].T
+    out = out + sd.get("out_proj.bias", 0.0)
+    return (out if batch_first else out.transpose(1, 0, 2)), w
+
+
+def _gelu(x):
+    from scipy.special import erf
+
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def layer_ref(sd, x, heads, norm_first=False, activation="relu", batch_first=True, eps=1e-5, prefix=""):
+    def p(name):
+        return sd[prefix + name]
+
+    def ln(y, i):
+        m, var = y.mean(-1, keepdims=True), y.var(-1, keepdims=True)
+        return (y - m) / np.sqrt(var + eps) * p(f"norm{i}.weight") + p(f"norm{i}.bias")
+
+    attn = {k[len(prefix) + 10:]: v for k, v in sd.items() if k.startswith(prefix + "self_attn.")}
+    act = (lambda y: np.maximum(y, 0)) if activation == "relu" else _gelu
+
+    def sa(y):
+        return mha_ref(attn, y, y, y, heads, batch_first=batch_first)[0]
+
+    def ff(y):
+        return act(y @ p("linear1.weight").T + p("linear1.bias")) @ p("linear2.weight").T + p("linear2.bias")
+
+    if norm_first:
+        x = x + sa(ln(x, 1))
+        return x + ff(ln(x, 2))
+    x = ln(x + sa(x), 1)
+    return ln(x + ff(x), 2)
+
+
+def numpy_state(module):
+    return {k: host(v) for k, v in module.state_dict().items()}
+
+
+# ------------------------------------------------------------------ layouts of (N, L, E) sequences
+def seq_layouts(batch_first=True, length=L):
+    t = 1 if batch_first else 0
+    out = {"tokens": dict(split=t), "tokens-on-last-rank": dict(split=t, sizes={t: [0] * (P - 1) + [length]})}
+    if P == 4 and batch_first:
+        out["batch-x-tokens"] = dict(split=(0, 1), grid=(2, 2))
+    return out
+
+
+def seq(seed, shape):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+# ------------------------------------------------------------------ MultiheadAttention
+@pytest.mark.parametrize("batch_first", [True, False], ids=["batch_first", "seq_first"])
+@pytest.mark.parametrize("masks", ["none", "float-mask", "bool-mask+padding", "causal"])
+def test_multihead_attention_forward_and_weights(masks, batch_first):
+    nn.init.manual_seed(1)
+    mha = nn.MultiheadAttention(E, H, batch_first=batch_first)
+    with da.autodiff.no_grad():  # nonzero biases, so that every parameter shows up in the output
+        mha.in_proj_bias.data = da.asarray(seq(2, (3 * E,)), split=None)
+        mha.out_proj.bias.data = da.asarray(seq(3, (E,)), split=None)
+    sd = numpy_state(mha)
+    shape = (N, L, E) if batch_first else (L, N, E)
+    x = seq(4, shape)
+    rng = np.random.default_rng(5)
+    kw, ref = {}, {}
+    if masks == "float-mask":
+        ref["attn_mask"] = rng.standard_normal((N * H, L, L))
+        kw["attn_mask"] = da.asarray(ref["attn_mask"], split=None)
+    elif masks == "bool-mask+padding":
+        ref["attn_mask"] = rng.random((L, L)) < 0.3
+        np.fill_diagonal(ref["attn_mask"], False)
+        ref["kpm"] = np.zeros((N, L), bool)
+        ref["kpm"][1, -2:] = True
+        kw = dict(attn_mask=da.asarray(ref["attn_mask"], split=None),
+                  key_padding_mask=da.asarray(ref["kpm"], split=None))
+    elif masks == "causal":
+        kw["is_causal"] = ref["causal"] = True
+    want, w = mha_ref(sd, x, x, x, H, batch_first=batch_first, **ref)
+    for name, lay in seq_layouts(batch_first).items():
+        xd = da.asarray(x, **lay)
+        out, weights = mha(xd, xd, xd, **kw)
+        assert_equal(out.data, want, rtol=1e-10, atol=1e-12)
+        assert_equal(weights.data, w.mean(1), rtol=1e-10, atol=1e-12)
+        out2, per_head = mha(xd, xd, xd, need_weights=False, **kw)
+        assert per_head is None
+        assert_equal(out2.data, want, rtol=1e-10, atol=1e-12)
+        assert out.data.layout.blocks_key == xd.layout.blocks_key
+        _, per_head = mha(xd, xd, xd, average_attn_weights=False, **kw)
+        assert_equal(per_head.data, w, rtol=1e-10, atol=1e-12)
+
+
+def test_cross_attention_with_kdim_vdim():
+    nn.init.manual_seed(6)
+    mha = nn.MultiheadAttention(E, H, kdim=3, vdim=5, batch_first=True)
+    assert list(mha.state_dict()) == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
+                                      "out_proj.weight", "out_proj.bias"]
+    q, k, v = seq(7, (N, L, E)), seq(8, (N, S, 3)), seq(9, (N, S, 5))
+    want, _ = mha_ref(numpy_state(mha), q, k, v, H)
+    for name, lay in seq_layouts().items():
+        kv = seq_layouts(length=S)[name]
+        out, _ = mha(da.asarray(q, **lay), da.asarray(k, **kv), da.asarray(v, **kv), need_weights=False)
+        assert_equal(out.data, want, rtol=1e-10, atol=1e-12)
+
+
+def _grads(module, x, lay, g, **kw):
+    module.zero_grad()
+    xv = Variable(da.asarray(x, **lay), requires_grad=True)
+    out = module(xv, **kw)
+    out = out[0] if isinstance(out, tuple) else out
+    loss = (out * da.asarray(g, **lay)).sum()
+    loss.backward()
+    return float(loss.data), xv.grad, {k: p.grad for k, p in module.named_parameters()}
+
+
+def check_gradients(module, x, g, layouts, **kw):
+    """Every layout's loss and gradients == the replicated run's; the replicated run == finite differences."""
+    rep = dict(split=None)
+    lr, gr, pr = _grads(module, x, rep, g, **kw)
+    for lay in layouts.values():
+        ld, gd, pd = _grads(module, x, lay, g, **kw)
+        assert not agree(COMM, abs(ld - lr) <= 1e-10 * max(1.0, abs(lr))), (ld, lr)
+        assert_equal(gd, host(gr), rtol=1e-9, atol=1e-12)
+        for name in pr:
+            assert_equal(pd[name], host(pr[name]), rtol=1e-9, atol=1e-12, err_msg=name)
+    # central differences along one random direction of the input and of every parameter at once
+    eps = 1e-6
+    dirs = {k: np.random.default_rng(i).standard_normal(p.shape) for i, (k, p) in
+            enumerate(module.named_parameters())}
+    dx = np.random.default_rng(99).standard_normal(x.shape)
+    analytic = float(np.sum(host(gr) * dx)) + sum(float(np.sum(host(pr[k]) * d)) for k, d in dirs.items())
+    base = {k: host(p.data) for k, p in module.named_parameters()}
+    values = []
+    for sign in (1, -1):
+        module.load_state_dict({**{k: base[k] + sign * eps * d for k, d in dirs.items()},
+                                **{k: v for k, v in numpy_state(module).items() if k not in dirs}})
+        out = module(da.asarray(x + sign * eps * dx, split=None), **kw)
+        out = out[0] if isinstance(out, tuple) else out
+        values.append(float((out * da.asarray(g, split=None)).sum().data))
+    module.load_state_dict({**numpy_state(module), **base})
+    fd = (values[0] - values[1]) / (2 * eps)
+    assert not agree(COMM, abs(fd - analytic) <= 1e-6 * max(1.0, abs(analytic))), (fd, analytic)
+
+
+class _SelfAttention(nn.Module):
+    def __init__(self, **kw):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(E, H, batch_first=True, **kw)
+
+    def forward(self, x, **kw):
+        return self.attn(x, x, x, need_weights=False, **kw)[0]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_multihead_attention_gradients(causal):
+    nn.init.manual_seed(10)
+    module = _SelfAttention()
+    with da.autodiff.no_grad():
+        module.attn.in_proj_bias.data = da.asarray(seq(11, (3 * E,)), split=None)
+    check_gradients(module, seq(12, (N, L, E)), seq(13, (N, L, E)), seq_layouts(), is_causal=causal)
+
+
+# ------------------------------------------------------------------ the encoder
+@pytest.mark.parametrize("norm_first,activation", [(False, "relu"), (True, "gelu")])
+def test_encoder_layer_forward_and_gradients(norm_first, activation):
+    nn.init.manual_seed(20)
+    layer = nn.TransformerEncoderLayer(E, H, dim_feedforward=12, dropout=0.0, activation=activation,
+                                       batch_first=True, norm_first=norm_first)
+    assert list(layer.state_dict()) == [
+        "self_attn.in_proj_weight", "self_attn.in_proj_bias", "self_attn.out_proj.weight", "self_attn.out_proj.bias",
+        "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias", "norm1.weight", "norm1.bias",
+        "norm2.weight", "norm2.bias"]
+    x = seq(21, (N, L, E))
+    want = layer_ref(numpy_state(layer), x, H, norm_first, activation)
+    for lay in seq_layouts().values():
+        assert_equal(layer(da.asarray(x, **lay)).data, want, rtol=1e-10, atol=1e-12)
+    check_gradients(layer, x, seq(22, (N, L, E)), seq_layouts())
+
+
+def test_encoder_stack_sequence_first():
+    nn.init.manual_seed(30)
+    layer = nn.TransformerEncoderLayer(E, H, dim_feedforward=12)  # torch's defaults: dropout 0.1, seq first
+    enc = nn.TransformerEncoder(layer, num_layers=2, norm=nn.LayerNorm(E)).eval()
+    sd = numpy_state(enc)
+    assert [k for k in sd if k.startswith("layers.1.")] == ["layers.1." + k for k in layer.state_dict()]
+    assert list(sd)[-2:] == ["norm.weight", "norm.bias"]
+    x = seq(31, (L, N, E))
+    want = x
+    for i in range(2):
+        want = layer_ref(sd, want, H, batch_first=False, prefix=f"layers.{i}.")
+    m, var = want.mean(-1, keepdims=True), want.var(-1, keepdims=True)
+    want = (want - m) / np.sqrt(var + 1e-5) * sd["norm.weight"] + sd["norm.bias"]
+    for lay in seq_layouts(batch_first=False).values():
+        assert_equal(enc(da.asarray(x, **lay)).data, want, rtol=1e-10, atol=1e-12)
+
+
+def test_causal_mask_and_is_causal_agree():
+    nn.init.manual_seed(35)
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(E, H, 12, dropout=0.0, batch_first=True), 2)
+    x = seq(36, (N, L, E))
+    mask = da.asarray(np.triu(np.ones((L, L), bool), 1), split=None)  # torch's convention: True is masked
+    for lay in seq_layouts().values():
+        xd = da.asarray(x, **lay)
+        assert_equal(enc(xd, mask=mask).data, host(enc(xd, is_causal=True).data), rtol=1e-10, atol=1e-12)
+
+
+def test_dropout_in_training_is_the_same_on_any_layout():
+    """Attention, residual and feed-forward dropout: every layout (and rank count) drops the same cells."""
+    x, g = seq(40, (N, L, E)), seq(41, (N, L, E))
+    runs = {}
+    for name, lay in {"replicated": dict(split=None), **seq_layouts()}.items():
+        nn.init.manual_seed(42)
+        layer = nn.TransformerEncoderLayer(E, H, 12, dropout=0.3, batch_first=True)
+        runs[name] = _grads(layer, x, lay, g)
+    lr, gr, pr = runs.pop("replicated")
+    for ld, gd, pd in runs.values():
+        assert not agree(COMM, abs(ld - lr) <= 1e-10 * max(1.0, abs(lr))), (ld, lr)
+        assert_equal(gd, host(gr), rtol=1e-9, atol=1e-12)
+        for name in pr:
+            assert_equal(pd[name], host(pr[name]), rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_returned_weights_are_the_dropped_weights_the_output_used():
+    nn.init.manual_seed(45)
+    mha = nn.MultiheadAttention(E, H, dropout=0.4, bias=False, batch_first=True)
+    sd = numpy_state(mha)
+    x = seq(46, (N, L, E))
+    xd = da.asarray(x, split=1)
+    out, w = mha(xd, xd, xd, average_attn_weights=False)
+    v = (x @ np.split(sd["in_proj_weight"], 3)[2].T).reshape(N, L, H, E // H).transpose(0, 2, 1, 3)
+    want = (host(w.data) @ v).transpose(0, 2, 1, 3).reshape(N, L, E) @ sd["out_proj.weight"].T
+    assert_equal(out.data, want, rtol=1e-10, atol=1e-12)
+    assert not agree(COMM, bool(np.any(host(w.data) == 0.0)))
+
+
+def test_bad_arguments_raise_everywhere():
+    assert_raises_everywhere(ValueError, nn.MultiheadAttention, 6, 4, match="divisible")
+    assert_raises_everywhere(NotImplementedError, nn.MultiheadAttention, 8, 2, add_zero_attn=True,
+                             match="MultiheadAttention")
+    assert_raises_everywhere(RuntimeError, nn.TransformerEncoderLayer, 8, 2, activation="tanh", match="relu/gelu")
+    mha = nn.MultiheadAttention(E, H, batch_first=True)
+    x = da.asarray(seq(50, (N, L, E)), split=1)
+    assert_raises_everywhere(ValueError, mha, x, x, x, attn_mask=da.zeros((L, L + 1)), match="attn_mask")
+    assert_raises_everywhere(ValueError, mha, x, x, x, key_padding_mask=da.zeros((N, L - 1), dtype=bool),
+                             match="key_padding_mask")
+    assert_raises_everywhere(ValueError, mha, x[..., :4], x, x, match="feature size")
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    nn.init.manual_seed(60)
+    mha = nn.MultiheadAttention(E, H, batch_first=True)
+    ref = torch.nn.MultiheadAttention(E, H, batch_first=True, dtype=torch.float64)
+    ref.load_state_dict({k: torch.from_numpy(v) for k, v in numpy_state(mha).items()})
+    x = seq(61, (N, L, E))
+    want, w = ref(*(torch.from_numpy(x),) * 3)
+    xd = da.asarray(x, split=1)
+    out, weights = mha(xd, xd, xd)
+    assert_equal(out.data, want.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert_equal(weights.data, w.detach().numpy(), rtol=1e-10, atol=1e-12)
+    q = torch.from_numpy(seq(62, (N, H, L, 4)))
+    want = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    got = nn.functional.scaled_dot_product_attention(*(da.asarray(q.numpy(), split=2),) * 3, is_causal=True)
+    assert_equal(got.data, want.numpy(), rtol=1e-10, atol=1e-12)
