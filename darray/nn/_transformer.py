@@ -260,7 +260,7 @@ class MultiheadAttention(Module):
         scores = ad.matmul(qh * (1.0 / math.sqrt(self.head_dim)), ad.permute_dims(kh, (0, 1, 3, 2)))
         sd = data(scores)
         for m in masks:
-            scores = scores + (da.where(m, 0.0, -math.inf) if m.dtype.kind == "b" else m)
+            scores = ad.where(m, scores, -math.inf) if m.dtype.kind == "b" else scores + m
         if is_causal:
             lay = sd._layout  # an (L, S) mask with its rows cut like the scores'
             causal = da.tril(da.ones(sd.shape[2:], dtype=bool, split=tuple(0 if s == 2 else None for s in lay.split),
