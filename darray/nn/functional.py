@@ -11,6 +11,8 @@ the ranks (batch and channel axes whole). One module per concern:
   (one ghost cell per resampled axis);
 - :mod:`darray.nn._linear`, :mod:`darray.nn._activation` (and dropout),
   :mod:`darray.nn._norm`, :mod:`darray.nn._loss` (softmax and losses);
+- :mod:`darray.nn._attention`: ring ``scaled_dot_product_attention`` (K/V
+  blocks around the ranks that cut the token axis; backward by the ring again);
 - :mod:`darray.nn._window`: the sliding-window geometry shared by
   convolutions and pooling; :mod:`darray.nn._kernels`: the local kernels of
   each backend (NumPy / Array API, torch, the CuPy hook).
@@ -23,8 +25,8 @@ any local backend (NumPy, torch, CuPy, any Array API library).
 
 from __future__ import annotations
 
-from ._attention import scaled_dot_product_attention
 from ._activation import dropout, gelu, leaky_relu, relu, sigmoid, silu, softplus, tanh
+from ._attention import scaled_dot_product_attention
 from ._conv import (conv, conv1d, conv2d, conv3d, conv_transpose, conv_transpose1d, conv_transpose2d,
                     conv_transpose3d)
 from ._linear import linear
