@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.testing import assert_equal, uneven_sizes
+from darray.testing import assert_equal
+
+from _cases import layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -26,10 +28,8 @@ Z = [complex(INF, 0), complex(-INF, INF), complex(INF, INF), complex(-INF, np.na
      complex(np.nan, 0), 1j, complex(0.5, -0.25)]
 
 
-def layouts(n: int) -> list[tuple[str, dict]]:
-    p = da.default_communicator().size
-    return [("split0", dict(split=0)), ("replicated", dict(split=None)),
-            ("uneven-empty", dict(split=0, sizes={0: uneven_sizes(n, p)}))]
+#: Cut, replicated, uneven with an empty block.
+NAMES = ("split0", "replicated", "uneven0")
 
 
 def assert_signed(x: da.DArray, expected: np.ndarray, what: str) -> None:
@@ -39,17 +39,16 @@ def assert_signed(x: da.DArray, expected: np.ndarray, what: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("case", range(3), ids=["split0", "replicated", "uneven-empty"])
-def test_floor_divide_with_infinities(case, dtype):
+@pytest.mark.parametrize("layout", layouts((len(X1),), *NAMES), ids=str)
+def test_floor_divide_with_infinities(layout, dtype):
     """Function, operator, in place, Python scalars on either side and numpy.floor_divide on DArrays."""
     a, b, want = (np.array(v, dtype=dtype) for v in (X1, X2, FLOOR))
-    _, kw = layouts(a.size)[case]
-    x, y = da.asarray(a, **kw), da.asarray(b, **kw)
+    x, y = layout.array(a), layout.array(b)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert_signed(da.floor_divide(x, y), want, "floor_divide(x, y)")
         assert_signed(x // y, want, "x // y")
-        inplace = da.asarray(a.copy(), **kw)  # asarray shares a NumPy input's buffer
+        inplace = layout.array(a.copy())  # asarray shares a NumPy input's buffer
         inplace //= y
         assert inplace.dtype == np.dtype(dtype)
         assert_signed(inplace, want, "x //= y")
@@ -71,21 +70,20 @@ def test_numpy_ufuncs_on_darrays_give_darrays_values():
 
 
 @pytest.mark.parametrize("dtype", ["int64", "uint8"])
-def test_floor_divide_of_integers_is_numpy(dtype):
+@pytest.mark.parametrize("layout", layouts((16,), *NAMES), ids=str)
+def test_floor_divide_of_integers_is_numpy(layout, dtype):
     a = np.arange(-7, 9).astype(dtype)
     b = np.array([3, 2, 5, 7] * 4, dtype=dtype)
-    for _, kw in layouts(a.size):
-        assert_equal(da.asarray(a, **kw) // da.asarray(b, **kw), a // b)
+    assert_equal(layout.array(a) // layout.array(b), a // b)
 
 
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-@pytest.mark.parametrize("case", range(3), ids=["split0", "replicated", "uneven-empty"])
-def test_expm1_of_complex_infinities(case, dtype):
+@pytest.mark.parametrize("layout", layouts((len(Z),), *NAMES), ids=str)
+def test_expm1_of_complex_infinities(layout, dtype):
     z = np.array(Z, dtype=dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         want = np.where(np.isfinite(z), np.expm1(z), np.exp(z) - 1).astype(dtype)
-        _, kw = layouts(z.size)[case]
-        x = da.asarray(z, **kw)
+        x = layout.array(z)
         assert_equal(da.expm1(x), want, err_msg="expm1")
     assert want[0] == complex(INF, 0) and want[1] == -1  # the standard's values, spelled out
