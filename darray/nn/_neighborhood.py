@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
@@ -58,9 +59,11 @@ def _shifted(block, offset, radius, shape):
     return block[(slice(None),) * 3 + tuple(slice(r + o, r + o + n) for o, r, n in zip(offset, radius, shape))]
 
 
-def _mask_bias(layout, rank, offsets, masked, xp, dtype, device):
+@lru_cache(maxsize=64)
+def _mask_bias(layout, rank, ksize, dilation, masked) -> np.ndarray:
     """``(window, *block)``: 0 where the window cell is inside the domain along every masked axis, else -inf."""
     start, shape = layout.block_start(rank)[2:], layout.block_shape(rank)[2:]
+    offsets = _offsets(ksize, dilation)
     bias = np.zeros((len(offsets), *shape))
     for w, off in enumerate(offsets):
         for i, (o, m) in enumerate(zip(off, masked)):
@@ -69,7 +72,8 @@ def _mask_bias(layout, rank, offsets, masked, xp, dtype, device):
             pos = start[i] + np.arange(shape[i]) + o
             bad = (pos < 0) | (pos >= layout.shape[2 + i])
             bias[(w,) + (slice(None),) * i + (bad,)] = -np.inf
-    return xp.asarray(bias, dtype=dtype, device=device)
+    bias.flags.writeable = False
+    return bias
 
 
 def _split_heads(xp, block, heads):
@@ -94,7 +98,8 @@ def _na_forward(ctx, q, kp, vp, ksize, dilation, masked, scale, heads):
     kh, vh = _split_heads(xp, kp._block, heads), _split_heads(xp, vp._block, heads)
     scores = xp.stack([xp.sum(qh * _shifted(kh, o, radius, shape), axis=2) for o in offsets], axis=2) * scale
     if any(masked):
-        scores = scores + _mask_bias(layout, rank, offsets, masked, xp, scores.dtype, q.device)
+        bias = xp.asarray(_mask_bias(layout, rank, ksize, dilation, masked), device=q.device)
+        scores = scores + xp.asarray(bias, dtype=scores.dtype)
     scores = xp.exp(scores - xp.max(scores, axis=2, keepdims=True))
     attn = scores / xp.sum(scores, axis=2, keepdims=True)
     ctx.saved["attn"] = attn
