@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -51,6 +52,7 @@ class RingPlan:
     block offsets along the ring (``size + 1`` entries). Block ``j`` starts on
     rank ``j`` and visits ``j + 1, j + 2, ...``; it travels ``hops[j]`` times
     (it stops when no later rank needs it, see :meth:`needs`).
+    Built once per layout pair (:func:`ring_plan`).
     """
 
     dim: int | None
@@ -72,10 +74,17 @@ class RingPlan:
         """Whether every query of ``rank`` sees every key of block ``j`` (no causal mask to build)."""
         return not self.causal or self.k_off[j + 1] - 1 <= self.q_off[rank]
 
+    @cached_property
+    def _hops(self) -> tuple[int, ...]:
+        out = []
+        for j in range(self.size):
+            last = [t for t in range(self.size) if self.needs((j + t) % self.size, j)]
+            out.append(last[-1] if last else 0)
+        return tuple(out)
+
     def hops(self, j: int) -> int:
         """How many times block ``j`` moves on (0: it stays with its owner)."""
-        last = [t for t in range(self.size) if self.needs((j + t) % self.size, j)]
-        return last[-1] if last else 0
+        return self._hops[j]
 
     def held(self, step: int) -> int | None:
         """The block this rank holds at ``step`` (None when that block stopped before reaching it)."""
@@ -83,14 +92,22 @@ class RingPlan:
         return j if step <= self.hops(j) else None
 
 
+_PLANS: dict = {}  # (q layout, k layout, rank, causal) -> RingPlan: built once per layout pair
+
+
 def ring_plan(q_layout: Layout, k_layout: Layout, rank: int, causal: bool) -> RingPlan:
-    """The :class:`RingPlan` of queries in ``q_layout`` and keys in ``k_layout`` for ``rank``."""
-    t = q_layout.ndim - 2
-    g = q_layout.axis_dim[t]
-    if g is None:
-        return RingPlan(None, 1, 0, q_layout.offsets[t], k_layout.offsets[t], causal)
-    return RingPlan(g, q_layout.dims[g], q_layout.coords(rank)[g], q_layout.offsets[t], k_layout.offsets[t],
-                    causal)
+    """The :class:`RingPlan` of queries in ``q_layout`` and keys in ``k_layout`` for ``rank`` (cached)."""
+    key = (q_layout, k_layout, rank, causal)
+    plan = _PLANS.get(key)
+    if plan is None:
+        t = q_layout.ndim - 2
+        g = q_layout.axis_dim[t]
+        where = (None, 1, 0) if g is None else (g, q_layout.dims[g], q_layout.coords(rank)[g])
+        plan = RingPlan(*where, q_layout.offsets[t], k_layout.offsets[t], causal)
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    return plan
 
 
 def _ring_comm(plan: RingPlan, layout: Layout, comm):
