@@ -20,17 +20,18 @@ from darray.autodiff import Variable
 from darray.nn import functional as F
 from darray.testing import agree, assert_equal
 
-from _nn_helpers import COMM, P, assert_trains_identically, compare_grads, fd_check, field, host, same_everywhere
+from _cases import by_ndim
+from _nn_helpers import assert_trains_identically, compare_grads, fd_check, field, host, same_everywhere, spatial
 
 pytestmark = pytest.mark.mpi
 
-# spatial layouts of an (N, C, H, W) field: H cut, W cut, uneven with empty blocks, 2-d grid
-LAYOUTS = {"H": dict(split=2), "W": dict(split=3), "replicated": dict(split=None)}
-if P > 1:
-    LAYOUTS["uneven"] = dict(split=2, sizes={2: [0, 13] if P == 2 else
-                                             [1, 0] + [len(b) for b in np.array_split(np.arange(12), P - 2)]})
-if P == 4:
-    LAYOUTS["grid22"] = dict(split=(2, 3), grid=(2, 2))
+#: The default field of the tests: (N, C, H, W) = (1, 2, 13, 11); its layouts also lay out fields of 13 x 11
+#: cells with other N and C.
+FIELD = (1, 2, 13, 11)
+#: Spatial layouts: H cut, W cut, replicated, uneven with a one-row and an empty block, a 2x2 grid.
+LAYOUTS = spatial(FIELD, "split2", "split3", "replicated", "thin-empty2", "grid2x2-23")
+#: H cut, W cut.
+H, W = spatial(FIELD, "split2", "split3")
 
 
 def ref_conv(x, w, b, stride, pads, dil, groups, mode="zeros"):
@@ -68,7 +69,7 @@ def _pads(padding, k, dil, nsp):
     return [(padding, padding)] * nsp
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("case", CONV_CASES, ids=str)
 def test_conv2d_forward_and_backward(case, layout):
     stride, padding, dil, groups, mode = case
@@ -76,7 +77,7 @@ def test_conv2d_forward_and_backward(case, layout):
     conv = nn.Conv2d(2, 4, 3, stride=stride, padding=padding, dilation=dil, groups=groups, padding_mode=mode)
     x = field()
     w, b = host(conv.weight.data), host(conv.bias.data)
-    y = conv(da.asarray(x, **LAYOUTS[layout]))
+    y = conv(layout.array(x))
     ref = ref_conv(x, w, b, (stride,) * 2, _pads(padding, 3, dil, 2), (dil,) * 2, groups, mode)
     assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
     target = np.random.default_rng(3).standard_normal(ref.shape)
@@ -84,8 +85,8 @@ def test_conv2d_forward_and_backward(case, layout):
     def loss(v):
         return F.mse_loss(conv(v), da.asarray(target, split=None))
 
-    compare_grads(loss, x, LAYOUTS[layout], [conv.weight, conv.bias])
-    if layout == "H":
+    compare_grads(loss, x, layout, [conv.weight, conv.bias])
+    if layout is H:  # the finite differences use the replicated field: once per case
         fd_check(loss, x)
 
 
@@ -113,8 +114,8 @@ def test_conv1d_conv3d(nsp):
     nn.init.manual_seed(5)
     conv = (nn.Conv1d if nsp == 1 else nn.Conv3d)(2, 3, 3, padding=1, bias=True)
     x = field(shape)
-    layout = dict(split=2)
-    y = conv(da.asarray(x, **layout))
+    layout, = spatial(shape, "split2")
+    y = conv(layout.array(x))
     ref = ref_conv(x, host(conv.weight.data), host(conv.bias.data), (1,) * nsp, [(1, 1)] * nsp, (1,) * nsp, 1)
     assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
     compare_grads(lambda v: ad.sum(conv(v) ** 2), x, layout, [conv.weight, conv.bias])
@@ -127,7 +128,7 @@ def test_conv_on_a_split_channel_axis_redistributes():
     y = conv(da.asarray(x, split=1))
     assert_equal(y.data, ref_conv(x, host(conv.weight.data), host(conv.bias.data), (1, 1), [(1, 1)] * 2,
                                   (1, 1), 1), rtol=1e-10, atol=1e-12)
-    compare_grads(lambda v: ad.sum(conv(v) ** 2), x, dict(split=1), [conv.weight])
+    compare_grads(lambda v: ad.sum(conv(v) ** 2), x, *spatial(x.shape, "split1"), [conv.weight])
 
 
 def ref_pool(x, k, mode):
@@ -137,47 +138,50 @@ def ref_pool(x, k, mode):
     return win.mean(axis=(3, 5)) if mode == "avg" else win.max(axis=(3, 5))
 
 
-POOL_LAYOUTS = dict(LAYOUTS)
-if P > 1:
-    POOL_LAYOUTS["misaligned"] = dict(split=2, sizes={2: [3] * (P - 1) + [13 - 3 * (P - 1)]})
+#: LAYOUTS and blocks of 3 rows (odd: off the pooling grid of windows of 2).
+POOL_LAYOUTS = LAYOUTS + spatial(FIELD, "misaligned2")
 
 
-@pytest.mark.parametrize("layout", sorted(POOL_LAYOUTS))
+@pytest.mark.parametrize("layout", POOL_LAYOUTS, ids=str)
 @pytest.mark.parametrize("kind", ["avg", "max"])
 def test_pool2d(kind, layout):
     x = field()
     pool = nn.AvgPool2d(2) if kind == "avg" else nn.MaxPool2d(2)
-    y = pool(da.asarray(x, **POOL_LAYOUTS[layout]))
+    y = pool(layout.array(x))
     assert_equal(y.data, ref_pool(x, 2, kind), rtol=1e-12)
     w = np.random.default_rng(7).standard_normal(y.shape)
-    compare_grads(lambda v: ad.sum(pool(v) * da.asarray(w, split=None)), x, POOL_LAYOUTS[layout])
+    compare_grads(lambda v: ad.sum(pool(v) * da.asarray(w, split=None)), x, layout)
     fd_check(lambda v: ad.sum(pool(v) * da.asarray(w, split=None)), x)
 
 
-def test_pool3_and_upsample():
+def test_pool3():
     x = field()
     y = F.max_pool2d(da.asarray(x, split=3), 3)
     assert_equal(y.data, ref_pool(x, 3, "max"))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_upsample(layout):
+    x = field()
     up = nn.Upsample(scale_factor=2)
-    for layout in sorted(LAYOUTS):
-        u = up(da.asarray(x, **LAYOUTS[layout]))
-        assert_equal(u.data, x.repeat(2, axis=2).repeat(2, axis=3))
-        w = np.random.default_rng(8).standard_normal(u.shape)
-        compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, LAYOUTS[layout])
+    u = up(layout.array(x))
+    assert_equal(u.data, x.repeat(2, axis=2).repeat(2, axis=3))
+    w = np.random.default_rng(8).standard_normal(u.shape)
+    compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
 
 
+@pytest.mark.parametrize("layout", [H, W], ids=str)
 @pytest.mark.parametrize("axis", [1, -1])
-def test_linear(axis):
+def test_linear(axis, layout):
     nn.init.manual_seed(9)
     x = field((2, 3, 13, 11))
     features = x.shape[axis]
     lin = nn.Linear(features, 4, axis=axis)
     w, b = host(lin.weight.data), host(lin.bias.data)
-    y = lin(da.asarray(x, split=2))
+    y = lin(layout.array(x))
     ref = np.moveaxis(np.moveaxis(x, axis, -1) @ w.T + b, -1, axis)
     assert_equal(y.data, ref, rtol=1e-10)
-    for layout in ("H", "W"):
-        compare_grads(lambda v: ad.sum(ad.sin(lin(v))), x, LAYOUTS[layout], [lin.weight, lin.bias])
+    compare_grads(lambda v: ad.sum(ad.sin(lin(v))), x, layout, [lin.weight, lin.bias])
 
 
 def _erf(z):
@@ -203,18 +207,18 @@ def test_activations(name):
     x[np.abs(x) < 1e-3] += 0.01  # keep away from kinks
     y = module(da.asarray(x, split=2))
     assert_equal(y.data, ref(x), rtol=1e-12, atol=1e-15)
-    compare_grads(lambda v: ad.sum(module(v) * 1.5), x, LAYOUTS["W"])
+    compare_grads(lambda v: ad.sum(module(v) * 1.5), x, W)
     if name != "Softplus":  # the threshold switch is a (tiny) jump
         fd_check(lambda v: ad.sum(module(v) ** 2), x)
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 def test_batchnorm2d_training_and_eval(layout):
     x = field((2, 3, 13, 11)) * 2 + 1
     bn = nn.BatchNorm2d(3)
     bn.weight.data = da.asarray(np.array([1.0, 2.0, 0.5]), split=None)
     bn.bias.data = da.asarray(np.array([0.0, 1.0, -1.0]), split=None)
-    y = bn(da.asarray(x, **LAYOUTS[layout]))
+    y = bn(layout.array(x))
     mean, var = x.mean(axis=(0, 2, 3), keepdims=True), x.var(axis=(0, 2, 3), keepdims=True)
     ref = (x - mean) / np.sqrt(var + 1e-5) * np.array([1, 2, 0.5]).reshape(1, 3, 1, 1) + \
         np.array([0, 1, -1.0]).reshape(1, 3, 1, 1)
@@ -223,14 +227,14 @@ def test_batchnorm2d_training_and_eval(layout):
     assert_equal(bn.running_mean, 0.1 * mean.ravel(), rtol=1e-10)
     assert_equal(bn.running_var, 0.9 + 0.1 * var.ravel() * n / (n - 1), rtol=1e-10)
     bn.eval()
-    y = bn(da.asarray(x, **LAYOUTS[layout]))
+    y = bn(layout.array(x))
     ref = (x - 0.1 * mean) / np.sqrt(0.9 + 0.1 * var * n / (n - 1) + 1e-5) * np.array([1, 2, 0.5]).reshape(1, 3, 1, 1) \
         + np.array([0, 1, -1.0]).reshape(1, 3, 1, 1)
     assert_equal(y.data, ref, rtol=1e-10)
     bn.train()
     w = np.random.default_rng(10).standard_normal(x.shape)
-    compare_grads(lambda v: ad.sum(bn(v) * da.asarray(w, split=None)), x, LAYOUTS[layout], [bn.weight, bn.bias])
-    if layout == "H":
+    compare_grads(lambda v: ad.sum(bn(v) * da.asarray(w, split=None)), x, layout, [bn.weight, bn.bias])
+    if layout is H:  # the finite differences use the replicated field: once
         fd_check(lambda v: ad.sum(bn(v) * da.asarray(w, split=None)), x)
 
 
@@ -242,52 +246,53 @@ def test_groupnorm_and_layernorm():
     ref = ((g - g.mean(axis=(2, 3, 4), keepdims=True)) / np.sqrt(g.var(axis=(2, 3, 4), keepdims=True) + 1e-5))
     assert_equal(y.data, ref.reshape(x.shape), rtol=1e-10)
     w = np.random.default_rng(11).standard_normal(x.shape)
-    compare_grads(lambda v: ad.sum(gn(v) * da.asarray(w, split=None)), x, dict(split=2), [gn.weight, gn.bias])
+    h, w_cut = spatial(x.shape, "split2", "split3")
+    compare_grads(lambda v: ad.sum(gn(v) * da.asarray(w, split=None)), x, h, [gn.weight, gn.bias])
     fd_check(lambda v: ad.sum(gn(v) * da.asarray(w, split=None)), x)
     ln = nn.LayerNorm((9, 7))
     y = ln(da.asarray(x, split=3))
     ref = (x - x.mean(axis=(2, 3), keepdims=True)) / np.sqrt(x.var(axis=(2, 3), keepdims=True) + 1e-5)
     assert_equal(y.data, ref, rtol=1e-10)
-    compare_grads(lambda v: ad.sum(ln(v) * da.asarray(w, split=None)), x, dict(split=3), [ln.weight, ln.bias])
+    compare_grads(lambda v: ad.sum(ln(v) * da.asarray(w, split=None)), x, w_cut, [ln.weight, ln.bias])
 
 
-def test_dropout_mask_does_not_depend_on_the_layout():
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_dropout_mask_does_not_depend_on_the_layout(layout):
     x = field((1, 2, 13, 11))
-    outs = []
-    for layout in sorted(LAYOUTS):
-        drop = nn.Dropout(0.3, seed=42)
-        outs.append(host(drop(da.asarray(x, **LAYOUTS[layout])).data))
-    for o in outs[1:]:
-        np.testing.assert_array_equal(o, outs[0])
-    kept = outs[0] != 0
-    np.testing.assert_allclose(outs[0][kept], x[kept] / 0.7)
+    out = host(nn.Dropout(0.3, seed=42)(layout.array(x)).data)
+    np.testing.assert_array_equal(out, host(nn.Dropout(0.3, seed=42)(da.asarray(x, split=None)).data))
+    kept = out != 0
+    np.testing.assert_allclose(out[kept], x[kept] / 0.7)
     assert 0.5 < kept.mean() < 0.9
+
+
+def test_dropout_in_eval_mode_is_the_identity():
+    x = field((1, 2, 13, 11))
     drop = nn.Dropout(0.3, seed=42)
     drop.eval()
     out = drop(da.asarray(x, split=2))  # eval: the input itself
     assert host(out).tolist() == x.tolist()
 
 
-def test_losses():
+@pytest.mark.parametrize("layout", [H, W], ids=str)
+def test_losses(layout, comm):
     a, b = field((2, 3, 13, 11), 1), field((2, 3, 13, 11), 2)
-    for layout in ("H", "W"):
-        xa, xb = da.asarray(a, **LAYOUTS[layout]), da.asarray(b, **LAYOUTS[layout])
-        assert abs(float(F.mse_loss(Variable(xa), xb).data) - np.mean((a - b) ** 2)) < 1e-12
-        assert abs(float(F.l1_loss(Variable(xa), xb).data) - np.mean(np.abs(a - b))) < 1e-12
-        d = np.abs(a - b)
-        huber = np.mean(np.where(d < 1.0, 0.5 * d * d, d - 0.5))
-        assert abs(float(nn.HuberLoss()(Variable(xa), xb).data) - huber) < 1e-12
-        compare_grads(lambda v: F.huber_loss(v, xb, delta=0.7) + F.l1_loss(v, xb) + F.mse_loss(v, xb),
-                      a, LAYOUTS[layout])
+    xa, xb = layout.array(a), layout.array(b)
+    assert abs(float(F.mse_loss(Variable(xa), xb).data) - np.mean((a - b) ** 2)) < 1e-12
+    assert abs(float(F.l1_loss(Variable(xa), xb).data) - np.mean(np.abs(a - b))) < 1e-12
+    d = np.abs(a - b)
+    huber = np.mean(np.where(d < 1.0, 0.5 * d * d, d - 0.5))
+    assert abs(float(nn.HuberLoss()(Variable(xa), xb).data) - huber) < 1e-12
+    compare_grads(lambda v: F.huber_loss(v, xb, delta=0.7) + F.l1_loss(v, xb) + F.mse_loss(v, xb), a, layout)
     labels = np.random.default_rng(3).integers(0, 3, (2, 13, 11))
     logp = a - np.log(np.sum(np.exp(a), axis=1, keepdims=True))
     ref = -np.mean(np.take_along_axis(logp, labels[:, None], axis=1))
-    for layout in ("H", "W"):
-        t = da.asarray(labels, split=LAYOUTS[layout]["split"] - 1)
-        ce = nn.CrossEntropyLoss()(Variable(da.asarray(a, **LAYOUTS[layout])), t)
-        assert not agree(COMM, abs(float(ce.data) - ref) < 1e-12)
-        compare_grads(lambda v: F.cross_entropy(v, t), a, LAYOUTS[layout])
-    fd_check(lambda v: F.cross_entropy(v, da.asarray(labels, split=None)), a)
+    t = da.asarray(labels, split=layout.kw["split"] - 1)  # labels have no channel axis
+    ce = nn.CrossEntropyLoss()(Variable(xa), t)
+    assert not agree(comm, abs(float(ce.data) - ref) < 1e-12)
+    compare_grads(lambda v: F.cross_entropy(v, t), a, layout)
+    if layout is H:  # the finite differences use the replicated field: once
+        fd_check(lambda v: F.cross_entropy(v, da.asarray(labels, split=None)), a)
 
 
 def test_module_containers_and_state_dict():
@@ -326,13 +331,14 @@ def test_initialisers_are_identical_for_every_layout_and_rank_count():
     assert same_everywhere(float(np.sum(host(conv.weight.data.local) * np.arange(72).reshape(4, 2, 3, 3))))
 
 
-def test_training_a_small_net_gives_the_same_losses_on_any_layout():
-    def model():
-        return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.GELU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1),
-                             nn.BatchNorm2d(4), nn.SiLU(), nn.Upsample(scale_factor=2), nn.Conv2d(4, 1, 1))
+def small_net():
+    return nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.GELU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1),
+                         nn.BatchNorm2d(4), nn.SiLU(), nn.Upsample(scale_factor=2), nn.Conv2d(4, 1, 1))
 
-    layouts = {name: LAYOUTS[name] for name in ("H", "W") + (("grid22",) if P == 4 else ())}
-    assert_trains_identically(model, field((1, 1, 12, 10), 15), field((1, 1, 12, 10), 16), layouts, seed=14)
+
+@pytest.mark.parametrize("layout", spatial((1, 1, 12, 10), "split2", "split3", "grid2x2-23"), ids=str)
+def test_training_a_small_net_gives_the_same_losses_on_any_layout(layout):
+    assert_trains_identically(small_net, field(layout.shape, 15), field(layout.shape, 16), layout, seed=14)
 
 
 # ------------------------------------------------------------------ torch cross-checks (when installed)
@@ -355,24 +361,29 @@ def test_against_torch():
     assert_equal(conv.weight.grad, wt.grad.numpy(), rtol=1e-8, atol=1e-12)
     bn_t = tf.batch_norm(xt.detach(), None, None, training=True)
     assert_equal(F.batch_norm(da.asarray(x, split=3), training=True).data, bn_t.numpy(), rtol=1e-9)
-    # a U-Net decoder step on top: learned 2x upsampling (ConvTranspose2d, stride == kernel)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_unet_decoder_step_against_torch(layout):
+    """Down (conv, pool), then learned 2x upsampling (ConvTranspose2d, stride == kernel), as in a U-Net."""
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x = field(layout.shape)
+    nn.init.manual_seed(17)
+    conv = nn.Conv2d(2, 4, 3, stride=2, padding=1, groups=2)
     up = nn.ConvTranspose2d(4, 3, 2, stride=2)
-    conv.zero_grad()
-    xt.grad = wt.grad = bt.grad = None
-    upw = torch.tensor(host(up.weight.data), requires_grad=True)
-    upb = torch.tensor(host(up.bias.data), requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    wt, bt, upw, upb = (torch.tensor(host(p.data), requires_grad=True)
+                        for p in (conv.weight, conv.bias, up.weight, up.bias))
     zt = tf.conv_transpose2d(tf.max_pool2d(tf.conv2d(xt, wt, bt, 2, 1, 1, 2), 2), upw, upb, stride=2)
     zt.tanh().pow(2).sum().backward()
-    for layout in sorted(LAYOUTS):
-        conv.zero_grad()
-        up.zero_grad()
-        v = Variable(da.asarray(x, **LAYOUTS[layout]), requires_grad=True)
-        z = up(F.max_pool2d(conv(v), 2))
-        ad.sum(ad.tanh(z) ** 2).backward()
-        assert_equal(z.data, zt.detach().numpy(), rtol=1e-9, atol=1e-12)
-        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-8, atol=1e-12)
-        for ours, theirs in ((conv.weight, wt), (conv.bias, bt), (up.weight, upw), (up.bias, upb)):
-            assert_equal(ours.grad, theirs.grad.numpy(), rtol=1e-8, atol=1e-12)
+    v = Variable(layout.array(x), requires_grad=True)
+    z = up(F.max_pool2d(conv(v), 2))
+    ad.sum(ad.tanh(z) ** 2).backward()
+    assert_equal(z.data, zt.detach().numpy(), rtol=1e-9, atol=1e-12)
+    assert_equal(v.grad, xt.grad.numpy(), rtol=1e-8, atol=1e-12)
+    for ours, theirs in ((conv.weight, wt), (conv.bias, bt), (up.weight, upw), (up.bias, upb)):
+        assert_equal(ours.grad, theirs.grad.numpy(), rtol=1e-8, atol=1e-12)
 
 
 # ------------------------------------------------------------------ transposed convolution (stride == kernel)
@@ -391,17 +402,12 @@ def ref_conv_transpose(x, w, b, stride, groups=1):
     return y + b.reshape((1, -1) + (1,) * nsp) if b is not None else y
 
 
-def uneven(n):
-    """Block sizes along an axis of length ``n`` with an empty block (P > 1)."""
-    return [0, n] if P == 2 else [1, 0] + [len(b) for b in np.array_split(np.arange(n - 1), P - 2)]
-
-
 TRANSPOSE_CASES = [  # in, out, kernel, groups, bias
     (2, 3, 2, 1, True), (2, 4, (3, 2), 2, True), (4, 2, (1, 3), 1, False), (2, 2, 2, 2, False),
 ]
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("case", TRANSPOSE_CASES, ids=str)
 def test_conv_transpose2d_forward_and_backward(case, layout):
     cin, cout, k, groups, bias = case
@@ -413,12 +419,12 @@ def test_conv_transpose2d_forward_and_backward(case, layout):
     x = field((1, cin, 13, 11))
     w = host(up.weight.data)
     b = host(up.bias.data) if bias else None
-    y = up(da.asarray(x, **LAYOUTS[layout]))
+    y = up(layout.array(x))
     ref = ref_conv_transpose(x, w, b, kk, groups)
     assert y.shape == (1, cout, 13 * kk[0], 11 * kk[1])
     assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
-    if layout != "replicated":  # local: the output blocks are the input blocks times the stride
-        lay = da.asarray(x, **LAYOUTS[layout]).layout
+    if layout.id != "replicated":  # local: the output blocks are the input blocks times the stride
+        lay = layout.array(x).layout
         assert y.data.layout.dims == lay.dims and y.data.layout.split == lay.split
         assert y.data.layout.sizes[2:] == tuple(tuple(s * kk[i] for s in lay.sizes[2 + i]) for i in range(2))
     target = np.random.default_rng(22).standard_normal(ref.shape)
@@ -427,14 +433,15 @@ def test_conv_transpose2d_forward_and_backward(case, layout):
     def loss(v):
         return F.mse_loss(F.tanh(up(v)), da.asarray(target, split=None))
 
-    compare_grads(loss, x, LAYOUTS[layout], params)
-    if layout == "H":
+    compare_grads(loss, x, layout, params)
+    if layout is H:  # the finite differences use the replicated field: once per case
         fd_check(loss, x)
 
 
 def test_conv_transpose_weight_gradient_finite_differences():
     nn.init.manual_seed(23)
-    x = da.asarray(field((2, 2, 9, 7)), split=2, **({"sizes": {2: uneven(9)}} if P > 1 else {}))
+    layout, = spatial((2, 2, 9, 7), "thin-empty2") or spatial((2, 2, 9, 7), "split2")  # split2 on one rank
+    x = layout.array(field(layout.shape))
     up = nn.ConvTranspose2d(2, 4, (2, 3), stride=(2, 3), groups=2)
 
     def loss_of(wv, bv):
@@ -457,40 +464,40 @@ def test_conv_transpose_weight_gradient_finite_differences():
         assert same_everywhere(float(np.sum(host(grad.local) * d)))
 
 
-@pytest.mark.parametrize("nsp", [1, 3])
-def test_conv_transpose1d_3d(nsp):
-    shape = (2, 2, 13) if nsp == 1 else (1, 2, 7, 6, 5)
+@pytest.mark.parametrize("nsp,layout", by_ndim({
+    1: spatial((2, 2, 13), "split2", "replicated", "thin-empty2"),
+    3: spatial((1, 2, 7, 6, 5), "split2", "replicated", "thin-empty2", "grid2x2-24")}))
+def test_conv_transpose1d_3d(nsp, layout):
     k = 3 if nsp == 1 else (2, 1, 2)
     nn.init.manual_seed(25)
     up = (nn.ConvTranspose1d if nsp == 1 else nn.ConvTranspose3d)(2, 3, k, stride=k)
     kk = (k,) if nsp == 1 else k
-    x = field(shape)
-    layouts = [dict(split=2), dict(split=None)]
-    if P > 1:
-        layouts.append(dict(split=2, sizes={2: uneven(shape[2])}))
-    if P == 4 and nsp == 3:
-        layouts.append(dict(split=(2, 4), grid=(2, 2)))
+    x = field(layout.shape)
     ref = ref_conv_transpose(x, host(up.weight.data), host(up.bias.data), kk)
-    for layout in layouts:
-        y = up(da.asarray(x, **layout))
-        assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
-        compare_grads(lambda v: ad.sum(up(v) ** 2), x, layout, [up.weight, up.bias])
-    fd_check(lambda v: ad.sum(up(v) ** 2), x)
+    y = up(layout.array(x))
+    assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
+    compare_grads(lambda v: ad.sum(up(v) ** 2), x, layout, [up.weight, up.bias])
+    if layout.id == "split2":  # the finite differences use the replicated field: once per nsp
+        fd_check(lambda v: ad.sum(up(v) ** 2), x)
 
 
-def test_conv_transpose_on_a_split_channel_axis_and_in_a_unet_block():
+def test_conv_transpose_on_a_split_channel_axis():
     nn.init.manual_seed(26)
     up = nn.ConvTranspose2d(4, 2, 2, stride=2)
     x = field((1, 4, 9, 7))
     y = up(da.asarray(x, split=1))
     assert_equal(y.data, ref_conv_transpose(x, host(up.weight.data), host(up.bias.data), (2, 2)),
                  rtol=1e-10, atol=1e-12)
-    compare_grads(lambda v: ad.sum(up(v) ** 2), x, dict(split=1), [up.weight, up.bias])
-    # down (pool on misaligned blocks: redistributed) then learned up, as in a U-Net
+    compare_grads(lambda v: ad.sum(up(v) ** 2), x, *spatial(x.shape, "split1"), [up.weight, up.bias])
+
+
+@pytest.mark.parametrize("layout", POOL_LAYOUTS, ids=str)
+def test_conv_transpose_in_a_unet_block(layout):
+    """Down (pool on misaligned blocks: redistributed) then learned up, as in a U-Net."""
+    nn.init.manual_seed(27)
     block = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.MaxPool2d(2), nn.ConvTranspose2d(2, 1, 2, stride=2))
     x = field((1, 1, 13, 11), 27)  # POOL_LAYOUTS are for 13 rows (odd: the last row is dropped by the pool)
-    for name in sorted(POOL_LAYOUTS):
-        compare_grads(lambda v: ad.sum(block(v) ** 2), x, POOL_LAYOUTS[name], list(block.parameters()))
+    compare_grads(lambda v: ad.sum(block(v) ** 2), x, layout, list(block.parameters()))
 
 
 def test_conv_transpose_unsupported_and_bad_input():
@@ -542,10 +549,10 @@ def test_conv_transpose_initialiser_is_torchs_and_identical_everywhere():
     assert [n for n, _ in up.named_parameters()] == ["weight", "bias"]
 
 
-@pytest.mark.parametrize("nsp", [1, 2, 3])
-def test_conv_transpose_against_torch(nsp):
+@pytest.mark.parametrize("nsp,layout", by_ndim({nsp: spatial(shape, "split2", "thin-empty2") for nsp, shape in
+                                                 ((1, (2, 4, 13)), (2, (1, 4, 13, 11)), (3, (1, 4, 7, 6, 5)))}))
+def test_conv_transpose_against_torch(nsp, layout):
     torch = pytest.importorskip("torch")
-    shape = {1: (2, 4, 13), 2: (1, 4, 13, 11), 3: (1, 4, 7, 6, 5)}[nsp]
     k = {1: 3, 2: (2, 3), 3: (2, 1, 2)}[nsp]
     ours = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}[nsp](4, 6, k, stride=k, groups=2)
     theirs = {1: torch.nn.ConvTranspose1d, 2: torch.nn.ConvTranspose2d, 3: torch.nn.ConvTranspose3d}[nsp](
@@ -554,17 +561,14 @@ def test_conv_transpose_against_torch(nsp):
     with torch.no_grad():
         theirs.weight.copy_(torch.tensor(host(ours.weight.data)))
         theirs.bias.copy_(torch.tensor(host(ours.bias.data)))
-    x = field(shape, 29)
+    x = field(layout.shape, 29)
     xt = torch.tensor(x, requires_grad=True)
     yt = theirs(xt)
     yt.sin().sum().backward()
-    layouts = [dict(split=2)] + ([dict(split=2, sizes={2: uneven(shape[2])})] if P > 1 else [])
-    for layout in layouts:
-        ours.zero_grad()
-        v = Variable(da.asarray(x, **layout), requires_grad=True)
-        y = ours(v)
-        ad.sum(ad.sin(y)).backward()
-        assert_equal(y.data, yt.detach().numpy(), rtol=1e-10, atol=1e-12)
-        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
-        assert_equal(ours.weight.grad, theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12)
-        assert_equal(ours.bias.grad, theirs.bias.grad.numpy(), rtol=1e-10, atol=1e-12)
+    v = Variable(layout.array(x), requires_grad=True)
+    y = ours(v)
+    ad.sum(ad.sin(y)).backward()
+    assert_equal(y.data, yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert_equal(v.grad, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_equal(ours.weight.grad, theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert_equal(ours.bias.grad, theirs.bias.grad.numpy(), rtol=1e-10, atol=1e-12)

@@ -24,7 +24,8 @@ from darray.autodiff import Variable
 from darray.nn import functional as F
 from darray.testing import assert_equal
 
-from _nn_helpers import P, fd_check, field, host, layouts_1d_3d
+from _cases import by_ndim
+from _nn_helpers import P, fd_check, field, host, layouts_1d_3d, spatial
 from _nn_helpers import compare_grads as _compare_grads
 
 pytestmark = pytest.mark.mpi
@@ -35,17 +36,10 @@ def compare_grads(build, x, layout):
     _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14)
 
 
-def layouts(rows):
-    """Spatial layouts of an (N, C, rows, W) field: cut rows / columns, misaligned, uneven with empty blocks."""
-    out = {"H": dict(split=2), "W": dict(split=3), "replicated": dict(split=None)}
-    if P > 1:
-        out["uneven"] = dict(split=2, sizes={2: [0, rows - 3] + [1] * (P - 3) + [3 - (P - 3)] if P > 2 else
-                                             [0, rows]})
-        if rows > 3 * (P - 1):
-            out["odd"] = dict(split=2, sizes={2: [3] * (P - 1) + [rows - 3 * (P - 1)]})
-    if P == 4:
-        out["grid22"] = dict(split=(2, 3), grid=(2, 2))
-    return out
+def layouts(shape):
+    """Spatial layouts of an (N, C, H, W) field: rows / columns cut, replicated, uneven with empty blocks,
+    misaligned (blocks of 3 rows) and a 2x2 grid."""
+    return spatial(shape, "split2", "split3", "replicated", "empty-long2", "misaligned2", "grid2x2-23")
 
 
 # ------------------------------------------------------------------ the NumPy reference
@@ -96,21 +90,25 @@ def _call(case, v):
     return F.avg_pool2d(v, k, s, p, ceil, cip)
 
 
+FIELD = (1, 2, 38, 11)
+
+
+@pytest.mark.parametrize("layout", layouts(FIELD), ids=str)
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_pool2d_matches_the_reference_on_every_layout(case):
+def test_pool2d_matches_the_reference_on_every_layout(case, layout):
     mode, k, s, p, d, ceil, cip = case
-    x = field((1, 2, 38, 11), 1)
+    x = field(FIELD, 1)
     ref = ref_pool(x, mode, k, s if s is not None else k, p, d, ceil, cip)
     w = field(ref.shape, 2)
 
     def loss(v):
         return ad.sum(_call(case, v) * da.asarray(w, split=None))
 
-    for name, layout in sorted(layouts(38).items()):
-        y = _call(case, da.asarray(x, **layout))
-        assert_equal(y.data, ref, rtol=1e-12, err_msg=name)
-        compare_grads(loss, x, layout)
-    fd_check(loss, x)
+    y = _call(case, layout.array(x))
+    assert_equal(y.data, ref, rtol=1e-12)
+    compare_grads(loss, x, layout)
+    if layout.id == "split2":  # the finite differences use the replicated field: once per case
+        fd_check(loss, x)
 
 
 def test_misaligned_blocks_use_halos_not_a_rebalance():
@@ -128,50 +126,56 @@ def test_misaligned_blocks_use_halos_not_a_rebalance():
         assert ops == {"halo"}, ops
 
 
-@pytest.mark.parametrize("nsp", [1, 3])
+@pytest.mark.parametrize("nsp,layout", by_ndim({1: layouts_1d_3d((2, 2, 17)), 3: layouts_1d_3d((1, 2, 9, 6, 5))}))
 @pytest.mark.parametrize("mode", ["max", "avg"])
-def test_pool1d_pool3d(nsp, mode):
-    shape = (2, 2, 17) if nsp == 1 else (1, 2, 9, 6, 5)
-    x = field(shape, 4)
+def test_pool1d_pool3d(nsp, mode, layout):
+    x = field(layout.shape, 4)
     k, s, p = (3, 2, 1) if nsp == 1 else ((3, 2, 2), (2, 1, 2), (1, 1, 0))
     fn = getattr(F, f"{mode}_pool{nsp}d")
     kwargs = dict(ceil_mode=True) if mode == "avg" else dict(dilation=1 if nsp == 3 else 2, ceil_mode=True)
     ref = ref_pool(x, mode, k, s, p, kwargs.get("dilation", 1), True)
     w = field(ref.shape, 5)
-    for layout in layouts_1d_3d(shape):
-        assert_equal(fn(da.asarray(x, **layout), k, s, p, **kwargs).data, ref, rtol=1e-12)
-        compare_grads(lambda v: ad.sum(fn(v, k, s, p, **kwargs) * da.asarray(w, split=None)), x, layout)
+    assert_equal(fn(layout.array(x), k, s, p, **kwargs).data, ref, rtol=1e-12)
+    compare_grads(lambda v: ad.sum(fn(v, k, s, p, **kwargs) * da.asarray(w, split=None)), x, layout)
 
 
-def test_divisor_override_and_count_include_pad():
-    x = field((1, 2, 13, 10), 6)
-    for layout in (dict(split=2), dict(split=3)):
-        y = F.avg_pool2d(da.asarray(x, **layout), 3, 2, 1, divisor_override=4)
-        assert_equal(y.data, ref_pool(x, "avg", 3, 2, 1, divisor=4), rtol=1e-12)
-        y = nn.AvgPool2d(3, 2, 1, count_include_pad=False)(da.asarray(x, **layout))
-        assert_equal(y.data, ref_pool(x, "avg", 3, 2, 1, count_include_pad=False), rtol=1e-12)
+@pytest.mark.parametrize("layout", spatial((1, 2, 13, 10), "split2", "split3"), ids=str)
+def test_divisor_override_and_count_include_pad(layout):
+    x = field(layout.shape, 6)
+    y = F.avg_pool2d(layout.array(x), 3, 2, 1, divisor_override=4)
+    assert_equal(y.data, ref_pool(x, "avg", 3, 2, 1, divisor=4), rtol=1e-12)
+    y = nn.AvgPool2d(3, 2, 1, count_include_pad=False)(layout.array(x))
+    assert_equal(y.data, ref_pool(x, "avg", 3, 2, 1, count_include_pad=False), rtol=1e-12)
 
 
-def test_max_pool_ties_and_return_indices():
-    """The gradient goes to the first maximum of each window (torch); indices are flat per (N, C) plane."""
+def plateau():
+    """A 7x6 field of zeros with a 2x2 plateau of ones: overlapping 3x3 windows tie."""
     x = np.zeros((1, 1, 7, 6))
-    x[0, 0, 2:4, 2:4] = 1.0  # a 2x2 plateau: overlapping windows tie
-    for layout in sorted(layouts(7)):
-        kw = layouts(7)[layout]
-        v = Variable(da.asarray(x, **kw), requires_grad=True)
-        y, idx = F.max_pool2d(v, 3, 1, 1, return_indices=True)
-        ad.sum(y).backward()
-        grad = np.zeros(42)
-        flat = host(idx).ravel()
-        np.add.at(grad, flat, 1.0)
-        assert_equal(v.grad, grad.reshape(x.shape), err_msg=layout)
-        assert idx.dtype == da.int64
-        for o in np.ndindex(7, 6):  # the first maximum in row-major window order
-            window = [(r, c) for r in range(o[0] - 1, o[0] + 2) for c in range(o[1] - 1, o[1] + 2)
-                      if 0 <= r < 7 and 0 <= c < 6]
-            best = max(window, key=lambda rc: (x[0, 0][rc], -window.index(rc)))
-            assert flat.reshape(7, 6)[o] == best[0] * 6 + best[1]
-    y, idx = nn.MaxPool2d(2, return_indices=True)(da.asarray(x, split=2))  # not recorded: recomputed
+    x[0, 0, 2:4, 2:4] = 1.0
+    return x
+
+
+@pytest.mark.parametrize("layout", layouts((1, 1, 7, 6)), ids=str)
+def test_max_pool_ties_and_return_indices(layout):
+    """The gradient goes to the first maximum of each window (torch); indices are flat per (N, C) plane."""
+    x = plateau()
+    v = Variable(layout.array(x), requires_grad=True)
+    y, idx = F.max_pool2d(v, 3, 1, 1, return_indices=True)
+    ad.sum(y).backward()
+    grad = np.zeros(42)
+    flat = host(idx).ravel()
+    np.add.at(grad, flat, 1.0)
+    assert_equal(v.grad, grad.reshape(x.shape))
+    assert idx.dtype == da.int64
+    for o in np.ndindex(7, 6):  # the first maximum in row-major window order
+        window = [(r, c) for r in range(o[0] - 1, o[0] + 2) for c in range(o[1] - 1, o[1] + 2)
+                  if 0 <= r < 7 and 0 <= c < 6]
+        best = max(window, key=lambda rc: (x[0, 0][rc], -window.index(rc)))
+        assert flat.reshape(7, 6)[o] == best[0] * 6 + best[1]
+
+
+def test_max_pool_module_recomputes_the_indices():
+    y, idx = nn.MaxPool2d(2, return_indices=True)(da.asarray(plateau(), split=2))  # not recorded: recomputed
     assert host(idx).shape == (1, 1, 3, 3)
 
 
@@ -222,32 +226,33 @@ def test_constructor_signatures_follow_torch():
         list(inspect.signature(torch.nn.functional.interpolate).parameters)
 
 
+@pytest.mark.parametrize("layout", layouts((2, 3, 38, 13)), ids=str)
 @pytest.mark.parametrize("case", CASES + [("max", 2, 2, 1, 1, True, True), ("avg", 4, 3, 2, 1, True, False)],
                          ids=str)
-def test_against_torch(case):
+def test_against_torch(case, layout):
     torch = pytest.importorskip("torch")
     mode, k, s, p, d, ceil, cip = case
-    x = field((2, 3, 38, 13), 8)
+    x = field(layout.shape, 8)
     xt = torch.tensor(x, requires_grad=True)
     tf = torch.nn.functional
     yt = tf.max_pool2d(xt, k, s, p, d, ceil) if mode == "max" else tf.avg_pool2d(xt, k, s, p, ceil, cip)
     w = field(tuple(yt.shape), 9)
     (yt * torch.tensor(w)).sum().backward()
-    for name, layout in sorted(layouts(38).items()):
-        v = Variable(da.asarray(x, **layout), requires_grad=True)
-        y = _call(case, v)
-        ad.sum(y * da.asarray(w, split=None)).backward()
-        assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, err_msg=name)
-        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
-    if mode == "max":
+    v = Variable(layout.array(x), requires_grad=True)
+    y = _call(case, v)
+    ad.sum(y * da.asarray(w, split=None)).backward()
+    assert_equal(y.data, yt.detach().numpy(), rtol=1e-12)
+    assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-14)
+    if mode == "max" and layout.id == "split2":  # the indices on one layout: once per case
         _, it = tf.max_pool2d(torch.tensor(x), k, s, p, d, ceil, return_indices=True)
         _, idx = F.max_pool2d(da.asarray(x, split=2), k, s, p, d, ceil, return_indices=True)
         assert_equal(idx, it.numpy())
 
 
-def test_pool_modules_against_torch_3d():
+@pytest.mark.parametrize("layout", spatial((1, 2, 11, 7, 6), "split2", "split3", "grid2x2-23"), ids=str)
+def test_pool_modules_against_torch_3d(layout):
     torch = pytest.importorskip("torch")
-    x = field((1, 2, 11, 7, 6), 10)
+    x = field(layout.shape, 10)
     for ours, theirs in ((nn.MaxPool3d(3, 2, 1, dilation=(1, 2, 1), ceil_mode=True),
                           torch.nn.MaxPool3d(3, 2, 1, dilation=(1, 2, 1), ceil_mode=True)),
                          (nn.AvgPool3d((2, 3, 2), (2, 2, 1), (1, 1, 0), ceil_mode=True, count_include_pad=False),
@@ -256,12 +261,11 @@ def test_pool_modules_against_torch_3d():
         xt = torch.tensor(x, requires_grad=True)
         yt = theirs(xt)
         yt.pow(2).sum().backward()
-        for layout in [dict(split=2), dict(split=3)] + ([dict(split=(2, 3), grid=(2, 2))] if P == 4 else []):
-            v = Variable(da.asarray(x, **layout), requires_grad=True)
-            y = ours(v)
-            ad.sum(y ** 2).backward()
-            assert_equal(y.data, yt.detach().numpy(), rtol=1e-12)
-            assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-14)
+        v = Variable(layout.array(x), requires_grad=True)
+        y = ours(v)
+        ad.sum(y ** 2).backward()
+        assert_equal(y.data, yt.detach().numpy(), rtol=1e-12)
+        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-14)
 
 
 def test_every_small_configuration_against_torch():

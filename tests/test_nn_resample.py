@@ -19,7 +19,8 @@ from darray.autodiff import Variable
 from darray.nn import functional as F
 from darray.testing import assert_equal
 
-from _nn_helpers import P, assert_trains_identically, fd_check, field, layouts_1d_3d
+from _cases import by_ndim
+from _nn_helpers import P, assert_trains_identically, fd_check, field, layouts_1d_3d, spatial
 from _nn_helpers import compare_grads as _compare_grads
 
 pytestmark = pytest.mark.mpi
@@ -30,11 +31,10 @@ def compare_grads(build, x, layout):
     _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14)
 
 
-LAYOUTS = {"H": dict(split=2), "W": dict(split=3), "replicated": dict(split=None)}
-if P > 1:
-    LAYOUTS["uneven"] = dict(split=2, sizes={2: [0, 6] + [1] * (P - 3) + [7 - (P - 3)] if P > 2 else [0, 13]})
-if P == 4:
-    LAYOUTS["grid22"] = dict(split=(2, 3), grid=(2, 2))
+def layouts(shape):
+    """Spatial layouts of an (N, C, 13, W) field: rows / columns cut, replicated, uneven with an empty block,
+    a 2x2 grid."""
+    return spatial(shape, "split2", "split3", "replicated", "empty-half2", "grid2x2-23")
 
 
 # ------------------------------------------------------------------ the NumPy reference
@@ -84,37 +84,37 @@ CASES = [  # size, scale_factor, mode, align_corners, recompute_scale_factor
 ]
 
 
+@pytest.mark.parametrize("layout", layouts((1, 2, 13, 11)), ids=str)
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_interpolate2d_on_every_layout(case):
+def test_interpolate2d_on_every_layout(case, layout):
     size, sf, mode, align, rec = case
-    x = field((1, 2, 13, 11), 1)
+    x = field(layout.shape, 1)
     ref = ref_interpolate(x, size, sf, mode, align, rec)
     w = field(ref.shape, 2)
 
     def loss(v):
         return ad.sum(F.interpolate(v, size, sf, mode, align, rec) * da.asarray(w, split=None))
 
-    for name, layout in sorted(LAYOUTS.items()):
-        y = F.interpolate(da.asarray(x, **layout), size, sf, mode, align, rec)
-        assert y.shape == ref.shape
-        assert_equal(y.data, ref, rtol=1e-9, atol=1e-12, err_msg=name)
-        compare_grads(loss, x, layout)
-    fd_check(loss, x)
+    y = F.interpolate(layout.array(x), size, sf, mode, align, rec)
+    assert y.shape == ref.shape
+    assert_equal(y.data, ref, rtol=1e-9, atol=1e-12)
+    compare_grads(loss, x, layout)
+    if layout.id == "split2":  # the finite differences use the replicated field: once per case
+        fd_check(loss, x)
 
 
-@pytest.mark.parametrize("nsp", [1, 3])
-def test_linear_and_trilinear(nsp):
-    shape = (2, 2, 17) if nsp == 1 else (1, 2, 7, 6, 5)
+@pytest.mark.parametrize("nsp,layout", by_ndim({1: layouts_1d_3d((2, 2, 17)), 3: layouts_1d_3d((1, 2, 7, 6, 5))}))
+def test_linear_and_trilinear(nsp, layout):
     mode = "linear" if nsp == 1 else "trilinear"
-    x = field(shape, 3)
+    x = field(layout.shape, 3)
     for sf, align in ((2, False), (1.6, True)):
         ref = ref_interpolate(x, None, sf, mode, align)
         w = field(ref.shape, 4)
         up = nn.Upsample(scale_factor=sf, mode=mode, align_corners=align)
-        for layout in layouts_1d_3d(shape):
-            assert_equal(up(da.asarray(x, **layout)).data, ref, rtol=1e-9, atol=1e-12)
-            compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
-        fd_check(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x)
+        assert_equal(up(layout.array(x)).data, ref, rtol=1e-9, atol=1e-12)
+        compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
+        if layout.id == "split2":  # the finite differences use the replicated field: once per scale
+            fd_check(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x)
 
 
 def test_linear_modes_exchange_one_ghost_cell_nearest_none():
@@ -128,12 +128,14 @@ def test_linear_modes_exchange_one_ghost_cell_nearest_none():
     assert not [e for e in t.events if e["kind"] == "comm"]
 
 
-def test_upsample_in_a_small_unet_trains_identically_on_any_layout():
-    def model():
-        return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.AvgPool2d(3, 2, 1), nn.GELU(),
-                             nn.Upsample(size=(13, 11), mode="bilinear", align_corners=False), nn.Conv2d(3, 1, 1))
+def small_unet():
+    return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.AvgPool2d(3, 2, 1), nn.GELU(),
+                         nn.Upsample(size=(13, 11), mode="bilinear", align_corners=False), nn.Conv2d(3, 1, 1))
 
-    assert_trains_identically(model, field((1, 1, 13, 11), 6), field((1, 1, 13, 11), 7), LAYOUTS, seed=5)
+
+@pytest.mark.parametrize("layout", layouts((1, 1, 13, 11)), ids=str)
+def test_upsample_in_a_small_unet_trains_identically_on_any_layout(layout):
+    assert_trains_identically(small_unet, field(layout.shape, 6), field(layout.shape, 7), layout, seed=5)
 
 
 def test_bad_interpolate_arguments_raise_on_every_rank():
@@ -170,36 +172,37 @@ TORCH_CASES = CASES + [
 ]
 
 
+@pytest.mark.parametrize("layout", layouts((2, 3, 13, 11)), ids=str)
 @pytest.mark.parametrize("case", TORCH_CASES, ids=str)
-def test_against_torch(case):
+def test_against_torch(case, layout):
     torch = pytest.importorskip("torch")
     size, sf, mode, align, rec = case
-    x = field((2, 3, 13, 11), 8)
+    x = field(layout.shape, 8)
     xt = torch.tensor(x, requires_grad=True)
     yt = torch.nn.functional.interpolate(xt, size, sf, mode, align, rec)
     w = field(tuple(yt.shape), 9)
     (yt * torch.tensor(w)).sum().backward()
-    for name, layout in sorted(LAYOUTS.items()):
-        v = Variable(da.asarray(x, **layout), requires_grad=True)
-        y = F.interpolate(v, size, sf, mode, align, rec)
-        ad.sum(y * da.asarray(w, split=None)).backward()
-        assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-14, err_msg=name)
-        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13, err_msg=name)
+    v = Variable(layout.array(x), requires_grad=True)
+    y = F.interpolate(v, size, sf, mode, align, rec)
+    ad.sum(y * da.asarray(w, split=None)).backward()
+    assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("mode", ["linear", "trilinear"])
-def test_against_torch_1d_3d(mode):
+@pytest.mark.parametrize("nsp,layout", by_ndim({1: spatial((2, 2, 19), "split2"),
+                                                 3: spatial((1, 2, 7, 6, 5), "split2", "grid2x2-23")}))
+def test_against_torch_1d_3d(nsp, layout):
     torch = pytest.importorskip("torch")
-    shape = (2, 2, 19) if mode == "linear" else (1, 2, 7, 6, 5)
+    mode = "linear" if nsp == 1 else "trilinear"
+    shape = layout.shape
     x = field(shape, 10)
     for kwargs in (dict(scale_factor=2.0), dict(scale_factor=0.7, align_corners=True), dict(size=shape[2:][::-1])):
         xt = torch.tensor(x, requires_grad=True)
         yt = torch.nn.Upsample(mode=mode, **kwargs)(xt)
         yt.pow(2).sum().backward()
         up = nn.Upsample(mode=mode, **kwargs)
-        for layout in [dict(split=2)] + ([dict(split=(2, 3), grid=(2, 2))] if P == 4 and mode == "trilinear" else []):
-            v = Variable(da.asarray(x, **layout), requires_grad=True)
-            y = up(v)
-            ad.sum(y ** 2).backward()
-            assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-14)
-            assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13)
+        v = Variable(layout.array(x), requires_grad=True)
+        y = up(v)
+        ad.sum(y ** 2).backward()
+        assert_equal(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-14)
+        assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13)
