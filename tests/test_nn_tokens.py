@@ -19,14 +19,15 @@ from darray import autodiff as ad
 from darray._layout import Layout
 from darray.autodiff import Variable
 from darray.nn import functional as F
-from darray.nn import init
+from darray.nn import Sequential, init
+from darray.nn._neighborhood import NeighborhoodAttention2d
 from darray.nn._position import (LearnedPositionEmbedding, SinusoidalPositionEmbedding, position_layout,
                                  sincos_position_embedding)
 from darray.nn._tokens import PatchEmbed, PatchUnembed, flatten_tokens, token_layout, unflatten_tokens
 from darray.testing import agree, assert_equal
 
 from _cases import case
-from _nn_helpers import COMM, P, compare_grads, host
+from _nn_helpers import COMM, P, assert_trains_identically, compare_grads, host
 
 pytestmark = pytest.mark.mpi
 
@@ -224,3 +225,21 @@ def test_learned_embedding_lives_in_the_field_blocks(name):
     with pytest.raises(ValueError, match="embed_dim"):
         pe(da.asarray(np.ones((2, 3, 7, 6)), split=2))
     assert math.isfinite(float(ad.sum(pe(Variable(xd))).data))
+
+
+def _vit_surrogate():
+    """Patches -> sin-cos + learned positions -> neighbourhood attention -> patches back (no token moves)."""
+    return Sequential(PatchEmbed(2, in_chans=1, embed_dim=4, flatten=False), SinusoidalPositionEmbedding(4),
+                      LearnedPositionEmbedding(4, (4, 3)), NeighborhoodAttention2d(4, 2, 3, boundary="periodic"),
+                      PatchUnembed(2, out_chans=1, embed_dim=4))
+
+
+@pytest.mark.parametrize("name", sorted(PATCH_LAYOUTS))
+def test_a_small_vision_transformer_trains_identically(name):
+    x = np.random.default_rng(13).standard_normal((1, 1, 8, 6))
+    t = np.roll(x, 1, axis=2)  # one step of advection
+    kw = dict(PATCH_LAYOUTS[name].kw)
+    if name == "misaligned":  # blocks of 3 rows and the rest: patches straddle the cuts
+        kw["sizes"] = {2: [3] + [len(b) for b in np.array_split(np.arange(5), P - 1)]}
+    layout = case(name, x.shape, **kw)
+    assert_trains_identically(_vit_surrogate, x, t, layout, seed=14)
