@@ -13,13 +13,14 @@ send); a window longer than its axis is refused.
 Boundaries per spatial axis (NATTEN's shifted windows would need a halo of
 twice the radius at the domain edges; these do not):
 
-==========  ==========================================================
-``masked``  window cells outside the domain are left out of the softmax:
-            an edge query attends to fewer keys (the default)
-``zeros``   the field is padded with zero keys and values (score 0), like
-            a convolution's zero padding: every query sees the full window
-``periodic`` the window wraps around the axis
-==========  ==========================================================
+============  ========================================================
+``masked``    window cells outside the domain are left out of the
+              softmax: an edge query attends to fewer keys (the default)
+``zeros``     the field is padded with zero keys and values (score 0),
+              like a convolution's zero padding: every query sees the
+              full window
+``periodic``  the window wraps around the axis
+============  ========================================================
 
 The local kernel loops over the window's offsets (``prod(kernel_size)``
 vectorised steps on the whole block) and keeps the attention weights
