@@ -24,7 +24,7 @@ import pytest
 import darray as da
 from darray.testing import assert_equal, assert_raises_everywhere, backend_dtypes
 
-from _cases import layouts
+from _cases import layouts, param
 
 pytestmark = pytest.mark.mpi
 
@@ -33,13 +33,10 @@ OPERATORS = {"add": "__add__", "subtract": "__sub__", "multiply": "__mul__", "di
              "floor_divide": "__floordiv__", "remainder": "__mod__", "pow": "__pow__"}
 
 
-def conformance_layouts(shape) -> list:
-    """Balanced, replicated, uneven with an empty block and (at 4 ranks) a 2x2 grid of copies along axis 0."""
-    return layouts(shape, "split0", "replicated", "uneven0", "grid2x2-0n")
-
-
+#: Balanced, replicated, uneven with an empty block and (at 4 ranks) a 2x2 grid of copies along axis 0.
+NAMES = ("split0", "replicated", "uneven0", "grid2x2-0n")
 #: The arrays of every pair of special values (length len(SPECIAL)**2).
-PAIRS_LAYOUTS = conformance_layouts((len(SPECIAL) ** 2,))
+PAIRS_LAYOUTS = layouts((len(SPECIAL) ** 2,), *NAMES)
 
 
 def pairs(dtype: str) -> tuple[np.ndarray, np.ndarray]:
@@ -88,44 +85,42 @@ def test_operator_special_cases(name, layout):
         warnings.simplefilter("ignore", RuntimeWarning)
         for dtype in ["float32", "float64"]:
             a, b = pairs(dtype)
-            kw = layout.kw
-            x, y = da.asarray(a, **kw), da.asarray(b, **kw)
-            assert_same_zeros(getattr(x, op)(y), strict(op, a, b), f"{name} {kw}")
-            inplace = da.asarray(a.copy(), **kw)  # asarray shares a NumPy input's buffer
+            x, y = layout.array(a), layout.array(b)
+            assert_same_zeros(getattr(x, op)(y), strict(op, a, b), f"{name} {dtype}")
+            inplace = layout.array(a.copy())  # asarray shares a NumPy input's buffer
             assert getattr(inplace, iop)(y) is inplace
-            assert_same_zeros(inplace, strict(op, a, b), f"{iop} {kw}")
+            assert_same_zeros(inplace, strict(op, a, b), f"{iop} {dtype}")
             if layout.id == "split0":
                 continue  # scalar forms are local to a block: the replicated and uneven layouts suffice
             for s in SPECIAL[:8] + [2.5]:
                 want = standard_pow_half(a) if name == "pow" and s == 0.5 else strict(op, a, s)
-                assert_same_zeros(getattr(x, op)(s), want, f"{name}(x, {s}) {kw}")
-                assert_same_zeros(getattr(x, "__r" + op[2:])(s), strict(op, s, a), f"{name}({s}, x) {kw}")
-                inplace = da.asarray(a.copy(), **kw)  # asarray shares a NumPy input's buffer
+                assert_same_zeros(getattr(x, op)(s), want, f"{name}(x, {s}) {dtype}")
+                assert_same_zeros(getattr(x, "__r" + op[2:])(s), strict(op, s, a), f"{name}({s}, x) {dtype}")
+                inplace = layout.array(a.copy())  # asarray shares a NumPy input's buffer
                 getattr(inplace, iop)(s)
                 assert inplace.dtype == np.dtype(dtype)
-                assert_same_zeros(inplace, want, f"{iop}({s}) {kw}")
+                assert_same_zeros(inplace, want, f"{iop}({s}) {dtype}")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_pow_half_follows_the_standard(dtype):
+@pytest.mark.parametrize("layout", layouts((8,), *NAMES), ids=str)
+def test_pow_half_follows_the_standard(layout, dtype):
     """pow(-inf, 0.5) is +inf and pow(-0, 0.5) is +0 for every spelling of the exponent 0.5."""
     a = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf, -1.0, np.nan, 0.25], dtype=dtype)
     want = np.array([np.inf, 0.0, 0.0, 2.0, np.inf, np.nan, np.nan, 0.5], dtype=dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        for layout in conformance_layouts(a.shape):
-            kw = layout.kw
-            x = da.asarray(a, **kw)
-            half = da.asarray(0.5, dtype=dtype)
-            for got, what in ((x ** 0.5, "x ** 0.5"), (da.pow(x, 0.5), "pow(x, 0.5)"), (x ** half, "x ** 0-d"),
-                              (da.pow(x, da.full(a.shape, 0.5, dtype=dtype, **kw)), "pow(x, full)")):
-                assert_same_zeros(got, want, f"{what} {kw}")
-            inplace = da.asarray(a.copy(), **kw)  # asarray shares a NumPy input's buffer
-            inplace **= 0.5
-            assert_same_zeros(inplace, want, f"x **= 0.5 {kw}")
-            inplace = da.asarray(a.copy(), **kw)  # asarray shares a NumPy input's buffer
-            inplace **= half
-            assert_same_zeros(inplace, want, f"x **= 0-d {kw}")
+        x = layout.array(a)
+        half = da.asarray(0.5, dtype=dtype)
+        for got, what in ((x ** 0.5, "x ** 0.5"), (da.pow(x, 0.5), "pow(x, 0.5)"), (x ** half, "x ** 0-d"),
+                          (da.pow(x, da.full(a.shape, 0.5, dtype=dtype, **layout.kw)), "pow(x, full)")):
+            assert_same_zeros(got, want, what)
+        inplace = layout.array(a.copy())  # asarray shares a NumPy input's buffer
+        inplace **= 0.5
+        assert_same_zeros(inplace, want, "x **= 0.5")
+        inplace = layout.array(a.copy())  # asarray shares a NumPy input's buffer
+        inplace **= half
+        assert_same_zeros(inplace, want, "x **= 0-d")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
@@ -158,17 +153,24 @@ def test_expand_dims_signature():
     assert params["axis"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
-@pytest.mark.parametrize("shape", [(7,), (13, 3)])
-def test_expand_dims(shape):
+EXPAND_SHAPES = [(7,), (13, 3)]
+
+
+@pytest.mark.parametrize("shape,layout", [param(c, shape, prefix="x".join(map(str, shape)))
+                                          for shape in EXPAND_SHAPES for c in layouts(shape, *NAMES)])
+def test_expand_dims(shape, layout):
     a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     axes = list(range(-a.ndim - 1, a.ndim + 1)) + [(0, -1), (1, 0)]
-    for layout in conformance_layouts(shape):
-        kw = layout.kw
-        x = da.asarray(a, **kw)
-        for axis in axes:
-            assert_equal(da.expand_dims(x, axis), np.expand_dims(a, axis), err_msg=f"{axis} {kw}")
-            assert_equal(da.expand_dims(x, axis=axis), np.expand_dims(a, axis), err_msg=f"axis={axis} {kw}")
-        assert_equal(da.expand_dims(x), np.expand_dims(a, 0))
+    x = layout.array(a)
+    for axis in axes:
+        assert_equal(da.expand_dims(x, axis), np.expand_dims(a, axis), err_msg=f"axis {axis} by position")
+        assert_equal(da.expand_dims(x, axis=axis), np.expand_dims(a, axis), err_msg=f"axis={axis}")
+    assert_equal(da.expand_dims(x), np.expand_dims(a, 0))
+
+
+@pytest.mark.parametrize("shape", EXPAND_SHAPES, ids=lambda shape: "x".join(map(str, shape)))
+def test_expand_dims_bad_axis(shape):
+    a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     x = da.asarray(a, split=0)
     assert_raises_everywhere(IndexError, da.expand_dims, x, a.ndim + 1, match="expand_dims")
     assert_raises_everywhere(IndexError, da.expand_dims, x, -a.ndim - 2, match="expand_dims")
@@ -176,9 +178,11 @@ def test_expand_dims(shape):
     assert_raises_everywhere(TypeError, da.expand_dims, x, 1.0, match="expand_dims")
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int32", "uint8", "float32", "float64", "complex64", "complex128"])
-def test_vecdot(dtype):
-    """conj(x1) . x2 over the broadcast shape, in the promoted dtype (as NumPy's vecdot), any layout."""
+VECDOT_DTYPES = ["int8", "int32", "uint8", "float32", "float64", "complex64", "complex128"]
+
+
+def vecdot_inputs(dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Small integers (complex: both parts) of shapes (13, 7), (7,), (13, 7), seeded by the dtype."""
     if dtype not in backend_dtypes():
         pytest.fail(f"the local backend lacks {dtype}")
     rng = np.random.default_rng([7, sum(map(ord, dtype))])
@@ -190,36 +194,46 @@ def test_vecdot(dtype):
             v = v + 1j * rng.integers(-3, 4, shape)
         return v.astype(dt)
 
-    a, b, c = draw((13, 7)), draw((7,)), draw((13, 7))
-    for layout in conformance_layouts(a.shape):
-        kw = layout.kw
-        x, z = da.asarray(a, **kw), da.asarray(c, **kw)
-        y = da.asarray(b, split=None)
-        for got, want, what in ((da.vecdot(x, y), np.vecdot(a, b), "broadcast"),
-                                (da.vecdot(x, z), np.vecdot(a, c), "axis -1"),
-                                (da.vecdot(x, z, axis=0), np.vecdot(a, c, axis=0), "axis 0 (cut)"),
-                                (da.vecdot(x, z, axis=-2), np.vecdot(a, c, axis=-2), "axis -2")):
-            assert_equal(got, want, err_msg=f"{what} {kw}")
+    return draw((13, 7)), draw((7,)), draw((13, 7))
+
+
+@pytest.mark.parametrize("dtype", VECDOT_DTYPES)
+@pytest.mark.parametrize("layout", layouts((13, 7), *NAMES), ids=str)
+def test_vecdot(layout, dtype):
+    """conj(x1) . x2 over the broadcast shape, in the promoted dtype (as NumPy's vecdot), any layout."""
+    a, b, c = vecdot_inputs(dtype)
+    x, z = layout.array(a), layout.array(c)
+    y = da.asarray(b, split=None)
+    for got, want, what in ((da.vecdot(x, y), np.vecdot(a, b), "broadcast"),
+                            (da.vecdot(x, z), np.vecdot(a, c), "axis -1"),
+                            (da.vecdot(x, z, axis=0), np.vecdot(a, c, axis=0), "axis 0 (cut)"),
+                            (da.vecdot(x, z, axis=-2), np.vecdot(a, c, axis=-2), "axis -2")):
+        assert_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("dtype", VECDOT_DTYPES)
+def test_vecdot_0d_and_bad_input(dtype):
+    a, b, _ = vecdot_inputs(dtype)
     v = da.asarray(b, split=0)
     assert_equal(da.vecdot(v, v), np.vecdot(b, b))  # 0-d result, reduced over a cut axis
     assert_raises_everywhere(ValueError, da.vecdot, da.asarray(a, split=0), da.asarray(a[:, :3], split=0),
                              match="vecdot")
 
 
-def test_vecdot_conjugates_the_first_argument():
+@pytest.mark.parametrize("layout", layouts((7,), *NAMES), ids=str)
+def test_vecdot_conjugates_the_first_argument(layout):
     a = np.array([1 + 2j, 3 - 1j, -2j, 0.5 + 0j, 4 - 4j, 1j, 2 + 0j])
     b = np.array([1j, 2 + 0j, 1 - 1j, -3 + 0j, 1 + 1j, 1j, 0.5 - 2j])
     want = np.sum(np.conj(a) * b)
-    for layout in conformance_layouts(a.shape):
-        kw = layout.kw
-        x, y = da.asarray(a, **kw), da.asarray(b, **kw)
-        assert_equal(da.vecdot(x, y), want)
-        assert_equal(da.vecdot(y, x), np.conj(want))
-        assert_equal(x @ y, np.sum(a * b))  # matmul does not conjugate
+    x, y = layout.array(a), layout.array(b)
+    assert_equal(da.vecdot(x, y), want)
+    assert_equal(da.vecdot(y, x), np.conj(want))
+    assert_equal(x @ y, np.sum(a * b))  # matmul does not conjugate
 
 
 @pytest.mark.parametrize("dtype", ["int16", "float32", "float64"])
-def test_unique_all(dtype):
+@pytest.mark.parametrize("layout", layouts((13, 3), *NAMES), ids=str)
+def test_unique_all(layout, dtype):
     """Four named fields as array_api_strict's: sorted values, first occurrences, inverse shaped like x, counts."""
     rng = np.random.default_rng([3, sum(map(ord, dtype))])
     a = rng.integers(0, 5, (13, 3)).astype(dtype)
@@ -227,12 +241,10 @@ def test_unique_all(dtype):
         a[0, 0] = a[5, 1] = np.nan
         a[2, 2] = -0.0
     want = xs.unique_all(xs.asarray(a))
-    for layout in conformance_layouts(a.shape):
-        kw = layout.kw
-        got = da.unique_all(da.asarray(a, **kw))
-        assert got._fields == ("values", "indices", "inverse_indices", "counts")
-        assert_equal(got.values, np.asarray(want.values), err_msg=f"values {kw}")
-        assert_equal(got.indices, np.asarray(want.indices), err_msg=f"indices {kw}")
-        assert_equal(got.inverse_indices, np.asarray(want.inverse_indices), err_msg=f"inverse {kw}")
-        assert got.inverse_indices.shape == a.shape
-        assert_equal(got.counts, np.asarray(want.counts), err_msg=f"counts {kw}")
+    got = da.unique_all(layout.array(a))
+    assert got._fields == ("values", "indices", "inverse_indices", "counts")
+    assert_equal(got.values, np.asarray(want.values), err_msg="values")
+    assert_equal(got.indices, np.asarray(want.indices), err_msg="indices")
+    assert_equal(got.inverse_indices, np.asarray(want.inverse_indices), err_msg="inverse")
+    assert got.inverse_indices.shape == a.shape
+    assert_equal(got.counts, np.asarray(want.counts), err_msg="counts")
