@@ -67,9 +67,11 @@ LAYOUTS = {
     "q-on-last-rank": (dict(split=2, sizes={2: _last(L)}), dict(split=2)),
     "kv-on-first-rank": (dict(split=2), dict(split=2, sizes={2: [S] + [0] * (P - 1)})),
     "replicated": (dict(split=None), dict(split=None)),
+    "batch-only": (dict(split=0), dict(split=0)),
 }
 if P == 4:
     LAYOUTS["batch-x-tokens"] = (dict(split=(0, 2), grid=(2, 2)), dict(split=(0, 2), grid=(2, 2)))
+    LAYOUTS["two-rings-of-copies"] = (dict(split=(None, 2), grid=(2, 2)), dict(split=(None, 2), grid=(2, 2)))
 
 
 def run(q, k, v, g, qkw, kkw, **kw):
