@@ -99,7 +99,7 @@ def test_forward_and_gradients_equal_dense(name, causal):
     assert got[1].layout.blocks_key == da.asarray(q, **qkw).layout.blocks_key
 
 
-@pytest.mark.parametrize("kind", ["bool", "additive", "bool-2d"])
+@pytest.mark.parametrize("kind", ["bool", "additive", "bool-2d", "bool-rows"])
 def test_masks(kind):
     q, k, v, g = inputs(1)
     rng = np.random.default_rng(5)
@@ -108,8 +108,10 @@ def test_masks(kind):
         mask[0, 0, 3] = False  # a row that sees nothing: 0, like torch's safe softmax
     elif kind == "additive":
         mask = rng.standard_normal((B, H, L, S))
-    else:
+    elif kind == "bool-2d":
         mask = rng.random((L, S)) < 0.7
+    else:  # one column broadcast over every key block: whole rows on or off
+        mask = rng.random((L, 1)) < 0.6
     for qkw, kkw in (LAYOUTS["even"], LAYOUTS["q-on-last-rank"]):
         mkw = {key: val for key, val in qkw.items()} if mask.ndim == 4 else dict(split=None)
         got = run(q, k, v, g, qkw, kkw, attn_mask=da.asarray(mask, **mkw))

@@ -17,6 +17,9 @@ blocks entirely in a rank's future are neither computed nor sent there.
 An explicit ``attn_mask`` is cut along its query-token axis like the queries
 and keeps all its key-token columns on every rank: each rank slices the
 columns of the key block it holds locally, so the mask never travels.
+Attention dropout draws its keep mask from a counter-based generator at each
+score's global index, block by block (forward and again in backward), so it
+is the same at any rank count and never stored.
 """
 
 from __future__ import annotations
@@ -188,7 +191,7 @@ def _scores(xp, env, q, k, j):
     k0, k1 = plan.k_off[j], plan.k_off[j + 1]
     allowed = None
     for mask, is_bool in env["masks"]:
-        cols = mask[..., k0:k1]
+        cols = mask if mask.shape[-1] == 1 else mask[..., k0:k1]  # a broadcast key axis applies to every block
         if is_bool:
             allowed = cols if allowed is None else xp.logical_and(allowed, cols)
         else:
