@@ -22,6 +22,8 @@ from darray.io import (ChecksumError, CorruptFileError, MissingChecksumWarning, 
 from darray.io import zarr_io
 from darray.testing import agree, assert_equal, assert_raises_everywhere
 
+from _cases import COMM, layouts
+
 pytest.importorskip("zarr")
 pytest.importorskip("h5py")
 
@@ -40,14 +42,22 @@ def everywhere(comm, ok: bool, what: str) -> None:
     assert not failed, f"{what} (failed on ranks {failed})"
 
 
-def layouts(size: int, n: int) -> list[dict]:
-    """Replicated, balanced rows, uneven rows with an empty block, columns, and a 2-d grid at 4 ranks."""
-    out = [dict(split=None), dict(split=0), dict(split=1)]
-    if size > 1:
-        out.append(dict(split=0, sizes=[0] + [len(c) for c in np.array_split(np.arange(n), size - 1)]))
-    if size == 4:
-        out.append(dict(split=(0, 1), grid=(2, 2)))
-    return out
+def over(shape) -> list:
+    """The layouts a file is read back in: replicated, balanced rows, columns, rows with rank 0 empty, a 2x2 grid."""
+    return layouts(shape, "replicated", "split0", "split1", "first-empty0", "grid2x2")
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory) -> Path:
+    """One directory every rank sees for the module's prepared files (made on rank 0, its name broadcast), so that a
+    file is written and damaged once and then read back in every layout, one test per layout."""
+    name = np.zeros(4096, dtype=np.uint8)
+    if COMM.rank == 0:
+        text = str(tmp_path_factory.mktemp("prepared")).encode()
+        name[:len(text)] = np.frombuffer(text, dtype=np.uint8)
+    path = Path(bytes(np.asarray(COMM.bcast(name, 0))).rstrip(b"\0").decode())
+    COMM.barrier()
+    return path
 
 
 def sample(shape=(13, 7), dtype="float64") -> np.ndarray:
@@ -63,68 +73,81 @@ def quiet(fn, *args, **kwargs):
 
 
 # ------------------------------------------------------------------ the format from the path or the file
+@pytest.mark.parametrize("layout", over(sample().shape), ids=str)
 @pytest.mark.parametrize("dtype", ["float64", "int32", "complex64"])
-def test_save_chooses_the_format_from_the_extension(dtype, comm, shared):
+def test_save_chooses_the_format_from_the_extension(dtype, layout, comm, shared):
     ref = sample(dtype=dtype)
-    for i, spec in enumerate(layouts(comm.size, ref.shape[0])):
-        x = da.asarray(ref, **spec)
-        save(shared / f"a{i}.npy", x)
-        save(shared / f"a{i}.h5", x)
-        save(shared / f"a{i}.hdf5", x, dataset="run/u")
-        save(shared / f"a{i}.zarr", x)
-        save(shared / f"a{i}", x)  # no extension: a zarr store
-        ok = True
-        if comm.rank == 0:
-            import h5py
-            import zarr
+    x = layout.array(ref)
+    save(shared / "a.npy", x)
+    save(shared / "a.h5", x)
+    save(shared / "a.hdf5", x, dataset="run/u")
+    save(shared / "a.zarr", x)
+    save(shared / "a", x)  # no extension: a zarr store
+    ok = True
+    if comm.rank == 0:
+        import h5py
+        import zarr
 
-            ok &= (shared / f"a{i}.npy").is_file() and np.array_equal(np.load(shared / f"a{i}.npy"), ref)
-            with h5py.File(shared / f"a{i}.h5", "r") as f:
-                ok &= np.array_equal(f["data"][...], ref)
-            with h5py.File(shared / f"a{i}.hdf5", "r") as f:
-                ok &= np.array_equal(f["run/u"][...], ref)
-            for name in (f"a{i}.zarr", f"a{i}"):
-                ok &= (shared / name).is_dir() and np.array_equal(zarr.open_array(shared / name, mode="r")[...], ref)
-        everywhere(comm, ok, f"save wrote the format the extension names ({spec})")
-        for name in (f"a{i}.npy", f"a{i}.h5", f"a{i}.zarr", f"a{i}"):
-            assert_equal(load(shared / name, **spec), ref)
-        assert_equal(load(shared / f"a{i}.hdf5", dataset="run/u", split=0), ref)
+        ok &= (shared / "a.npy").is_file() and np.array_equal(np.load(shared / "a.npy"), ref)
+        with h5py.File(shared / "a.h5", "r") as f:
+            ok &= np.array_equal(f["data"][...], ref)
+        with h5py.File(shared / "a.hdf5", "r") as f:
+            ok &= np.array_equal(f["run/u"][...], ref)
+        for name in ("a.zarr", "a"):
+            ok &= (shared / name).is_dir() and np.array_equal(zarr.open_array(shared / name, mode="r")[...], ref)
+    everywhere(comm, ok, f"save wrote the format the extension names ({layout})")
+    for name in ("a.npy", "a.h5", "a.zarr", "a"):
+        assert_equal(load(shared / name, **layout.kw), ref, err_msg=name)
+    assert_equal(load(shared / "a.hdf5", dataset="run/u", split=0), ref)
 
 
-def test_load_looks_at_the_file(comm, shared):
-    """What is there decides, not the name: a .npy under another name, a zarr store named .npy, an HDF5 file."""
+@pytest.fixture(scope="module")
+def misnamed(prepared) -> Path:
+    """A .npy under another name (field.dat), an HDF5 file named field.bin, a zarr store named legacy.npy."""
     ref = sample()
-    save_npy(shared / "f.npy", da.asarray(ref, split=0))
-    save_hdf5(shared / "f.h5", da.asarray(ref, split=0))
-    zarr_io.save(shared / "legacy.npy", da.asarray(ref, split=0))  # what darray.io.save("legacy.npy") used to write
+    save_npy(prepared / "f.npy", da.asarray(ref, split=0))
+    save_hdf5(prepared / "f.h5", da.asarray(ref, split=0))
+    zarr_io.save(prepared / "legacy.npy", da.asarray(ref, split=0))  # what darray.io.save("legacy.npy") used to write
 
     def rename():
-        os.replace(shared / "f.npy", shared / "field.dat")
-        os.replace(shared / "f.npy.sha256", shared / "field.dat.sha256")
-        os.replace(shared / "f.h5", shared / "field.bin")
+        os.replace(prepared / "f.npy", prepared / "field.dat")
+        os.replace(prepared / "f.npy.sha256", prepared / "field.dat.sha256")
+        os.replace(prepared / "f.h5", prepared / "field.bin")
 
-    on_rank0(comm, rename)
-    for spec in layouts(comm.size, ref.shape[0]):
-        for name in ("field.dat", "field.bin", "legacy.npy"):
-            y, warned = quiet(load, shared / name, verify=True, **spec)
-            assert_equal(y, ref)
-            everywhere(comm, not warned, f"{name}: no warning, the checksums are there")
+    on_rank0(COMM, rename)
+    return prepared
 
 
-def test_load_of_a_numpy_file(comm, shared):
+@pytest.mark.parametrize("layout", over(sample().shape), ids=str)
+def test_load_looks_at_the_file(layout, comm, misnamed):
+    """What is there decides, not the name: a .npy under another name, a zarr store named .npy, an HDF5 file."""
+    ref = sample()
+    for name in ("field.dat", "field.bin", "legacy.npy"):
+        y, warned = quiet(load, misnamed / name, verify=True, **layout.kw)
+        assert_equal(y, ref, err_msg=name)
+        everywhere(comm, not warned, f"{name}: no warning, the checksums are there")
+
+
+@pytest.fixture(scope="module")
+def numpy_file(prepared) -> Path:
+    """field.npy as numpy.save wrote it (no checksums)."""
+    on_rank0(COMM, np.save, prepared / "field.npy", sample((7, 5), "int64"))
+    return prepared / "field.npy"
+
+
+@pytest.mark.parametrize("layout", over((7, 5)), ids=str)
+def test_load_of_a_numpy_file(layout, comm, numpy_file):
     """io.load("field.npy") of a file numpy.save wrote: it loads (with a warning that nothing can be verified)."""
     ref = sample((7, 5), "int64")
-    on_rank0(comm, np.save, shared / "field.npy", ref)
-    for spec in layouts(comm.size, ref.shape[0]):
-        y, warned = quiet(load, shared / "field.npy", **spec)
-        assert_equal(y, ref)
-        everywhere(comm, len(warned) == 1 and "without checksums" in str(warned[0].message), f"warned: {warned}")
-        y, warned = quiet(load, shared / "field.npy", verify=False, **spec)
-        assert_equal(y, ref)
-        everywhere(comm, not warned, f"verify=False: no warning, got {warned}")
-        y, warned = quiet(da.load, str(shared / "field.npy"), **spec)  # NumPy's np.load: never warns
-        assert_equal(y, ref)
-        everywhere(comm, not warned, f"darray.load: no warning, got {warned}")
+    y, warned = quiet(load, numpy_file, **layout.kw)
+    assert_equal(y, ref)
+    everywhere(comm, len(warned) == 1 and "without checksums" in str(warned[0].message), f"warned: {warned}")
+    y, warned = quiet(load, numpy_file, verify=False, **layout.kw)
+    assert_equal(y, ref)
+    everywhere(comm, not warned, f"verify=False: no warning, got {warned}")
+    y, warned = quiet(da.load, str(numpy_file), **layout.kw)  # NumPy's np.load: never warns
+    assert_equal(y, ref)
+    everywhere(comm, not warned, f"darray.load: no warning, got {warned}")
 
 
 @pytest.mark.parametrize("case", ["npz save", "npz load", "text file", "dataset for zarr", "dataset for npy",
@@ -153,30 +176,40 @@ def _chunks(store: Path) -> list[Path]:
     return sorted(p for p in store.rglob("*") if p.is_file() and p.name != "zarr.json")
 
 
-@pytest.mark.parametrize("dtype", ["float64", "int16"])
-def test_deleted_zarr_chunk_is_a_missing_chunk(dtype, comm, shared):
-    ref = sample((40, 5), dtype)
-    path = shared / "x.zarr"
+@pytest.fixture(scope="module", params=["float64", "int16"])
+def missing_chunk(request, prepared) -> tuple[Path, Path, np.ndarray]:
+    """A zarr store of dtype ``request.param`` whose last chunk was deleted: (store, the deleted chunk, the data)."""
+    ref = sample((40, 5), request.param)
+    path = prepared / f"x-{request.param}.zarr"
     save(path, da.asarray(ref, split=0))
     victim = _chunks(path)[-1]  # every rank sees the store
-    comm.barrier()
-    on_rank0(comm, victim.unlink)
-    for spec in layouts(comm.size, ref.shape[0]):
-        text = assert_raises_everywhere(MissingChunkError, load, path, **spec)
-        assert text.startswith("load: missing chunk") and "checksum mismatch" not in text, text
-        assert repr(victim.relative_to(path).as_posix()) in text, (victim, text)
-    assert load(path, split=0, verify=False).shape == ref.shape  # explicitly unchecked: the fill value
+    COMM.barrier()
+    on_rank0(COMM, victim.unlink)
+    return path, victim, ref
 
 
-def test_bit_flip_stays_a_checksum_error_and_skipped_chunks_are_not_missing(comm, shared, monkeypatch):
-    """save writes every chunk; a store without that promise (zarr's default skips chunks of only the fill value,
-    as darray's stores did before) loads with absent chunks, and a damaged chunk stays a checksum mismatch."""
+@pytest.mark.parametrize("layout", over((40, 5)), ids=str)
+def test_deleted_zarr_chunk_is_a_missing_chunk(layout, missing_chunk):
+    path, victim, ref = missing_chunk
+    text = assert_raises_everywhere(MissingChunkError, load, path, **layout.kw)
+    assert text.startswith("load: missing chunk") and "checksum mismatch" not in text, text
+    assert repr(victim.relative_to(path).as_posix()) in text, (victim, text)
+    assert load(path, verify=False, **layout.kw).shape == ref.shape  # explicitly unchecked: the fill value
+
+
+def half_zeros() -> np.ndarray:
     ref = sample((40, 5))
     ref[:20] = 0
-    path = shared / "z.zarr"
-    monkeypatch.setattr(zarr_io, "MAX_CHUNK_BYTES", 80)  # chunks of 2 rows: 10 of the 20 hold only zeros
-    save(path, da.asarray(ref, split=None), compressors=None)
-    everywhere(comm, len(_chunks(path)) == 20, f"save wrote every chunk: {_chunks(path)}")
+    return ref
+
+
+def skipped_chunks(path: Path) -> Path:
+    """A store of :func:`half_zeros` without save's every-chunk promise: its chunks of zeros are absent, as zarr's
+    default (and darray's stores before) skips chunks of only the fill value."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(zarr_io, "MAX_CHUNK_BYTES", 80)  # chunks of 2 rows: 10 of the 20 hold only zeros
+        save(path, da.asarray(half_zeros(), split=None), compressors=None)
+    everywhere(COMM, len(_chunks(path)) == 20, f"save wrote every chunk: {_chunks(path)}")
 
     def forget_the_promise():
         meta = json.loads((path / "zarr.json").read_text())
@@ -186,10 +219,21 @@ def test_bit_flip_stays_a_checksum_error_and_skipped_chunks_are_not_missing(comm
             if not np.frombuffer(chunk.read_bytes(), dtype="<f8").any():
                 chunk.unlink()
 
-    on_rank0(comm, forget_the_promise)
-    everywhere(comm, len(_chunks(path)) == 10, f"the zero chunks are gone: {_chunks(path)}")
-    for spec in layouts(comm.size, ref.shape[0]):
-        assert_equal(load(path, verify=True, **spec), ref)
+    on_rank0(COMM, forget_the_promise)
+    everywhere(COMM, len(_chunks(path)) == 10, f"the zero chunks are gone: {_chunks(path)}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def sparse_store(prepared) -> Path:
+    """:func:`skipped_chunks`, undamaged."""
+    return skipped_chunks(prepared / "z.zarr")
+
+
+@pytest.fixture(scope="module")
+def flipped_store(prepared) -> Path:
+    """:func:`skipped_chunks` with one bit of its last chunk flipped."""
+    path = skipped_chunks(prepared / "flipped.zarr")
 
     def flip():
         chunk = _chunks(path)[-1]
@@ -197,25 +241,45 @@ def test_bit_flip_stays_a_checksum_error_and_skipped_chunks_are_not_missing(comm
         data[3] ^= 0x10
         chunk.write_bytes(bytes(data))
 
-    on_rank0(comm, flip)
-    for spec in layouts(comm.size, ref.shape[0]):
-        text = assert_raises_everywhere(ChecksumError, load, path, **spec)
-        assert "checksum mismatch" in text and "missing chunk" not in text, text
+    on_rank0(COMM, flip)
+    return path
 
 
-def test_npy_without_its_sidecar_warns(comm, shared):
-    ref = sample()
-    path = shared / "s.npy"
-    save_npy(path, da.asarray(ref, split=0))
-    on_rank0(comm, os.remove, str(path) + ".sha256")
-    for spec in layouts(comm.size, ref.shape[0]):
-        y, warned = quiet(load_npy, path, **spec)
-        assert_equal(y, ref)
-        everywhere(comm, len(warned) == 1, f"one MissingChecksumWarning on every rank, got {warned}")
-        text = str(warned[0].message)
-        everywhere(comm, text.startswith("load_npy: loading without checksums") and "s.npy.sha256" in text, text)
-        y, warned = quiet(load_npy, path, verify=False, **spec)
-        everywhere(comm, not warned, f"verify=False is silent, got {warned}")
+@pytest.mark.parametrize("layout", over((40, 5)), ids=str)
+def test_skipped_chunks_are_not_missing(layout, sparse_store):
+    """save writes every chunk; a store without that promise loads with its absent chunks as the fill value."""
+    assert_equal(load(sparse_store, verify=True, **layout.kw), half_zeros())
+
+
+@pytest.mark.parametrize("layout", over((40, 5)), ids=str)
+def test_bit_flip_stays_a_checksum_error(layout, flipped_store):
+    """A damaged chunk of a store with absent chunks stays a checksum mismatch (not a missing chunk)."""
+    text = assert_raises_everywhere(ChecksumError, load, flipped_store, **layout.kw)
+    assert "checksum mismatch" in text and "missing chunk" not in text, text
+
+
+@pytest.fixture(scope="module")
+def no_sidecar(prepared) -> Path:
+    """s.npy saved by darray, its checksum sidecar s.npy.sha256 removed."""
+    path = prepared / "s.npy"
+    save_npy(path, da.asarray(sample(), split=0))
+    on_rank0(COMM, os.remove, str(path) + ".sha256")
+    return path
+
+
+@pytest.mark.parametrize("layout", over(sample().shape), ids=str)
+def test_npy_without_its_sidecar_warns(layout, comm, no_sidecar):
+    y, warned = quiet(load_npy, no_sidecar, **layout.kw)
+    assert_equal(y, sample())
+    everywhere(comm, len(warned) == 1, f"one MissingChecksumWarning on every rank, got {warned}")
+    text = str(warned[0].message)
+    everywhere(comm, text.startswith("load_npy: loading without checksums") and "s.npy.sha256" in text, text)
+    y, warned = quiet(load_npy, no_sidecar, verify=False, **layout.kw)
+    everywhere(comm, not warned, f"verify=False is silent, got {warned}")
+
+
+def test_npy_without_its_sidecar_refuses_verify(no_sidecar):
+    path = no_sidecar
     text = assert_raises_everywhere(ValueError, load_npy, path, verify=True)
     assert "verify=True needs checksums" in text, text
     text = assert_raises_everywhere(ValueError, load, path, verify=True)
