@@ -162,6 +162,39 @@ def test_cross_attention_with_kdim_vdim():
         assert_equal(out.data, want, rtol=1e-10, atol=1e-12)
 
 
+def test_unbatched_input():
+    nn.init.manual_seed(14)
+    mha = nn.MultiheadAttention(E, H)  # unbatched (L, E): batch_first does not matter, like torch
+    x = seq(15, (L, E))
+    kpm = np.zeros(L, bool)
+    kpm[-1] = True
+    want, w = mha_ref(numpy_state(mha), *(x[None],) * 3, H, kpm=kpm[None])
+    xd = da.asarray(x, split=0)
+    out, weights = mha(xd, xd, xd, key_padding_mask=da.asarray(kpm, split=None))
+    assert out.shape == (L, E) and weights.shape == (L, L)
+    assert_equal(out.data, want[0], rtol=1e-10, atol=1e-12)
+    assert_equal(weights.data, w.mean(1)[0], rtol=1e-10, atol=1e-12)
+
+
+def test_head_split_and_merge_are_adjoint_and_local():
+    """<split(x), y> == <x, split^T(y)> (the tape's backward of split_heads), and no byte moves."""
+    from darray.nn._transformer import merge_heads, split_heads
+
+    x, y = seq(16, (N, L, E)), seq(17, (N, H, L, E // H))
+    for lay in seq_layouts().values():
+        xv = Variable(da.asarray(x, **lay), requires_grad=True)
+        with da.tracing() as t:
+            heads = split_heads(xv, H)
+            back = merge_heads(heads)
+        assert not agree(COMM, sum(e["nbytes"] for e in t.events if e["kind"] == "comm") == 0)
+        assert_equal(heads.data, x.reshape(N, L, H, E // H).transpose(0, 2, 1, 3))
+        assert_equal(back.data, x)
+        (heads * da.asarray(y, split=None)).sum().backward()
+        lhs = float(np.sum(x.reshape(N, L, H, E // H).transpose(0, 2, 1, 3) * y))
+        rhs = float(np.sum(x * host(xv.grad)))
+        assert not agree(COMM, abs(lhs - rhs) <= 1e-12 * max(1.0, abs(lhs))), (lhs, rhs)
+
+
 def _grads(module, x, lay, g, **kw):
     module.zero_grad()
     xv = Variable(da.asarray(x, **lay), requires_grad=True)

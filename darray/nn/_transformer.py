@@ -201,15 +201,21 @@ class MultiheadAttention(Module):
 
     def _check(self, q, k, v):
         name = "MultiheadAttention"
+        ndim = getattr(q, "ndim", None)
         for what, x, features in (("query", q, self.embed_dim), ("key", k, self.kdim), ("value", v, self.vdim)):
-            if not isinstance(x, DArray) or x.ndim != 3:
-                raise ValueError(message(name, f"{what} must be a 3-d DArray", getattr(x, "shape", type(x).__name__),
-                                         "(N, L, E) with batch_first=True, else (L, N, E)"))
+            if not isinstance(x, DArray) or x.ndim not in (2, 3) or x.ndim != ndim:
+                raise ValueError(message(name, f"{what} must be a 3-d (or, unbatched, 2-d) DArray like query",
+                                         getattr(x, "shape", type(x).__name__),
+                                         "(N, L, E) with batch_first=True, else (L, N, E); or (L, E)"))
             if x.shape[-1] != features:
                 raise ValueError(message(name, f"{what} has the wrong feature size", x.shape[-1], features))
-        b = 0 if self.batch_first else 1
-        if not q.shape[b] == k.shape[b] == v.shape[b] or k.shape[1 - b] != v.shape[1 - b]:
-            raise ValueError(message(name, "batch sizes or key/value lengths differ", (q.shape, k.shape, v.shape),
+        b = 0 if self.batch_first or ndim == 2 else 1
+        if ndim == 2:
+            q, k, v = ((1, *x.shape) for x in (q, k, v))
+        else:
+            q, k, v = q.shape, k.shape, v.shape
+        if not q[b] == k[b] == v[b] or k[1 - b] != v[1 - b]:
+            raise ValueError(message(name, "batch sizes or key/value lengths differ", (q, k, v),
                                      "one batch size; key and value of one length"))
 
     def _masks(self, attn_mask, key_padding_mask, n, length, s_len, is_causal):
@@ -235,12 +241,26 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        q, k, v = data(query), data(key), data(value)
-        self._check(q, k, v)
-        if not self.batch_first:  # (L, N, E) -> (N, L, E); self-attention's one input moves once
+        q = data(query)
+        self._check(q, data(key), data(value))
+        unbatched = q.ndim == 2
+        if unbatched or not self.batch_first:  # to (N, L, E); self-attention's one input moves once
             moved = {}
-            query, key, value = (moved.setdefault(id(x), ad.permute_dims(x, (1, 0, 2))) if id(x) not in moved
-                                 else moved[id(x)] for x in (query, key, value))
+            for x in (query, key, value):
+                if id(x) not in moved:
+                    moved[id(x)] = ad.expand_dims(x, axis=0) if unbatched else ad.permute_dims(x, (1, 0, 2))
+            query, key, value = (moved[id(x)] for x in (query, key, value))
+            if unbatched and key_padding_mask is not None:
+                key_padding_mask = namespace().reshape(data(key_padding_mask), (1, -1))
+        out, attn = self._attend(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights,
+                                 is_causal)
+        if unbatched:
+            return ad.squeeze(out, axis=0), (ad.squeeze(attn, axis=0) if attn is not None else None)
+        return (out if self.batch_first else ad.permute_dims(out, (1, 0, 2))), attn
+
+    def _attend(self, query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights,
+                is_causal):
+        """Batch-first attention: ``(out, weights or None)``."""
         n, length, s_len = data(query).shape[0], data(query).shape[1], data(key).shape[1]
         masks = self._masks(attn_mask, key_padding_mask, n, length, s_len, is_causal)
         weights, biases = self._projections()
@@ -248,8 +268,6 @@ class MultiheadAttention(Module):
         dropout = dropout_stream(self.dropout if self.training else 0.0, self.generator, "MultiheadAttention")
         out = ring_attention(*heads, masks, is_causal, None, dropout, "MultiheadAttention")
         out = self.out_proj(merge_heads(out))
-        if not self.batch_first:
-            out = ad.permute_dims(out, (1, 0, 2))
         attn = self._weights(heads[0], heads[1], masks, is_causal, dropout, average_attn_weights) \
             if need_weights else None
         return out, attn
