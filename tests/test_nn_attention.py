@@ -126,6 +126,15 @@ def test_scale_and_cross_attention_lengths():
     check(got, (out, *dense_grads(q, k, v, w, g, scale=0.3)))
 
 
+def test_float32_stays_float32():
+    q, k, v, g = inputs(7)
+    got = run(*(x.astype(np.float32) for x in (q, k, v, g)), dict(split=2), dict(split=2), is_causal=True)
+    out, w = dense(q, k, v, causal=True)
+    assert all(x.dtype == da.float32 for x in got)
+    for x, y in zip(got, (out, *dense_grads(q, k, v, w, g))):
+        assert_equal(x, y.astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
 def test_gradient_matches_finite_differences():
     q, k, v, _ = inputs(3, lq=4, s=5)
     d = [np.random.default_rng(9 + i).standard_normal(x.shape) for i, x in enumerate((q, k, v))]

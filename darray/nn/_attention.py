@@ -137,7 +137,7 @@ def _exchange(ring, env, sends, recv_sizes):
     for peer, a in sends:
         send_regions.append((peer, (slice(start, start + int(a.shape[0])),)))
         start += int(a.shape[0])
-    recv = xp.zeros((sum(n for _, n in recv_sizes),), dtype=env["dtype"], device=env["device"])
+    recv = xp.empty((sum(n for _, n in recv_sizes),), dtype=env["dtype"], device=env["device"])
     recv_regions, starts, start = [], [], 0
     for peer, n in recv_sizes:
         recv_regions.append((peer, (slice(start, start + n),)))
