@@ -20,6 +20,8 @@ from darray._core.dtypes import to_numpy_dtype
 from darray._layout import Layout
 from darray.testing import agree, assert_equal
 
+from _cases import P, Case, case, each, layouts
+
 pytestmark = pytest.mark.mpi
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -282,22 +284,46 @@ ARANGE_FLOAT = [(2.5,), (0.5, 3.7, 0.3), (1.0, -2.0, -0.25), (0, 1, 0.1), (-1, 1
                 (0.0, 13.0), (5, 5.0)]
 
 
-def arange_layouts(n, size) -> list[dict]:
-    opts = [dict(split=None), dict(split="auto"), dict(split=0), dict(split=0, sizes={0: [n] + [0] * (size - 1)}),
-            dict(split=0, sizes=flat_sizes([0] * (size - 1) + [n], size)),
-            dict(split=0, sizes=flat_sizes(uneven_sizes(n, size), size))]
-    for h in (1, 2, 5):
-        if halo_ok((n,), h, dict(split=0), size):
-            opts.append(dict(split=0, halo=h))
-    return opts
+def arange_cases(n: int) -> dict[str, Case]:
+    """The layouts of a 1-d result of length ``n`` (``arange``, ``linspace``), id -> case: the catalogue's
+    ``replicated``, ``split0`` and ``last0``; ``auto`` (``split="auto"``), ``first0`` (every cell on rank 0),
+    ``uneven-list`` (this file's :func:`uneven_sizes` as a flat ``sizes`` list) and ``split0-halo{h}`` (a ghost
+    width of 1, 2 or 5 without a boundary, where the axis is that long)."""
+    shape = (n,)
+    cut = ("uneven", "empty") if P > 1 else ()
+    out = layouts(shape, "replicated", "split0", "last0") + [
+        case("auto", shape, split="auto"),
+        case("first0", shape, *cut, split=0, sizes={0: [n] + [0] * (P - 1)}),
+        case("uneven-list", shape, *cut, split=0, sizes=flat_sizes(uneven_sizes(n, P), P))]
+    out += [case(f"split0-halo{h}", shape, "halo", split=0, halo=h) for h in (1, 2, 5) if halo_ok(shape, h)]
+    return {c.id: c for c in out}
+
+
+#: The ids of :func:`arange_cases`: one test per layout, the rows of a table looped inside it (each named in a
+#: failure; a test per row and layout, some 350 more tests, made the file 40-70% slower at four ranks).
+ARANGE_LAYOUTS = list(arange_cases(13))
+
+
+def each_row(rows, name, length, check_row) -> None:
+    """``check_row(args, layout)`` for every row of ``rows`` whose result (of ``length(args)``) has the layout
+    ``name`` (a halo wider than a short result has not); the failing rows are reported together."""
+    have = [(args, cases[name]) for args in rows if name in (cases := arange_cases(length(args)))]
+    each(have, lambda row: check_row(*row), name=lambda row: str(row[0]))
+
+
+@pytest.mark.parametrize("name", ARANGE_LAYOUTS)
+def test_arange_int(name, comm):
+    def row(args, layout):
+        want = np.arange(*args)
+        assert want.dtype == np.int64
+        check(dx.arange(*args, **layout.kw), want, layout.kw, comm)
+
+    each_row(ARANGE_INT, name, lambda args: len(np.arange(*args)), row)
 
 
 @pytest.mark.parametrize("args", ARANGE_INT, ids=str)
-def test_arange_int(args, comm):
+def test_arange_int_dtypes(args, comm):
     want = np.arange(*args)
-    assert want.dtype == np.int64
-    for opts in arange_layouts(len(want), comm.size):
-        check(dx.arange(*args, **opts), want, opts, comm)
     for dtype in ["int8", "int32", "uint64", "float32", "float64"]:
         if np.dtype(dtype).kind == "u" and want.size and want.min() < 0:
             continue
@@ -305,12 +331,18 @@ def test_arange_int(args, comm):
         check(dx.arange(*args, dtype=dtype, split=0), want_t, dict(split=0), comm)
 
 
+@pytest.mark.parametrize("name", ARANGE_LAYOUTS)
+def test_arange_float(name, comm):
+    def row(args, layout):
+        want = np.arange(*args)
+        assert want.dtype == np.float64
+        check(dx.arange(*args, **layout.kw), want, layout.kw, comm, atol=1e-12)
+
+    each_row(ARANGE_FLOAT, name, lambda args: len(np.arange(*args)), row)
+
+
 @pytest.mark.parametrize("args", ARANGE_FLOAT, ids=str)
-def test_arange_float(args, comm):
-    want = np.arange(*args)
-    assert want.dtype == np.float64
-    for opts in arange_layouts(len(want), comm.size):
-        check(dx.arange(*args, **opts), want, opts, comm, atol=1e-12)
+def test_arange_float32(args, comm):
     check(dx.arange(*args, dtype="float32", split=0), np.arange(*args, dtype=np.float32), dict(split=0), comm,
           atol=1e-6)
 
@@ -326,14 +358,20 @@ LINSPACE = [(0, 1, 0), (0, 1, 1), (0, 1, 2), (0, 1, 7), (0, 1, 13), (-3, 5, 13),
 
 
 @pytest.mark.parametrize("endpoint", [True, False])
-@pytest.mark.parametrize("args", LINSPACE, ids=str)
-def test_linspace(args, endpoint, comm):
-    want = np.linspace(*args, endpoint=endpoint)
-    for opts in arange_layouts(args[2], comm.size):
-        check(dx.linspace(*args, endpoint=endpoint, **opts), want, opts, comm, atol=1e-12)
-    if not isinstance(args[0], complex) and not isinstance(args[1], complex):
-        check(dx.linspace(*args, endpoint=endpoint, dtype="float32", split=0),
-              np.linspace(*args, endpoint=endpoint, dtype=np.float32), dict(split=0), comm, atol=1e-6)
+@pytest.mark.parametrize("name", ARANGE_LAYOUTS)
+def test_linspace(name, endpoint, comm):
+    def row(args, layout):
+        check(dx.linspace(*args, endpoint=endpoint, **layout.kw), np.linspace(*args, endpoint=endpoint), layout.kw,
+              comm, atol=1e-12)
+
+    each_row(LINSPACE, name, lambda args: args[2], row)
+
+
+@pytest.mark.parametrize("endpoint", [True, False])
+@pytest.mark.parametrize("args", [a for a in LINSPACE if not any(isinstance(v, complex) for v in a)], ids=str)
+def test_linspace_float32(args, endpoint, comm):
+    check(dx.linspace(*args, endpoint=endpoint, dtype="float32", split=0),
+          np.linspace(*args, endpoint=endpoint, dtype=np.float32), dict(split=0), comm, atol=1e-6)
 
 
 def test_flat_sizes_list_on_one_rank(comm):
