@@ -27,7 +27,7 @@ from ._attention import dropout_multipliers, dropout_stream, ring_attention
 from ._linear import linear
 from ._loss import softmax
 from ._util import data, wrap_storage
-from .layers import Dropout, LayerNorm, Linear
+from .layers import Dropout, LayerNorm, Linear, _ints
 from .module import Module, ModuleList, Parameter
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "split_heads", "merge_heads"]
@@ -117,7 +117,9 @@ class MultiheadAttention(Module):
     ``out_proj.weight``, ``out_proj.bias``; torch's initialisation (xavier
     uniform projections, zero biases). ``dropout`` drops attention weights
     in training, reproducibly (the same cells at any rank count; see
-    :func:`darray.nn.functional.scaled_dot_product_attention`).
+    :func:`darray.nn.functional.scaled_dot_product_attention`), with keep
+    masks drawn from ``generator`` (darray's extra keyword; by default one
+    spawned from :func:`darray.nn.init.default_generator` at construction).
 
     ``forward(query, key, value, key_padding_mask=None, need_weights=True,
     attn_mask=None, average_attn_weights=True, is_causal=False)`` returns
@@ -145,9 +147,9 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None, *, generator=None):
         super().__init__()
-        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(message("MultiheadAttention", f"{name} must be a positive int", value))
+        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads), ("kdim", kdim), ("vdim", vdim)):
+            if value is not None:
+                _ints("MultiheadAttention", name, value)
         if embed_dim % num_heads:
             raise ValueError(message("MultiheadAttention", "embed_dim must be divisible by num_heads",
                                      (embed_dim, num_heads)))
@@ -376,8 +378,7 @@ class TransformerEncoder(Module):
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
         super().__init__()
-        if not isinstance(num_layers, int) or num_layers < 1:
-            raise ValueError(message("TransformerEncoder", "num_layers must be a positive int", num_layers))
+        _ints("TransformerEncoder", "num_layers", num_layers)
         layers = []
         for _ in range(num_layers):
             layer = copy.deepcopy(encoder_layer)
