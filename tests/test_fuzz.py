@@ -26,6 +26,7 @@ Bugs found by the fuzzer are pinned by the small regression tests at the end.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -37,7 +38,10 @@ from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 
 import darray as da
+from darray._layout import Layout
 from darray.testing import agree
+
+from _cases import COMM, P, catalogue, layouts
 
 pytestmark = pytest.mark.mpi
 
@@ -51,8 +55,6 @@ LONG_EXAMPLES = int(os.environ.get("DARRAY_FUZZ_EXAMPLES", "0") or 0) or (
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64", "complex128"]
 BOUNDARIES = ["none", "periodic", "reflect", "nearest", 0.0, -1.5]
-COMM = da.default_communicator()
-NPROCS = COMM.size
 
 STATS = {"examples": 0, "valid": 0, "ops": 0}
 # Known bugs (each pinned by a regression test at the end) are steered around with assume(), so that
@@ -107,13 +109,34 @@ def block_sizes(draw, n: int, parts: int) -> list[int]:
     return [b - a for a, b in zip(edges, edges[1:])]
 
 
+@functools.cache
+def named_layouts(shape: tuple[int, ...]) -> list[dict]:
+    """The keywords of the catalogue's cases of ``shape`` (tests/_cases.py) that fit it (the catalogue's ``thin``
+    blocks need an axis of a cell per rank, its halos an axis at least as long)."""
+    out = []
+    for c in catalogue(shape).values():
+        try:
+            Layout.create("fuzz", shape, P, **c.kw)
+        except ValueError:
+            continue
+        out.append(c.kw)
+    return out
+
+
 @st.composite
-def layouts(draw, shape) -> dict:
-    """Layout keywords for ``shape`` at ``NPROCS`` ranks."""
+def layout_keywords(draw, shape) -> dict:
+    """Layout keywords for ``shape`` at ``P`` ranks: a catalogue case (:func:`named_layouts`) or one of its own.
+
+    Its own, because hypothesis explores (and shrinks) what no catalogue case has: any block sizes (empty blocks
+    anywhere), every factorization of the rank count into 1-3 grid dims with any axes or copies, negative split
+    axes, ``split="auto"``, ghost widths 0-2 with each boundary.
+    """
     ndim = len(shape)
-    kinds = ["replicated", "auto"] + (["axis", "tuple"] if ndim else [])
+    kinds = ["named", "replicated", "auto"] + (["axis", "tuple"] if ndim else [])
     kind = draw(st.sampled_from(kinds))
     spec: dict = {}
+    if kind == "named":
+        return dict(draw(st.sampled_from(named_layouts(tuple(shape)))))
     if kind == "replicated":
         spec["split"] = None
     elif kind == "auto":
@@ -122,10 +145,10 @@ def layouts(draw, shape) -> dict:
         axis = draw(st.integers(0, ndim - 1))
         spec["split"] = draw(st.sampled_from([axis, axis - ndim]))
         if draw(st.booleans()):
-            spec["sizes"] = draw(block_sizes(shape[axis], NPROCS))
+            spec["sizes"] = draw(block_sizes(shape[axis], P))
     else:
         ngrid = draw(st.integers(1, min(3, ndim + 1)))
-        grid = draw(st.sampled_from(_factorizations(NPROCS, ngrid)))
+        grid = draw(st.sampled_from(_factorizations(P, ngrid)))
         axes = draw(st.permutations(list(range(ndim))))
         entries = []
         for g in range(ngrid):
@@ -158,7 +181,7 @@ def arrays(draw, shape=None, dtype=None):
         dtype = draw(st.sampled_from(DTYPES))
     seed = draw(st.integers(0, 2**32 - 1))
     special = _kind(dtype) in "fc" and draw(st.integers(0, 4)) == 0
-    return make_values(shape, dtype, seed, special), draw(layouts(shape))
+    return make_values(shape, dtype, seed, special), draw(layout_keywords(shape))
 
 
 def broadcastable_shape(draw, shape) -> tuple[int, ...]:
@@ -285,7 +308,7 @@ def draw_step(draw, a: np.ndarray) -> Step:
         b, make_b, text = second_operand(draw, shape, dtype)
         if name in ("floor_divide", "remainder") and _kind(dtype) in "iu":
             b = np.where(b == 0, 1, b).astype(dtype)
-            make_b = (lambda b=b, spec=draw(layouts(shape)): da.asarray(b, **spec))
+            make_b = (lambda b=b, spec=draw(layout_keywords(shape)): da.asarray(b, **spec))
         if form == "array":
             return Step(f"{name}(x, {text})", lambda a: fn_np(a, b), lambda x: fn_da(x, make_b()))
         return Step(f"{name}({text}, x)", lambda a: fn_np(b, a), lambda x: fn_da(make_b(), x))
@@ -433,7 +456,7 @@ def draw_step(draw, a: np.ndarray) -> Step:
     n = a.shape[axis if axis is not None else 0]
     idx = np.asarray(draw(st.lists(st.integers(-n, n - 1), max_size=6)) if n else [], dtype=np.int64)
     as_darray = draw(st.booleans())
-    spec = draw(layouts(idx.shape)) if as_darray else None
+    spec = draw(layout_keywords(idx.shape)) if as_darray else None
     return Step(f"take(x, {idx.tolist()}{' as DArray ' + str(spec) if as_darray else ''}, axis={axis})",
                 lambda a: np.take(a, idx, axis=axis),
                 lambda x: da.take(x, da.asarray(idx, **spec) if as_darray else idx, axis=axis))
@@ -693,23 +716,28 @@ def test_replicated_operands_on_different_grids():
     """Two replicated operands whose layouts differ only in grid dims (a reduction of a (1, P) grid array and a
     plain 0-d array): no alignment is needed; it once took the piecewise path and failed on 0-d out= views."""
     a = np.array([[True]])
-    x = da.asarray(a, split=(None, None), grid=(1, NPROCS), halo=0)
+    x = da.asarray(a, split=(None, None), grid=(1, P), halo=0)
     check_same(da.bitwise_and(da.all(x), da.asarray(np.array(True), split=None)), np.bitwise_and(a.all(), True),
                "all(x) & 0-d")
     b = np.arange(6.0).reshape(2, 3)
-    y = da.asarray(b, split=(None, None), grid=(1, NPROCS))
+    y = da.asarray(b, split=(None, None), grid=(1, P))
     check_same(y + da.asarray(b, split=None), b + b, "replicated (1, P) grid + replicated (P,) grid")
 
 
-def test_min_max_propagate_nan_on_every_rank():
+NANS = np.array([[np.nan, -0.4], [1.0, 2.0], [3.0, 0.5], [0.1, 0.2], [-7.0, np.nan]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("layout", layouts(NANS.shape, "split0", "split1", "last0"), ids=str)
+def test_min_max_propagate_nan_on_every_rank(layout):
     """MPI's MIN/MAX compare with < and >: a NaN survived or vanished with the reduction order, so at 4 ranks
     max() of an array holding a NaN was NaN on one rank and a number on the others. NaN must win everywhere."""
-    a = np.array([[np.nan, -0.4], [1.0, 2.0], [3.0, 0.5], [0.1, 0.2], [-7.0, np.nan]], dtype=np.float32)
-    for spec in (dict(split=0), dict(split=1), dict(split=0, sizes=[0] * (NPROCS - 1) + [5])):
-        x = da.asarray(a, **spec)
-        for name in ("max", "min"):
-            for axis in (None, 0, 1):
-                check_same(getattr(da, name)(x, axis=axis), getattr(np, name)(a, axis=axis), f"{name} {axis} {spec}")
+    x = layout.array(NANS)
+    for name in ("max", "min"):
+        for axis in (None, 0, 1):
+            check_same(getattr(da, name)(x, axis=axis), getattr(np, name)(NANS, axis=axis), f"{name} {axis}")
+
+
+def test_min_max_of_infinities():
     b = np.array([np.inf, -np.inf, 0.0, 5.0])
     check_same(da.max(da.asarray(b, split=0)), np.max(b), "max with infinities")
     check_same(da.min(da.asarray(b, split=0)), np.min(b), "min with infinities")
