@@ -21,7 +21,8 @@ from darray.nn import functional as F
 from darray.testing import agree, assert_equal
 
 from _cases import by_ndim
-from _nn_helpers import assert_trains_identically, compare_grads, fd_check, field, host, same_everywhere, spatial
+from _nn_helpers import (assert_trains_identically, compare_grads, fd_check, field, host, same_everywhere, spatial,
+                         torch_params)
 
 pytestmark = pytest.mark.mpi
 
@@ -85,7 +86,7 @@ def test_conv2d_forward_and_backward(case, layout):
     def loss(v):
         return F.mse_loss(conv(v), da.asarray(target, split=None))
 
-    compare_grads(loss, x, layout, [conv.weight, conv.bias])
+    compare_grads(loss, x, layout, [conv.weight, conv.bias], key=case)
     if layout is H:  # the finite differences use the replicated field: once per case
         fd_check(loss, x)
 
@@ -150,7 +151,7 @@ def test_pool2d(kind, layout):
     y = pool(layout.array(x))
     assert_equal(y.data, ref_pool(x, 2, kind), rtol=1e-12)
     w = np.random.default_rng(7).standard_normal(y.shape)
-    compare_grads(lambda v: ad.sum(pool(v) * da.asarray(w, split=None)), x, layout)
+    compare_grads(lambda v: ad.sum(pool(v) * da.asarray(w, split=None)), x, layout, key=kind)
     fd_check(lambda v: ad.sum(pool(v) * da.asarray(w, split=None)), x)
 
 
@@ -167,7 +168,7 @@ def test_upsample(layout):
     u = up(layout.array(x))
     assert_equal(u.data, x.repeat(2, axis=2).repeat(2, axis=3))
     w = np.random.default_rng(8).standard_normal(u.shape)
-    compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
+    compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout, key=())
 
 
 @pytest.mark.parametrize("layout", [H, W], ids=str)
@@ -181,7 +182,7 @@ def test_linear(axis, layout):
     y = lin(layout.array(x))
     ref = np.moveaxis(np.moveaxis(x, axis, -1) @ w.T + b, -1, axis)
     assert_equal(y.data, ref, rtol=1e-10)
-    compare_grads(lambda v: ad.sum(ad.sin(lin(v))), x, layout, [lin.weight, lin.bias])
+    compare_grads(lambda v: ad.sum(ad.sin(lin(v))), x, layout, [lin.weight, lin.bias], key=axis)
 
 
 def _erf(z):
@@ -283,14 +284,15 @@ def test_losses(layout, comm):
     d = np.abs(a - b)
     huber = np.mean(np.where(d < 1.0, 0.5 * d * d, d - 0.5))
     assert abs(float(nn.HuberLoss()(Variable(xa), xb).data) - huber) < 1e-12
-    compare_grads(lambda v: F.huber_loss(v, xb, delta=0.7) + F.l1_loss(v, xb) + F.mse_loss(v, xb), a, layout)
+    compare_grads(lambda v: F.huber_loss(v, xb, delta=0.7) + F.l1_loss(v, xb) + F.mse_loss(v, xb), a, layout,
+                  key=())
     labels = np.random.default_rng(3).integers(0, 3, (2, 13, 11))
     logp = a - np.log(np.sum(np.exp(a), axis=1, keepdims=True))
     ref = -np.mean(np.take_along_axis(logp, labels[:, None], axis=1))
     t = da.asarray(labels, split=layout.kw["split"] - 1)  # labels have no channel axis
     ce = nn.CrossEntropyLoss()(Variable(xa), t)
     assert not agree(comm, abs(float(ce.data) - ref) < 1e-12)
-    compare_grads(lambda v: F.cross_entropy(v, t), a, layout)
+    compare_grads(lambda v: F.cross_entropy(v, t), a, layout, key=())
     if layout is H:  # the finite differences use the replicated field: once
         fd_check(lambda v: F.cross_entropy(v, da.asarray(labels, split=None)), a)
 
@@ -363,7 +365,7 @@ def test_against_torch():
     assert_equal(F.batch_norm(da.asarray(x, split=3), training=True).data, bn_t.numpy(), rtol=1e-9)
 
 
-@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@pytest.mark.parametrize("layout", torch_params(LAYOUTS), ids=str)
 def test_unet_decoder_step_against_torch(layout):
     """Down (conv, pool), then learned 2x upsampling (ConvTranspose2d, stride == kernel), as in a U-Net."""
     torch = pytest.importorskip("torch")
@@ -433,7 +435,7 @@ def test_conv_transpose2d_forward_and_backward(case, layout):
     def loss(v):
         return F.mse_loss(F.tanh(up(v)), da.asarray(target, split=None))
 
-    compare_grads(loss, x, layout, params)
+    compare_grads(loss, x, layout, params, key=case)
     if layout is H:  # the finite differences use the replicated field: once per case
         fd_check(loss, x)
 
@@ -476,7 +478,7 @@ def test_conv_transpose1d_3d(nsp, layout):
     ref = ref_conv_transpose(x, host(up.weight.data), host(up.bias.data), kk)
     y = up(layout.array(x))
     assert_equal(y.data, ref, rtol=1e-10, atol=1e-12)
-    compare_grads(lambda v: ad.sum(up(v) ** 2), x, layout, [up.weight, up.bias])
+    compare_grads(lambda v: ad.sum(up(v) ** 2), x, layout, [up.weight, up.bias], key=nsp)
     if layout.id == "split2":  # the finite differences use the replicated field: once per nsp
         fd_check(lambda v: ad.sum(up(v) ** 2), x)
 
@@ -497,7 +499,7 @@ def test_conv_transpose_in_a_unet_block(layout):
     nn.init.manual_seed(27)
     block = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.MaxPool2d(2), nn.ConvTranspose2d(2, 1, 2, stride=2))
     x = field((1, 1, 13, 11), 27)  # POOL_LAYOUTS are for 13 rows (odd: the last row is dropped by the pool)
-    compare_grads(lambda v: ad.sum(block(v) ** 2), x, layout, list(block.parameters()))
+    compare_grads(lambda v: ad.sum(block(v) ** 2), x, layout, list(block.parameters()), key=())
 
 
 def test_conv_transpose_unsupported_and_bad_input():
@@ -549,8 +551,9 @@ def test_conv_transpose_initialiser_is_torchs_and_identical_everywhere():
     assert [n for n, _ in up.named_parameters()] == ["weight", "bias"]
 
 
-@pytest.mark.parametrize("nsp,layout", by_ndim({nsp: spatial(shape, "split2", "thin-empty2") for nsp, shape in
-                                                 ((1, (2, 4, 13)), (2, (1, 4, 13, 11)), (3, (1, 4, 7, 6, 5)))}))
+@pytest.mark.parametrize("nsp,layout", torch_params(by_ndim({
+    nsp: spatial(shape, "split2", "thin-empty2") for nsp, shape in ((1, (2, 4, 13)), (2, (1, 4, 13, 11)),
+                                                                    (3, (1, 4, 7, 6, 5)))})))
 def test_conv_transpose_against_torch(nsp, layout):
     torch = pytest.importorskip("torch")
     k = {1: 3, 2: (2, 3), 3: (2, 1, 2)}[nsp]

@@ -10,6 +10,7 @@ empty blocks and a 2x2 grid at 4 ranks are included.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import math
@@ -25,15 +26,16 @@ from darray.nn import functional as F
 from darray.testing import assert_equal
 
 from _cases import by_ndim
-from _nn_helpers import P, fd_check, field, host, layouts_1d_3d, spatial
+from _nn_helpers import P, fd_check, field, host, layouts_1d_3d, spatial, torch_params
 from _nn_helpers import compare_grads as _compare_grads
 
 pytestmark = pytest.mark.mpi
 
 
-def compare_grads(build, x, layout):
-    """Loss and input gradient on the sharded field == on the replicated field (1e-12)."""
-    _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14)
+def compare_grads(build, x, layout, key):
+    """Loss and input gradient on the sharded field == on the replicated field (1e-12), which is made once per
+    ``key``."""
+    _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14, key=key)
 
 
 def layouts(shape):
@@ -93,20 +95,26 @@ def _call(case, v):
 FIELD = (1, 2, 38, 11)
 
 
-@pytest.mark.parametrize("layout", layouts(FIELD), ids=str)
-@pytest.mark.parametrize("case", CASES, ids=str)
-def test_pool2d_matches_the_reference_on_every_layout(case, layout):
+@functools.cache
+def reference_2d(case):
+    """The field, its pooling by the reference (a loop: made once for all layouts) and output weights."""
     mode, k, s, p, d, ceil, cip = case
     x = field(FIELD, 1)
     ref = ref_pool(x, mode, k, s if s is not None else k, p, d, ceil, cip)
-    w = field(ref.shape, 2)
+    return x, ref, field(ref.shape, 2)
+
+
+@pytest.mark.parametrize("layout", layouts(FIELD), ids=str)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_pool2d_matches_the_reference_on_every_layout(case, layout):
+    x, ref, w = reference_2d(case)
 
     def loss(v):
         return ad.sum(_call(case, v) * da.asarray(w, split=None))
 
     y = _call(case, layout.array(x))
     assert_equal(y.data, ref, rtol=1e-12)
-    compare_grads(loss, x, layout)
+    compare_grads(loss, x, layout, key=case)
     if layout.id == "split2":  # the finite differences use the replicated field: once per case
         fd_check(loss, x)
 
@@ -126,17 +134,24 @@ def test_misaligned_blocks_use_halos_not_a_rebalance():
         assert ops == {"halo"}, ops
 
 
+@functools.cache
+def reference_1d_3d(shape, mode, k, s, p, d):
+    """The field, its pooling (ceil_mode) by the reference (made once for all layouts) and output weights."""
+    x = field(shape, 4)
+    ref = ref_pool(x, mode, k, s, p, d, True)
+    return x, ref, field(ref.shape, 5)
+
+
 @pytest.mark.parametrize("nsp,layout", by_ndim({1: layouts_1d_3d((2, 2, 17)), 3: layouts_1d_3d((1, 2, 9, 6, 5))}))
 @pytest.mark.parametrize("mode", ["max", "avg"])
 def test_pool1d_pool3d(nsp, mode, layout):
-    x = field(layout.shape, 4)
     k, s, p = (3, 2, 1) if nsp == 1 else ((3, 2, 2), (2, 1, 2), (1, 1, 0))
     fn = getattr(F, f"{mode}_pool{nsp}d")
     kwargs = dict(ceil_mode=True) if mode == "avg" else dict(dilation=1 if nsp == 3 else 2, ceil_mode=True)
-    ref = ref_pool(x, mode, k, s, p, kwargs.get("dilation", 1), True)
-    w = field(ref.shape, 5)
+    x, ref, w = reference_1d_3d(layout.shape, mode, k, s, p, kwargs.get("dilation", 1))
     assert_equal(fn(layout.array(x), k, s, p, **kwargs).data, ref, rtol=1e-12)
-    compare_grads(lambda v: ad.sum(fn(v, k, s, p, **kwargs) * da.asarray(w, split=None)), x, layout)
+    compare_grads(lambda v: ad.sum(fn(v, k, s, p, **kwargs) * da.asarray(w, split=None)), x, layout,
+                  key=(nsp, mode))
 
 
 @pytest.mark.parametrize("layout", spatial((1, 2, 13, 10), "split2", "split3"), ids=str)
@@ -226,9 +241,9 @@ def test_constructor_signatures_follow_torch():
         list(inspect.signature(torch.nn.functional.interpolate).parameters)
 
 
-@pytest.mark.parametrize("layout", layouts((2, 3, 38, 13)), ids=str)
-@pytest.mark.parametrize("case", CASES + [("max", 2, 2, 1, 1, True, True), ("avg", 4, 3, 2, 1, True, False)],
-                         ids=str)
+@pytest.mark.parametrize("layout", torch_params(layouts((2, 3, 38, 13))), ids=str)
+@pytest.mark.parametrize("case", torch_params(CASES + [("max", 2, 2, 1, 1, True, True),
+                                                       ("avg", 4, 3, 2, 1, True, False)]), ids=str)
 def test_against_torch(case, layout):
     torch = pytest.importorskip("torch")
     mode, k, s, p, d, ceil, cip = case
@@ -249,7 +264,8 @@ def test_against_torch(case, layout):
         assert_equal(idx, it.numpy())
 
 
-@pytest.mark.parametrize("layout", spatial((1, 2, 11, 7, 6), "split2", "split3", "grid2x2-23"), ids=str)
+@pytest.mark.parametrize("layout", torch_params(spatial((1, 2, 11, 7, 6), "split2", "split3", "grid2x2-23")),
+                         ids=str)
 def test_pool_modules_against_torch_3d(layout):
     torch = pytest.importorskip("torch")
     x = field(layout.shape, 10)

@@ -20,15 +20,16 @@ from darray.nn import functional as F
 from darray.testing import assert_equal
 
 from _cases import by_ndim
-from _nn_helpers import P, assert_trains_identically, fd_check, field, layouts_1d_3d, spatial
+from _nn_helpers import P, assert_trains_identically, fd_check, field, layouts_1d_3d, spatial, torch_params
 from _nn_helpers import compare_grads as _compare_grads
 
 pytestmark = pytest.mark.mpi
 
 
-def compare_grads(build, x, layout):
-    """Loss and input gradient on the sharded field == on the replicated field (1e-12)."""
-    _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14)
+def compare_grads(build, x, layout, key):
+    """Loss and input gradient on the sharded field == on the replicated field (1e-12), which is made once per
+    ``key``."""
+    _compare_grads(build, x, layout, rtol=1e-12, atol=1e-14, key=key)
 
 
 def layouts(shape):
@@ -98,7 +99,7 @@ def test_interpolate2d_on_every_layout(case, layout):
     y = F.interpolate(layout.array(x), size, sf, mode, align, rec)
     assert y.shape == ref.shape
     assert_equal(y.data, ref, rtol=1e-9, atol=1e-12)
-    compare_grads(loss, x, layout)
+    compare_grads(loss, x, layout, key=case)
     if layout.id == "split2":  # the finite differences use the replicated field: once per case
         fd_check(loss, x)
 
@@ -112,7 +113,7 @@ def test_linear_and_trilinear(nsp, layout):
         w = field(ref.shape, 4)
         up = nn.Upsample(scale_factor=sf, mode=mode, align_corners=align)
         assert_equal(up(layout.array(x)).data, ref, rtol=1e-9, atol=1e-12)
-        compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout)
+        compare_grads(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x, layout, key=(mode, sf, align))
         if layout.id == "split2":  # the finite differences use the replicated field: once per scale
             fd_check(lambda v: ad.sum(up(v) * da.asarray(w, split=None)), x)
 
@@ -172,8 +173,8 @@ TORCH_CASES = CASES + [
 ]
 
 
-@pytest.mark.parametrize("layout", layouts((2, 3, 13, 11)), ids=str)
-@pytest.mark.parametrize("case", TORCH_CASES, ids=str)
+@pytest.mark.parametrize("layout", torch_params(layouts((2, 3, 13, 11))), ids=str)
+@pytest.mark.parametrize("case", torch_params(TORCH_CASES), ids=str)
 def test_against_torch(case, layout):
     torch = pytest.importorskip("torch")
     size, sf, mode, align, rec = case
@@ -189,8 +190,8 @@ def test_against_torch(case, layout):
     assert_equal(v.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("nsp,layout", by_ndim({1: spatial((2, 2, 19), "split2"),
-                                                 3: spatial((1, 2, 7, 6, 5), "split2", "grid2x2-23")}))
+@pytest.mark.parametrize("nsp,layout", torch_params(by_ndim({1: spatial((2, 2, 19), "split2"),
+                                                              3: spatial((1, 2, 7, 6, 5), "split2", "grid2x2-23")})))
 def test_against_torch_1d_3d(nsp, layout):
     torch = pytest.importorskip("torch")
     mode = "linear" if nsp == 1 else "trilinear"
