@@ -279,10 +279,9 @@ def test_npy_without_its_sidecar_warns(layout, comm, no_sidecar):
 
 
 def test_npy_without_its_sidecar_refuses_verify(no_sidecar):
-    path = no_sidecar
-    text = assert_raises_everywhere(ValueError, load_npy, path, verify=True)
+    text = assert_raises_everywhere(ValueError, load_npy, no_sidecar, verify=True)
     assert "verify=True needs checksums" in text, text
-    text = assert_raises_everywhere(ValueError, load, path, verify=True)
+    text = assert_raises_everywhere(ValueError, load, no_sidecar, verify=True)
     assert text.startswith("load: verify=True needs checksums"), text
 
 
