@@ -24,7 +24,7 @@ import pytest
 import darray as da
 from darray.testing import assert_equal, assert_raises_everywhere, backend_dtypes
 
-from _cases import layouts, param
+from _cases import each, layouts, param
 
 pytestmark = pytest.mark.mpi
 
@@ -102,14 +102,13 @@ def test_operator_special_cases(name, layout):
                 assert_same_zeros(inplace, want, f"{iop}({s}) {dtype}")
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("layout", layouts((8,), *NAMES), ids=str)
-def test_pow_half_follows_the_standard(layout, dtype):
-    """pow(-inf, 0.5) is +inf and pow(-0, 0.5) is +0 for every spelling of the exponent 0.5."""
-    a = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf, -1.0, np.nan, 0.25], dtype=dtype)
-    want = np.array([np.inf, 0.0, 0.0, 2.0, np.inf, np.nan, np.nan, 0.5], dtype=dtype)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+def test_pow_half_follows_the_standard(layout):
+    """pow(-inf, 0.5) is +inf and pow(-0, 0.5) is +0 for every spelling of the exponent 0.5; float32 and float64."""
+
+    def check(dtype):
+        a = np.array([-np.inf, -0.0, 0.0, 4.0, np.inf, -1.0, np.nan, 0.25], dtype=dtype)
+        want = np.array([np.inf, 0.0, 0.0, 2.0, np.inf, np.nan, np.nan, 0.5], dtype=dtype)
         x = layout.array(a)
         half = da.asarray(0.5, dtype=dtype)
         for got, what in ((x ** 0.5, "x ** 0.5"), (da.pow(x, 0.5), "pow(x, 0.5)"), (x ** half, "x ** 0-d"),
@@ -121,6 +120,10 @@ def test_pow_half_follows_the_standard(layout, dtype):
         inplace = layout.array(a.copy())  # asarray shares a NumPy input's buffer
         inplace **= half
         assert_same_zeros(inplace, want, "x **= 0-d")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        each(["float32", "float64"], check)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
@@ -197,27 +200,32 @@ def vecdot_inputs(dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return draw((13, 7)), draw((7,)), draw((13, 7))
 
 
-@pytest.mark.parametrize("dtype", VECDOT_DTYPES)
 @pytest.mark.parametrize("layout", layouts((13, 7), *NAMES), ids=str)
-def test_vecdot(layout, dtype):
-    """conj(x1) . x2 over the broadcast shape, in the promoted dtype (as NumPy's vecdot), any layout."""
-    a, b, c = vecdot_inputs(dtype)
-    x, z = layout.array(a), layout.array(c)
-    y = da.asarray(b, split=None)
-    for got, want, what in ((da.vecdot(x, y), np.vecdot(a, b), "broadcast"),
-                            (da.vecdot(x, z), np.vecdot(a, c), "axis -1"),
-                            (da.vecdot(x, z, axis=0), np.vecdot(a, c, axis=0), "axis 0 (cut)"),
-                            (da.vecdot(x, z, axis=-2), np.vecdot(a, c, axis=-2), "axis -2")):
-        assert_equal(got, want, err_msg=what)
+def test_vecdot(layout):
+    """conj(x1) . x2 over the broadcast shape, in the promoted dtype (as NumPy's vecdot), every dtype."""
+
+    def check(dtype):
+        a, b, c = vecdot_inputs(dtype)
+        x, z = layout.array(a), layout.array(c)
+        y = da.asarray(b, split=None)
+        for got, want, what in ((da.vecdot(x, y), np.vecdot(a, b), "broadcast"),
+                                (da.vecdot(x, z), np.vecdot(a, c), "axis -1"),
+                                (da.vecdot(x, z, axis=0), np.vecdot(a, c, axis=0), "axis 0 (cut)"),
+                                (da.vecdot(x, z, axis=-2), np.vecdot(a, c, axis=-2), "axis -2")):
+            assert_equal(got, want, err_msg=what)
+
+    each(VECDOT_DTYPES, check)
 
 
-@pytest.mark.parametrize("dtype", VECDOT_DTYPES)
-def test_vecdot_0d_and_bad_input(dtype):
-    a, b, _ = vecdot_inputs(dtype)
-    v = da.asarray(b, split=0)
-    assert_equal(da.vecdot(v, v), np.vecdot(b, b))  # 0-d result, reduced over a cut axis
-    assert_raises_everywhere(ValueError, da.vecdot, da.asarray(a, split=0), da.asarray(a[:, :3], split=0),
-                             match="vecdot")
+def test_vecdot_0d_and_bad_input():
+    def check(dtype):
+        a, b, _ = vecdot_inputs(dtype)
+        v = da.asarray(b, split=0)
+        assert_equal(da.vecdot(v, v), np.vecdot(b, b))  # 0-d result, reduced over a cut axis
+        assert_raises_everywhere(ValueError, da.vecdot, da.asarray(a, split=0), da.asarray(a[:, :3], split=0),
+                                 match="vecdot")
+
+    each(VECDOT_DTYPES, check)
 
 
 @pytest.mark.parametrize("layout", layouts((7,), *NAMES), ids=str)
@@ -231,20 +239,24 @@ def test_vecdot_conjugates_the_first_argument(layout):
     assert_equal(x @ y, np.sum(a * b))  # matmul does not conjugate
 
 
-@pytest.mark.parametrize("dtype", ["int16", "float32", "float64"])
 @pytest.mark.parametrize("layout", layouts((13, 3), *NAMES), ids=str)
-def test_unique_all(layout, dtype):
-    """Four named fields as array_api_strict's: sorted values, first occurrences, inverse shaped like x, counts."""
-    rng = np.random.default_rng([3, sum(map(ord, dtype))])
-    a = rng.integers(0, 5, (13, 3)).astype(dtype)
-    if np.dtype(dtype).kind == "f":
-        a[0, 0] = a[5, 1] = np.nan
-        a[2, 2] = -0.0
-    want = xs.unique_all(xs.asarray(a))
-    got = da.unique_all(layout.array(a))
-    assert got._fields == ("values", "indices", "inverse_indices", "counts")
-    assert_equal(got.values, np.asarray(want.values), err_msg="values")
-    assert_equal(got.indices, np.asarray(want.indices), err_msg="indices")
-    assert_equal(got.inverse_indices, np.asarray(want.inverse_indices), err_msg="inverse")
-    assert got.inverse_indices.shape == a.shape
-    assert_equal(got.counts, np.asarray(want.counts), err_msg="counts")
+def test_unique_all(layout):
+    """Four named fields as array_api_strict's: sorted values, first occurrences, inverse shaped like x, counts;
+    int16, float32 and float64."""
+
+    def check(dtype):
+        rng = np.random.default_rng([3, sum(map(ord, dtype))])
+        a = rng.integers(0, 5, (13, 3)).astype(dtype)
+        if np.dtype(dtype).kind == "f":
+            a[0, 0] = a[5, 1] = np.nan
+            a[2, 2] = -0.0
+        want = xs.unique_all(xs.asarray(a))
+        got = da.unique_all(layout.array(a))
+        assert got._fields == ("values", "indices", "inverse_indices", "counts")
+        assert_equal(got.values, np.asarray(want.values), err_msg="values")
+        assert_equal(got.indices, np.asarray(want.indices), err_msg="indices")
+        assert_equal(got.inverse_indices, np.asarray(want.inverse_indices), err_msg="inverse")
+        assert got.inverse_indices.shape == a.shape
+        assert_equal(got.counts, np.asarray(want.counts), err_msg="counts")
+
+    each(["int16", "float32", "float64"], check)

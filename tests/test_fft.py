@@ -17,7 +17,7 @@ import darray as da
 from darray._api import fft as dfft
 from darray.testing import assert_equal
 
-from _cases import P, by_ndim, catalogue, layouts, param, values
+from _cases import P, by_ndim, catalogue, each, layouts, param, values
 
 pytestmark = pytest.mark.mpi
 
@@ -47,6 +47,7 @@ def signal(shape, dtype="complex128", seed=0) -> np.ndarray:
 # ---------------------------------------------------------------- n-d complex transforms
 @pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
 def test_fftn_ifftn_every_layout(ndim, layout):
+    """Every norm; the result and a round trip keep the input's layout, a transposed result comes back to it."""
     a = signal(SHAPES[ndim])
     x = layout.array(a)
     for norm in NORMS:
@@ -56,6 +57,17 @@ def test_fftn_ifftn_every_layout(ndim, layout):
         z = dfft.ifftn(x, norm=norm)
         assert_equal(z, np.fft.ifftn(a, norm=norm), rtol=RTOL, atol=1e-12, err_msg=f"ifftn {norm}")
         assert z.layout == x.layout
+    a = signal(SHAPES[ndim], seed=4)
+    x = layout.array(a)
+    back = dfft.ifftn(dfft.fftn(x))
+    assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg="ifftn(fftn(x))")
+    assert back.layout == x.layout
+    # transposed out: the forward result stays in the transposed layout, the inverse lands in x's
+    t = dfft.fftn(x, layout="transposed")
+    assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg="fftn transposed")
+    back = dfft.ifftn(t, layout=x.layout)
+    assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg="ifftn(transposed)")
+    assert back.layout == x.layout
 
 
 @pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
@@ -107,21 +119,6 @@ def test_n_and_s_pad_and_crop_3d(layout):
     y = dfft.ifftn(x, s=(11, 2, 5), norm="forward")
     assert_equal(y, np.fft.ifftn(a, s=(11, 2, 5), axes=(0, 1, 2), norm="forward"), rtol=RTOL, atol=1e-12)
     assert y.layout.split == x.layout.split and y.layout.dims == x.layout.dims
-
-
-@pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))
-def test_round_trips_return_the_input_layout(ndim, layout):
-    a = signal(SHAPES[ndim], seed=4)
-    x = layout.array(a)
-    back = dfft.ifftn(dfft.fftn(x))
-    assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg="ifftn(fftn(x))")
-    assert back.layout == x.layout
-    # transposed out: the forward result stays in the transposed layout, the inverse lands in x's
-    t = dfft.fftn(x, layout="transposed")
-    assert_equal(t, np.fft.fftn(a), rtol=RTOL, atol=1e-12, err_msg="fftn transposed")
-    back = dfft.ifftn(t, layout=x.layout)
-    assert_equal(back, a, rtol=RTOL, atol=1e-12, err_msg="ifftn(transposed)")
-    assert back.layout == x.layout
 
 
 def test_halo_input_keeps_its_layout():
@@ -245,20 +242,24 @@ def test_one_dimensional_gather_limit(monkeypatch):
 
 
 # ---------------------------------------------------------------- frequencies and shifts
-@pytest.mark.parametrize("shape,layout", over([(1,), (2,), (7,), (10,), (33,)], lambda shape: (
-    "split0", "replicated", *(["uneven0"] if shape[0] // 2 + 1 >= P else []))))
-def test_fftfreq_rfftfreq(shape, layout):
-    """fftfreq(n) laid out as ``layout``, rfftfreq(n) as the same case of its n // 2 + 1 cells."""
-    n, = shape
-    kw, rkw = layout.kw, catalogue((n // 2 + 1,))[layout.id].kw
-    for d in (1.0, 0.1, 3):
-        f = dfft.fftfreq(n, d=d, **kw)
-        assert_equal(f, np.fft.fftfreq(n, d=d), rtol=1e-15, err_msg=f"fftfreq d={d}")
-        assert_equal(dfft.rfftfreq(n, d=d, **rkw), np.fft.rfftfreq(n, d=d), rtol=1e-15, err_msg=f"rfftfreq d={d}")
-    f32 = dfft.fftfreq(n, dtype=da.float32, **kw)
-    assert_equal(f32, np.fft.fftfreq(n).astype(np.float32))
-    assert dfft.rfftfreq(n, dtype=da.float32, **rkw).dtype == np.float32
-    assert dfft.fftfreq(n, split=0).layout.split == ((0,) if P > 1 else (None,))
+@pytest.mark.parametrize("name", ["split0", "replicated", "uneven0"])
+def test_fftfreq_rfftfreq(name):
+    """fftfreq(n) laid out as the catalogue's case ``name`` of n cells, rfftfreq(n) as that of its n // 2 + 1 cells
+    (uneven only where every rank can hold a cell of the latter)."""
+
+    def check(n):
+        kw, rkw = catalogue((n,))[name].kw, catalogue((n // 2 + 1,))[name].kw
+        for d in (1.0, 0.1, 3):
+            f = dfft.fftfreq(n, d=d, **kw)
+            assert_equal(f, np.fft.fftfreq(n, d=d), rtol=1e-15, err_msg=f"fftfreq d={d}")
+            assert_equal(dfft.rfftfreq(n, d=d, **rkw), np.fft.rfftfreq(n, d=d), rtol=1e-15, err_msg=f"rfftfreq d={d}")
+        f32 = dfft.fftfreq(n, dtype=da.float32, **kw)
+        assert_equal(f32, np.fft.fftfreq(n).astype(np.float32))
+        assert dfft.rfftfreq(n, dtype=da.float32, **rkw).dtype == np.float32
+        if name == "split0":  # cut even where a rank holds no cell (n < P)
+            assert f.layout.split == ((0,) if P > 1 else (None,))
+
+    each([n for n in (1, 2, 7, 10, 33) if name != "uneven0" or n // 2 + 1 >= P], check, name=lambda n: f"n={n}")
 
 
 @pytest.mark.parametrize("ndim,layout", by_ndim(SHIFT_LAYOUTS))
