@@ -30,7 +30,7 @@ RTOL = 1e-10
 LAYOUTS = {2: layouts(SHAPES[2], "split0", "split1", "replicated", "uneven1", "grid2x2", "grid2x2-10", "grid2x2-n1"),
            3: layouts(SHAPES[3], "split0", "split1", "split2", "replicated", "uneven2", "grid2x2", "grid2x2-12",
                       "grid2x2-20")}
-#: Rows / columns cut and replicated only for the 1-d shifts.
+#: The shifts: a 1-d array cut and replicated, and the n-d layouts above.
 SHIFT_LAYOUTS = {1: layouts(SHAPES[1], "split0", "replicated"), **LAYOUTS}
 
 
