@@ -74,3 +74,25 @@ def test_example_agrees_across_rank_counts(case):
         assert f"ranks={nprocs}" in out, f"{case}: the run under mpiexec -n {nprocs} was not distributed:\n{out}"
         assert _summary(out) == lines, (f"{case}: summary at {nprocs} ranks differs from 1 rank:\n"
                                         f"{chr(10).join(_summary(out))}\nvs\n{chr(10).join(lines)}")
+
+
+def test_vit_surrogate_trains_with_the_same_losses_at_1_2_and_4_ranks(tmp_path):
+    """examples/train_vit_surrogate.py: patches, neighbourhood and ring attention; losses.txt agree to rounding."""
+    import numpy as np
+
+    args = [str(EXAMPLES / "train_vit_surrogate.py"), "--n", "24", "--patch", "4", "--dim", "8", "--steps", "4",
+            "--every", "2", "--no-progress"]
+    runs = {1: [sys.executable]}
+    if MPIEXEC.is_file():
+        runs.update({n: [str(MPIEXEC), "-n", str(n), sys.executable] for n in (2, 4)})
+    elif os.environ.get("CI"):
+        pytest.fail(f"no mpiexec at {MPIEXEC} (fails instead of skipping because CI is set)", pytrace=False)
+    losses = {}
+    for nprocs, launcher in runs.items():
+        out_dir = tmp_path / f"ranks{nprocs}"
+        out = _run([*launcher, *args, "--out", str(out_dir)])
+        assert f"{nprocs} rank(s)" in out, out
+        losses[nprocs] = np.loadtxt(out_dir / "losses.txt")
+    assert losses[1].shape == (4,) and losses[1][-1] < losses[1][0], losses[1]  # it learns
+    for nprocs, got in losses.items():
+        np.testing.assert_allclose(got, losses[1], rtol=1e-10, err_msg=f"losses at {nprocs} ranks")

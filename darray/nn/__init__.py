@@ -22,10 +22,15 @@ darray.random.Generator(...)
 from __future__ import annotations
 
 from . import functional, init
+from ._neighborhood import NeighborhoodAttention1d, NeighborhoodAttention2d, NeighborhoodAttention3d
+from ._position import LearnedPositionEmbedding, SinusoidalPositionEmbedding
+from ._tokens import PatchEmbed, PatchUnembed
 from ._transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
 from .layers import *  # noqa: F403
 from .layers import __all__ as _layers
 from .module import Module, ModuleList, Parameter, Sequential
 
 __all__ = sorted(["Module", "ModuleList", "Parameter", "Sequential", "functional", "init", *_layers,
-                  "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer"])
+                  "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
+                  "NeighborhoodAttention1d", "NeighborhoodAttention2d", "NeighborhoodAttention3d",
+                  "PatchEmbed", "PatchUnembed", "LearnedPositionEmbedding", "SinusoidalPositionEmbedding"])
