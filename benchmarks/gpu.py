@@ -11,8 +11,9 @@ One prepared script for a GPU machine::
    against ``numpy.pad(..., mode="wrap")``); stencils (``laplacian``,
    ``uniform_filter``) and ``map_overlap``; one training step of
    :class:`darray.nn.surrogate.SurrogateNet` (loss, gradients and Adam update
-   against the same step with NumPy blocks); with NCCL, its collectives and
-   exchange against the MPI transport.
+   against the same step with NumPy blocks); ring attention (causal) and
+   neighbourhood attention, output and gradients against NumPy blocks; with
+   NCCL, its collectives and exchange against the MPI transport.
 2. Timings (median of repeats, slowest rank): ``a*b + c`` and ``sum`` on darray
    against plain CuPy on the same local blocks; ``allreduce`` and a ring
    ``exchange`` of CuPy buffers through NCCL and through MPI (host-staged
@@ -217,6 +218,8 @@ def _check_correctness(da, dev: Device, comm) -> list[str]:
         da.sum(da.ones(shape, dtype="int64", device=dev.name, split=1, comm=comm)), np.asarray(60000)))
     failures += _check_halo_and_stencils(da, dev, comm, check)
     check("training step", lambda: _check_training(da, dev, comm))
+    check("ring attention (causal), forward and gradients", lambda: _check_attention(da, dev, comm, "ring"))
+    check("neighbourhood attention, forward and gradients", lambda: _check_attention(da, dev, comm, "window"))
     return failures
 
 
@@ -308,6 +311,36 @@ def _check_training(da, dev: Device, comm) -> None:
         assert_equal(got, dev.asnumpy(want.gather()), rtol=1e-9, atol=1e-12)
     if not np.allclose(losses, want_losses, rtol=1e-10):
         raise AssertionError(f"losses {losses}, with NumPy blocks {want_losses}")
+
+
+def _attention_run(da, comm, device, kind: str, inputs):
+    """(output, [dq, dk, dv]) of ring (``"ring"``) or neighbourhood (``"window"``) attention on ``device`` blocks."""
+    from darray.autodiff import Variable
+    from darray.nn import functional as F
+
+    split = 2  # the token axis, or the first spatial axis of a field
+    vs = [Variable(da.asarray(x, device=device, split=split, comm=comm), requires_grad=True) for x in inputs]
+    if kind == "ring":
+        out = F.scaled_dot_product_attention(*vs, is_causal=True)
+    else:
+        out = F.neighborhood_attention(*vs, kernel_size=3, boundary="periodic", num_heads=2)
+    (out * out).sum().backward()
+    return out.data, [v.grad for v in vs]
+
+
+def _check_attention(da, dev: Device, comm, kind: str) -> None:
+    """Ring or neighbourhood attention with ``dev`` blocks against NumPy blocks: output and dq, dk, dv."""
+    from darray.testing import assert_equal
+
+    rng = np.random.default_rng(1)
+    shape = (1, 2, 37, 8) if kind == "ring" else (1, 4, 19, 13)  # (N, heads, tokens, d) / (N, 2 heads x 2, H, W)
+    inputs = [rng.standard_normal(shape) for _ in range(3)]
+    want, want_grads = _attention_run(da, comm, None, kind, inputs)
+    got, grads = _attention_run(da, comm, dev.name, kind, inputs)
+    if not dev.is_mine(got.local):
+        raise TypeError(f"attention output on {type(got.local).__name__}, expected {dev.name} arrays")
+    for g, w in zip([got, *grads], [want, *want_grads]):
+        assert_equal(g, w.gather(), rtol=1e-9, atol=1e-12)
 
 
 def _check_transport(cp, nccl, host) -> list[str]:
