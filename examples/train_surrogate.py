@@ -59,7 +59,7 @@ def main(argv=None) -> list[float]:
         os.makedirs(args.out, exist_ok=True)
         np.savetxt(os.path.join(args.out, "losses.txt"), np.asarray(losses), fmt="%.17e")
         print(f"final loss {losses[-1]:.12e}; losses written to {args.out}/losses.txt" if losses else "no steps")
-        _plot(losses, field, u, args, comm.size)
+        plot(losses, field, u, args, comm.size)
     return losses
 
 
@@ -69,8 +69,11 @@ def _have_matplotlib() -> bool:
     return importlib.util.find_spec("matplotlib") is not None  # the same answer on every rank
 
 
-def _plot(losses, field, u, args, ranks) -> None:
-    """The training field (block edges dashed) and the loss curve, to ``--plot`` or OUT/loss.png (rank 0)."""
+def plot(losses, field, u, args, ranks, title: str = "surrogate training") -> None:
+    """The training field (block edges dashed) and the loss curve, to ``--plot`` or OUT/loss.png (rank 0).
+
+    Also used by ``examples/train_vit_surrogate.py``.
+    """
     if field is None:
         print("loss.png: skipped (matplotlib is not installed; pip install 'darray[viz]')")
         return
@@ -79,9 +82,10 @@ def _plot(losses, field, u, args, ranks) -> None:
     matplotlib.use("Agg")  # no display needed
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.0), layout="constrained",
-                                      gridspec_kw={"width_ratios": [1, 1.6]})
-    left.imshow(field, cmap="viridis", extent=(0, 1, 1, 0))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.0), layout="constrained",
+                                      gridspec_kw={"width_ratios": [1.2, 1.6]})
+    image = left.imshow(field, cmap="viridis", extent=(0, 1, 1, 0))
+    fig.colorbar(image, ax=left, shrink=0.8)
     for cut in u.layout.offsets[0][1:-1]:  # rows cut over the ranks
         left.axhline(cut / args.n, color="w", lw=0.8, ls="--")
     for cut in u.layout.offsets[1][1:-1]:
@@ -93,7 +97,7 @@ def _plot(losses, field, u, args, ranks) -> None:
     right.axhline(1.0, color="gray", lw=0.8, ls="--", label="persistence")
     right.set_xlabel("Adam step")
     right.set_ylabel("loss (1 = persistence)")
-    right.set_title(f"surrogate training, {ranks} rank(s)", fontsize=9)
+    right.set_title(f"{title}, {ranks} rank(s)", fontsize=9)
     right.legend()
     path = args.plot or os.path.join(args.out, "loss.png")
     fig.savefig(path, dpi=72)

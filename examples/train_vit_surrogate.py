@@ -39,6 +39,7 @@ import darray as da
 from darray import nn
 from darray.nn.functional import flatten_tokens
 from darray.nn.surrogate import periodic_bumps, train_surrogate
+from train_surrogate import plot  # the same figure as examples/train_surrogate.py (its folder is on sys.path)
 
 
 class ViTSurrogate(nn.Module):
@@ -101,39 +102,8 @@ def main(argv=None) -> list[float]:
         os.makedirs(args.out, exist_ok=True)
         np.savetxt(os.path.join(args.out, "losses.txt"), np.asarray(losses), fmt="%.17e")
         print(f"final loss {losses[-1]:.12e}; losses written to {args.out}/losses.txt" if losses else "no steps")
-        _plot(losses, field, u, args, comm.size)
+        plot(losses, field, u, args, comm.size, title=f"vision transformer, {args.patch}x{args.patch} patches")
     return losses
-
-
-def _plot(losses, field, u, args, ranks) -> None:
-    """The training field (block edges dashed) and the loss curve, to ``--plot`` or OUT/loss.png (rank 0)."""
-    if field is None:
-        print("loss.png: skipped (matplotlib is not installed; pip install 'darray[viz]')")
-        return
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display needed
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.0), layout="constrained",
-                                      gridspec_kw={"width_ratios": [1.2, 1.6]})
-    image = left.imshow(field, cmap="viridis", extent=(0, 1, 1, 0))
-    fig.colorbar(image, ax=left, shrink=0.8)
-    for cut in u.layout.offsets[0][1:-1]:  # rows cut over the ranks
-        left.axhline(cut / args.n, color="w", lw=0.8, ls="--")
-    left.set_title(f"field {args.n}x{args.n}, {ranks} rank(s)", fontsize=9)
-    left.set_xticks([])
-    left.set_yticks([])
-    right.semilogy(np.arange(1, len(losses) + 1), losses)
-    right.axhline(1.0, color="gray", lw=0.8, ls="--", label="persistence")
-    right.set_xlabel("Adam step")
-    right.set_ylabel("loss (1 = persistence)")
-    right.set_title(f"vision transformer, {args.patch}x{args.patch} patches", fontsize=9)
-    right.legend()
-    path = args.plot or os.path.join(args.out, "loss.png")
-    fig.savefig(path, dpi=72)
-    plt.close(fig)
-    print(f"figure written to {path}")
 
 
 if __name__ == "__main__":
