@@ -33,6 +33,7 @@ the other libraries have no reduction for (TypeError names the method).
 from __future__ import annotations
 
 import builtins
+import math
 from functools import lru_cache
 
 import numpy
@@ -491,8 +492,8 @@ def _at_local(f, a: DArray, flat, b, selection) -> None:
         f._np.at(a.local, local_idx)
         return
     if b.ndim:
-        values = numpy.broadcast_to(b, selection).reshape((-1,) + selection[len(selection) - len(trailing):]
-                                                          if trailing else (-1,))
+        lead = len(selection) - len(trailing)  # the leading size spelled out: -1 is ambiguous with an empty axis
+        values = numpy.broadcast_to(b, selection).reshape((math.prod(selection[:lead]),) + selection[lead:])
         values = values[mine][(slice(None),) + trailing]
     else:
         values = b

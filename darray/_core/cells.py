@@ -13,6 +13,7 @@ cells move; nothing is gathered.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -155,7 +156,8 @@ def _pick(xp, moved, requests: np.ndarray, device):
     if not requests.shape[0]:
         return xp.empty((0, *rest), dtype=moved.dtype, device=device)
     flat = np.ravel_multi_index(tuple(requests.T), tuple(moved.shape[:k]))
-    return xp.take(xp.reshape(moved, (-1, *rest)), xp.asarray(flat, device=device), axis=0)
+    picked = math.prod(moved.shape[:k])  # not -1: NumPy cannot infer it when a trailing axis is empty
+    return xp.take(xp.reshape(moved, (picked, *rest)), xp.asarray(flat, device=device), axis=0)
 
 
 def scatter_cells(x: DArray, axes, coords: list[np.ndarray], values, rest_key: dict) -> None:
