@@ -7,9 +7,8 @@ import math
 from .. import autodiff as ad
 from .._core.reductions import combine
 from .._errors import message
-from .._layout import Layout
 from ..autodiff import apply, register
-from ._util import data, whole, wrap_storage
+from ._util import data, whole, whole_axis_layout, wrap_storage
 
 __all__ = ["linear"]
 
@@ -48,11 +47,7 @@ def linear(x, weight, bias=None, axis: int = -1):
     if xd.shape[axis] != data(weight).shape[1]:
         raise ValueError(message("linear", "feature size does not match the weight", xd.shape[axis],
                                  f"{data(weight).shape[1]} (weight of shape {data(weight).shape})"))
-    layout = xd._layout.without_halo()
-    if layout.axis_dim[axis] is not None:
-        g = layout.axis_dim[axis]
-        split = tuple(None if i == g else s for i, s in enumerate(layout.split))
-        layout = Layout.create("linear", layout.shape, xd._comm.size, split=split, grid=layout.dims)
+    layout = whole_axis_layout("linear", xd._layout, axis)
     if layout != xd._layout:
         x = ad.redistribute(x, layout=layout)
     out = apply("linear_local", x, weight, axis=axis)

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._errors import message
 from ..autodiff import apply, halo, register
-from ._util import data, redistributed, whole_channel_layout, wrap_storage, zeros
+from ._util import data, ntuple, redistributed, whole_channel_layout, wrap_storage, zeros
 from .layers import Linear, _ints
 from .module import Module
 
@@ -151,18 +151,9 @@ register("neighborhood_attention_local", _na_forward, _na_backward)
 # ------------------------------------------------------------------ validation
 def _per_axis(func, name, value, nsp):
     """``value`` (an int or ``nsp`` ints, each >= 1) as an ``nsp``-tuple."""
-    items = (value,) * nsp if isinstance(value, numbers.Integral) else value
-    try:
-        items = tuple(items)
-    except TypeError:
-        raise TypeError(message(func, f"{name} must be an int or a tuple of ints", type(value).__name__)) from None
-    if any(not isinstance(v, numbers.Integral) or isinstance(v, bool) for v in items):
-        raise TypeError(message(func, f"{name} must be an int or a tuple of ints", value))
-    if len(items) != nsp:
-        raise ValueError(message(func, f"{name} needs one entry per spatial axis", value, f"{nsp} entries"))
-    if any(v < 1 for v in items):
-        raise ValueError(message(func, f"{name} must be positive", value, "ints >= 1"))
-    return tuple(int(v) for v in items)
+    out = ntuple(func, name, value, nsp)  # one entry per spatial axis
+    _ints(func, name, value, nsp)  # ints, not floats or bools, each positive
+    return out
 
 
 def _boundaries(func, boundary, nsp):

@@ -28,7 +28,7 @@ import math
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
-from ._util import data, redistributed, whole_channel_layout, wrap_storage
+from ._util import data, redistributed, whole_axis_layout, whole_channel_layout, wrap_storage
 from ._window import window_plan
 from .layers import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, _ints
 from .module import Module
@@ -94,10 +94,7 @@ def _token_axis(axis):
 
 def _field_layout(func: str, layout: Layout, channels: int) -> Layout:
     """``layout`` without halo, with ``channels`` channels, the channel axis whole."""
-    layout = layout.without_halo()
-    if layout.axis_dim[1] is not None:
-        split = tuple(None if s == 1 else s for s in layout.split)
-        layout = Layout.create(func, layout.shape, layout.nprocs, split=split, grid=layout.dims)
+    layout = whole_axis_layout(func, layout, 1)
     return layout.replace(shape=(layout.shape[0], channels, *layout.shape[2:]),
                           sizes=(layout.sizes[0], (channels,), *layout.sizes[2:]))
 

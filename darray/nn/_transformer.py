@@ -26,7 +26,7 @@ from ._activation import gelu, relu
 from ._attention import dropout_multipliers, dropout_stream, ring_attention
 from ._linear import linear
 from ._loss import softmax
-from ._util import data, wrap_storage
+from ._util import data, whole_axis_layout, wrap_storage
 from .layers import Dropout, LayerNorm, Linear, _ints
 from .module import Module, ModuleList, Parameter
 
@@ -81,12 +81,8 @@ register("merge_heads", _merge_forward, _merge_backward)
 
 def _whole_features(x):
     """``x`` without halo and with its feature axis (last) whole, redistributed on the tape when needed."""
-    xd = data(x)
-    layout = xd._layout.without_halo()
-    if layout.axis_dim[-1] is not None:
-        split = tuple(None if s == xd.ndim - 1 else s for s in layout.split)
-        layout = Layout.create("split_heads", layout.shape, xd._comm.size, split=split, grid=layout.dims)
-    return x if layout == xd._layout else ad.redistribute(x, layout=layout)
+    layout = whole_axis_layout("split_heads", data(x)._layout, -1)
+    return x if layout == data(x)._layout else ad.redistribute(x, layout=layout)
 
 
 def split_heads(x, num_heads: int):

@@ -55,13 +55,18 @@ def check_input(func: str, x, nsp: int) -> None:
                                  f"a {nsp + 2}-d array"))
 
 
-def whole_channel_layout(func: str, xd) -> Layout:
-    """``xd``'s layout without halo and with the channel axis (1) whole (the axis a layer contracts)."""
-    layout = xd._layout.without_halo()
-    if layout.axis_dim[1] is not None:
-        split = tuple(None if s == 1 else s for s in layout.split)
-        layout = Layout.create(func, layout.shape, xd._comm.size, split=split, grid=layout.dims)
+def whole_axis_layout(func: str, layout: Layout, axis: int) -> Layout:
+    """``layout`` without halo and with ``axis`` whole (the axis a layer contracts); the other cuts kept."""
+    layout = layout.without_halo()
+    if layout.axis_dim[axis] is not None:
+        split = tuple(None if s == axis % len(layout.shape) else s for s in layout.split)
+        layout = Layout.create(func, layout.shape, layout.nprocs, split=split, grid=layout.dims)
     return layout
+
+
+def whole_channel_layout(func: str, xd) -> Layout:
+    """``xd``'s layout without halo and with the channel axis (1) whole (see :func:`whole_axis_layout`)."""
+    return whole_axis_layout(func, xd._layout, 1)
 
 
 def redistributed(x, layout: Layout):
