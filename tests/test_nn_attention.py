@@ -3,8 +3,11 @@
 Forward and gradients of query, key and value on the gathered inputs, at any
 rank count: token axes cut evenly, unevenly, with every block but one empty,
 queries and keys cut differently, a 2x2 grid cutting batch and tokens;
-causal, boolean and additive masks. One test counts the bytes the tracer
-saw: each K/V block moves once around the ring.
+causal, boolean and additive masks; key blocks processed whole and in
+chunks of a few keys; extra key/value tokens every rank holds (torch's
+``add_bias_kv``/``add_zero_attn``). One test counts the bytes the tracer
+saw: each K/V block moves once around the ring. Where torch is installed,
+``torch.nn.functional.scaled_dot_product_attention`` is a second oracle.
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import pytest
 
 import darray as da
 from darray.autodiff import Variable
+from darray.nn import _attention
 from darray.nn import functional as F
 from darray.testing import agree, assert_equal, assert_raises_everywhere
 
-from _nn_helpers import COMM, P, host
+from _nn_helpers import COMM, P, host, torch_params
 
 pytestmark = pytest.mark.mpi
 
@@ -74,6 +78,21 @@ if P == 4:
     LAYOUTS["two-rings-of-copies"] = (dict(split=(None, 2), grid=(2, 2)), dict(split=(None, 2), grid=(2, 2)))
 
 
+@pytest.fixture
+def chunks_of(monkeypatch):
+    """``chunks_of(n)``: key blocks processed ``n`` keys at a time (cut at the global multiples of ``n``)."""
+    def set_chunk(n):
+        if n is not None:
+            monkeypatch.setattr(_attention, "KEY_CHUNK_BYTES", 0)
+            monkeypatch.setattr(_attention, "MIN_KEY_CHUNK", n)
+    return set_chunk
+
+
+def test_key_chunk_bounds_the_score_chunk():
+    assert _attention.key_chunk((1, 4, 16384, 16), 8) == _attention.MIN_KEY_CHUNK  # 64 keys: 32 MiB of scores
+    assert _attention.key_chunk((1, 1, 100, 16), 8) * 100 * 8 <= _attention.KEY_CHUNK_BYTES
+
+
 def run(q, k, v, g, qkw, kkw, **kw):
     """The ring's output and the gradients of q, k, v for the loss ``sum(out * g)``."""
     qv, kv, vv = (Variable(da.asarray(x, **lay), requires_grad=True) for x, lay in ((q, qkw), (k, kkw), (v, kkw)))
@@ -87,9 +106,11 @@ def check(got, want, rtol=1e-10, atol=1e-12):
         assert_equal(x, y, rtol=rtol, atol=atol)
 
 
+@pytest.mark.parametrize("chunk", [None, 2], ids=["whole-blocks", "chunks-of-2"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
-def test_forward_and_gradients_equal_dense(name, causal):
+def test_forward_and_gradients_equal_dense(name, causal, chunk, chunks_of):
+    chunks_of(chunk)
     q, k, v, g = inputs()
     qkw, kkw = LAYOUTS[name]
     got = run(q, k, v, g, qkw, kkw, is_causal=causal)
@@ -100,7 +121,8 @@ def test_forward_and_gradients_equal_dense(name, causal):
 
 
 @pytest.mark.parametrize("kind", ["bool", "additive", "bool-2d", "bool-rows"])
-def test_masks(kind):
+def test_masks(kind, chunks_of):
+    chunks_of(3)  # chunks that straddle the block boundaries: each slices its own mask columns
     q, k, v, g = inputs(1)
     rng = np.random.default_rng(5)
     if kind == "bool":
@@ -155,9 +177,11 @@ def test_gradient_matches_finite_differences():
     assert not agree(COMM, abs((plus - minus) / (2 * eps) - analytic) <= 1e-6 * max(1.0, abs(analytic)))
 
 
+@pytest.mark.parametrize("chunk", [None, 2], ids=["whole-blocks", "chunks-of-2"])
 @pytest.mark.parametrize("name", ["even", "q-on-last-rank"])
-def test_dropout_is_the_same_on_any_rank_count(name):
+def test_dropout_is_the_same_on_any_rank_count(name, chunk, chunks_of):
     """The keep mask is ``rng.random((B, H, L, S)) >= p`` at global indices: a 1-rank oracle reproduces it."""
+    chunks_of(chunk)
     q, k, v, g = inputs(6)
     p = 0.3
     u = host(da.random.default_rng(7).random((B, H, L, S), split=None))
@@ -166,6 +190,80 @@ def test_dropout_is_the_same_on_any_rank_count(name):
     got = run(q, k, v, g, qkw, kkw, dropout_p=p, generator=da.random.default_rng(7))
     _, w = dense(q, k, v)
     check(got, ((w * kept) @ v, *dense_grads(q, k, v, w, g, kept=kept)))
+
+
+# ------------------------------------------------------------------ extra key/value tokens (add_bias_kv, add_zero_attn)
+X = 2
+EXTRA_LAYOUTS = ["even", "q-on-last-rank", "kv-on-first-rank", "replicated"] + \
+    (["batch-x-tokens", "two-rings-of-copies"] if P == 4 else [])
+
+
+@pytest.mark.parametrize("chunk", [None, 2], ids=["whole-blocks", "chunks-of-2"])
+@pytest.mark.parametrize("kind", ["plain", "causal", "bool-mask", "additive-mask+dropout"])
+@pytest.mark.parametrize("name", EXTRA_LAYOUTS)
+def test_extra_tokens_equal_dense(name, kind, chunk, chunks_of):
+    """X replicated key/value tokens after the S of key/value: every query sees them, whatever the masks;
+    their gradients (broadcast over the batch) sum over the ranks."""
+    chunks_of(chunk)
+    q, k, v, g = inputs(8)
+    rng = np.random.default_rng(9)
+    ek, ev = rng.standard_normal((1, H, X, E)), rng.standard_normal((1, H, X, EV))
+    kf = np.concatenate([k, np.broadcast_to(ek, (B, H, X, E))], axis=2)
+    vf = np.concatenate([v, np.broadcast_to(ev, (B, H, X, EV))], axis=2)
+    mask, kept, dropout = None, 1.0, None
+    oracle = np.ones((L, S + X), bool)  # the dense oracle's mask over all S + X columns: the extra ones seen
+    if kind == "causal":
+        oracle[:, :S] = np.tril(np.ones((L, S), bool))
+    elif kind == "bool-mask":
+        mask = rng.random((B, 1, L, S)) < 0.4
+        oracle = np.concatenate([mask, np.ones((B, 1, L, X), bool)], axis=-1)
+    elif kind == "additive-mask+dropout":
+        mask = rng.standard_normal((L, S))
+        oracle = np.concatenate([mask, np.zeros((L, X))], axis=-1)
+        kept = (host(da.random.default_rng(3).random((B, H, L, S + X), split=None)) >= 0.25) / 0.75
+        dropout = _attention.dropout_stream(0.25, da.random.default_rng(3))
+    masks = () if mask is None else (da.asarray(mask, split=None),)
+    qkw, kkw = LAYOUTS[name]
+    qv, kv, vv = (Variable(da.asarray(x, **lay), requires_grad=True) for x, lay in ((q, qkw), (k, kkw), (v, kkw)))
+    ekv, evv = (Variable(da.asarray(x, split=None), requires_grad=True) for x in (ek, ev))
+    out = _attention.ring_attention(qv, kv, vv, masks, kind == "causal", None, dropout, extra=(ekv, evv))
+    (out * da.asarray(g, **qkw)).sum().backward()
+    _, w = dense(q, kf, vf, mask=oracle)
+    dq, dkf, dvf = dense_grads(q, kf, vf, w, g, kept=kept)
+    check((out.data, qv.grad, kv.grad, vv.grad, ekv.grad, evv.grad),
+          ((w * kept) @ vf, dq, dkf[..., :S, :], dvf[..., :S, :], dkf[..., S:, :].sum(0, keepdims=True),
+           dvf[..., S:, :].sum(0, keepdims=True)))
+
+
+# ------------------------------------------------------------------ torch's scaled_dot_product_attention
+TORCH_CASES = [(kind, name) for kind in ("plain", "bool-mask", "float-mask", "causal")
+               for name in ("even", "q-on-last-rank", "kv-on-first-rank")] + [("scale+causal-cross", "even")]
+
+
+@pytest.mark.parametrize("kind,name", torch_params(TORCH_CASES))
+def test_against_torch_sdpa(kind, name):
+    """Forward and the q, k, v gradients == torch's, float64, token axes cut (uneven and empty blocks)."""
+    torch = pytest.importorskip("torch")
+    lq, s = (5, 11) if kind == "scale+causal-cross" else (L, S)
+    q, k, v, g = inputs(10, lq=lq, s=s)
+    rng = np.random.default_rng(11)
+    mask, kw = None, {}
+    if kind == "bool-mask":
+        mask = rng.random((B, 1, lq, s)) < 0.5
+        mask[..., 1] = True  # every row sees a key (torch's fused kernels give NaN on a row that sees none)
+    elif kind == "float-mask":
+        mask = rng.standard_normal((lq, s))
+    elif kind == "causal":
+        kw = dict(is_causal=True)
+    elif kind == "scale+causal-cross":
+        kw = dict(is_causal=True, scale=0.3)
+    tq, tk, tv = (torch.from_numpy(x).requires_grad_() for x in (q, k, v))
+    want = torch.nn.functional.scaled_dot_product_attention(
+        tq, tk, tv, attn_mask=None if mask is None else torch.from_numpy(mask), **kw)
+    (want * torch.from_numpy(g)).sum().backward()
+    qkw, kkw = LAYOUTS[name]
+    got = run(q, k, v, g, qkw, kkw, attn_mask=None if mask is None else da.asarray(mask, split=None), **kw)
+    check(got, (want.detach().numpy(), tq.grad.numpy(), tk.grad.numpy(), tv.grad.numpy()))
 
 
 def _kv_bytes(n_tokens, itemsize=8):

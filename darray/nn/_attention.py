@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import _recorder
 from .._core import DArray, redistribute_to
+from .._core.reductions import combine
 from .._errors import message
 from .._layout import Layout
 from ..autodiff import apply, register
@@ -40,7 +41,7 @@ from . import init
 from ._util import data, redistributed, wrap_storage
 
 __all__ = ["scaled_dot_product_attention", "ring_attention", "dropout_stream", "dropout_multipliers", "ring_plan",
-           "RingPlan", "Spec"]
+           "RingPlan", "Spec", "key_chunk", "KEY_CHUNK_BYTES", "MIN_KEY_CHUNK"]
 
 _FUNC = "scaled_dot_product_attention"
 
@@ -159,7 +160,24 @@ def _start_kv(ring, env, step, j, cur, lead, w):
     return request, received
 
 
-# ------------------------------------------------------------------ local kernels of one key block
+# ------------------------------------------------------------------ local kernels of one key chunk
+#: Bytes of one score chunk of the whole query sequence (all leading axes, all ranks together): key blocks are
+#: processed :func:`key_chunk` keys at a time, so a rank holds ``L/P x chunk`` scores per head, never ``L/P x S/P``.
+KEY_CHUNK_BYTES = 8 << 20
+#: The fewest keys of a chunk (thinner matmuls cost more in overhead than they save in memory).
+MIN_KEY_CHUNK = 64
+
+
+def key_chunk(query_shape: tuple, itemsize: int) -> int:
+    """Keys per chunk for queries of global shape ``(..., L, E)``: the same at every rank count (replicated).
+
+    Chunks are cut at the global multiples of this size, so the chunks of a
+    P-rank run are the 1-rank run's, cut again at the block boundaries.
+    """
+    rows = math.prod(query_shape[:-1])
+    return max(MIN_KEY_CHUNK, KEY_CHUNK_BYTES // max(1, rows * itemsize))
+
+
 @dataclass(frozen=True)
 class Spec:
     """What one attention call needs besides q, k, v (a rule parameter, replicated).
@@ -167,7 +185,10 @@ class Spec:
     ``masks``: (DArray laid out by :func:`_mask_for`, boolean?) pairs;
     ``dropout``: ``(p, key, stream)`` of a :mod:`darray.random` generator
     (the keep mask of block ``(rows, cols)`` is ``uniform >= p`` read at the
-    cells' global indices of the ``(..., L, S)`` score array), or None.
+    cells' global indices of the ``scores_shape`` score array), or None;
+    ``chunk``: keys per chunk (:func:`key_chunk`); ``s_len``: the key count
+    ``S``: extra key/value tokens (``extra``, replicated) are score columns
+    ``S, S + 1, ...``, seen by every query whatever the masks.
     """
 
     plan: RingPlan
@@ -177,40 +198,68 @@ class Spec:
     out_layout: Layout | None = None
     lead_cells: tuple = ()
     scores_shape: tuple = ()
+    chunk: int = 1 << 62
+    s_len: int = 0
+    extra: int = 0
 
 
-def _env(q: DArray, spec: Spec) -> dict:
+def _env(q: DArray, spec: Spec, extra=()) -> dict:
     return {"xp": q._xp, "dtype": q._block.dtype, "device": q.device, "plan": spec.plan, "scale": spec.scale,
-            "masks": [(m.local, is_bool) for m, is_bool in spec.masks], "spec": spec}
+            "masks": [(m.local, is_bool) for m, is_bool in spec.masks], "spec": spec,
+            "extra": tuple(_extra_local(x, spec) for x in extra)}
 
 
-def _scores(xp, env, q, k, j):
-    """``q k^T * scale`` of key block ``j`` with the causal mask and the explicit masks applied."""
-    plan = env["plan"]
-    s = xp.matmul(q, xp.matrix_transpose(k)) * env["scale"]
+def _extra_local(x: DArray, spec: Spec):
+    """The rank's part of a replicated extra key/value array: its rows' leading cells, broadcast axes kept."""
+    cells = tuple(slice(None) if n == 1 else c for n, c in zip(x.shape[:-2], spec.lead_cells))
+    return x.local[cells]
+
+
+def _chunks(env, j):
+    """``(a, b)``: the local key ranges of block ``j``, cut at the global multiples of the chunk size."""
+    plan, c = env["plan"], env["spec"].chunk
     k0, k1 = plan.k_off[j], plan.k_off[j + 1]
+    a = k0
+    while a < k1:
+        b = min(k1, (a // c + 1) * c)
+        yield a - k0, b - k0
+        a = b
+
+
+def _scores(xp, env, q, k, cols, masked=True):
+    """``q k^T * scale`` of global key columns ``cols``, masks applied; None when the causal mask hides them all.
+
+    ``masked=False``: the extra tokens (no mask, no causal mask: torch pads
+    the masks with columns that let every query see them).
+    """
+    plan = env["plan"]
+    c0, c1 = cols
+    q0 = plan.q_off[plan.pos]
+    causal = masked and plan.causal
+    if causal and c0 > q0 + q.shape[-2] - 1:
+        return None
+    s = xp.matmul(q, xp.matrix_transpose(k)) * env["scale"]
     allowed = None
-    for mask, is_bool in env["masks"]:
-        cols = mask if mask.shape[-1] == 1 else mask[..., k0:k1]  # a broadcast key axis applies to every block
+    for mask, is_bool in env["masks"] if masked else ():
+        part = mask if mask.shape[-1] == 1 else mask[..., c0:c1]  # a broadcast key axis applies to every chunk
         if is_bool:
-            allowed = cols if allowed is None else xp.logical_and(allowed, cols)
+            allowed = part if allowed is None else xp.logical_and(allowed, part)
         else:
-            s = s + cols
-    if not plan.full(plan.pos, j):
-        q0 = plan.q_off[plan.pos]
+            s = s + part
+    if causal and c1 - 1 > q0:
         rows = xp.reshape(xp.arange(q0, q0 + q.shape[-2], device=env["device"]), (-1, 1))
-        causal = xp.reshape(xp.arange(k0, k1, device=env["device"]), (1, -1)) <= rows
-        allowed = causal if allowed is None else xp.logical_and(allowed, causal)
+        seen = xp.reshape(xp.arange(c0, c1, device=env["device"]), (1, -1)) <= rows
+        allowed = seen if allowed is None else xp.logical_and(allowed, seen)
     if allowed is not None:
         s = xp.where(allowed, s, xp.asarray(-math.inf, dtype=env["dtype"], device=env["device"]))
     return s
 
 
-def _kept(env, j, shape):
-    """Dropout multipliers (0 or ``1/(1-p)``) of this rank's rows and key block ``j``, or None without dropout.
+def _kept(env, cols, shape):
+    """Dropout multipliers (0 or ``1/(1-p)``) of this rank's rows and global key columns ``cols``, or None.
 
     Drawn from the generator's counter stream at the cells' global indices:
-    the same as ``generator.random((..., L, S)) >= p`` whatever the ranks.
+    the same as ``generator.random(scores_shape) >= p`` whatever the ranks.
     """
     spec = env["spec"]
     if spec.dropout is None:
@@ -218,8 +267,7 @@ def _kept(env, j, shape):
     p, key, stream = spec.dropout
     plan = env["plan"]
     rows = slice(plan.q_off[plan.pos], plan.q_off[plan.pos] + shape[-2])
-    cells = (*spec.lead_cells, rows, slice(plan.k_off[j], plan.k_off[j + 1]))
-    starts, length = _runs(spec.scores_shape, cells)
+    starts, length = _runs(spec.scores_shape, (*spec.lead_cells, rows, slice(*cols)))
     keep = _unit(_stream_words(key, stream, starts, length), np.dtype(np.float64)) >= p
     values = np.where(keep, 1.0 / (1.0 - p), 0.0).reshape(shape)
     return env["xp"].asarray(values, dtype=env["dtype"], device=env["device"])
@@ -242,16 +290,35 @@ def _block_shape(lead, plan, j, width):
     return (*lead, plan.k_off[j + 1] - plan.k_off[j], width)
 
 
+def _extra_cols(env):
+    spec = env["spec"]
+    return spec.s_len, spec.s_len + spec.extra
+
+
 # ------------------------------------------------------------------ forward
-def _forward(q, k, v, spec: Spec, ring):
-    env = _env(q, spec)
+def _absorb(xp, env, state, q, k, v, cols, masked=True):
+    """The online softmax ``(m, l, acc)`` after one more key chunk (global columns ``cols``)."""
+    s = _scores(xp, env, q, k, cols, masked)
+    if s is None:
+        return state
+    m, total, acc = state
+    m_new = xp.maximum(m, xp.max(s, axis=-1, keepdims=True))
+    shift = _finite_or(xp, m_new, 0.0)
+    p = xp.exp(s - shift)
+    alpha = xp.exp(m - shift)
+    kept = _kept(env, cols, p.shape)
+    return m_new, total * alpha + xp.sum(p, axis=-1, keepdims=True), \
+        acc * alpha + xp.matmul(p if kept is None else p * kept, v)
+
+
+def _forward(q, k, v, spec: Spec, ring, extra=()):
+    env = _env(q, spec, extra)
     xp, dtype, plan = env["xp"], env["dtype"], spec.plan
     ql, kl, vl = q.local, k.local, v.local
     lead, e, ev = tuple(ql.shape[:-2]), int(kl.shape[-1]), int(vl.shape[-1])
     rows = (*lead, int(ql.shape[-2]), 1)
-    m = xp.full(rows, -math.inf, dtype=dtype, device=q.device)
-    total = xp.zeros(rows, dtype=dtype, device=q.device)
-    acc = xp.zeros((*lead, int(ql.shape[-2]), ev), dtype=dtype, device=q.device)
+    state = (xp.full(rows, -math.inf, dtype=dtype, device=q.device), xp.zeros(rows, dtype=dtype, device=q.device),
+             xp.zeros((*lead, int(ql.shape[-2]), ev), dtype=dtype, device=q.device))
     cur = _kv_flat(xp, kl, vl)
     with _recorder.labelled("attention"):
         for step in range(plan.size):
@@ -259,18 +326,15 @@ def _forward(q, k, v, spec: Spec, ring):
             request, incoming = _start_kv(ring, env, step, j, cur, lead, e + ev)
             if j is not None and plan.needs(plan.pos, j):
                 kj, vj = _split_kv(xp, cur, _block_shape(lead, plan, j, e + ev), e)
-                s = _scores(xp, env, ql, kj, j)
-                m_new = xp.maximum(m, xp.max(s, axis=-1, keepdims=True))
-                shift = _finite_or(xp, m_new, 0.0)
-                p = xp.exp(s - shift)
-                alpha = xp.exp(m - shift)
-                total = total * alpha + xp.sum(p, axis=-1, keepdims=True)
-                kept = _kept(env, j, p.shape)
-                acc = acc * alpha + xp.matmul(p if kept is None else p * kept, vj)
-                m = m_new
+                k0 = plan.k_off[j]
+                for a, b in _chunks(env, j):
+                    state = _absorb(xp, env, state, ql, kj[..., a:b, :], vj[..., a:b, :], (k0 + a, k0 + b))
+            if step == 0 and env["extra"] and ql.shape[-2]:  # the extra tokens: one more local chunk, no hop
+                state = _absorb(xp, env, state, ql, *env["extra"], _extra_cols(env), masked=False)
             if request is not None:
                 request.wait()
                 cur = incoming
+    m, total, acc = state
     seen = total > 0
     out = xp.where(seen, acc / xp.where(seen, total, xp.ones_like(total)), xp.zeros_like(acc))
     lse = xp.where(seen, _finite_or(xp, m, 0.0) + xp.log(xp.where(seen, total, xp.ones_like(total))),
@@ -279,8 +343,47 @@ def _forward(q, k, v, spec: Spec, ring):
 
 
 # ------------------------------------------------------------------ backward
-def _backward(lse, q, k, v, out, g, spec: Spec, ring):
-    env = _env(q, spec)
+def _grad_chunk(xp, env, q, k, v, g, lse, delta, cols, masked=True):
+    """``(dq part, dk, dv)`` of one key chunk (global columns ``cols``), or None when the causal mask hides it."""
+    s = _scores(xp, env, q, k, cols, masked)
+    if s is None:
+        return None
+    p = xp.exp(s - lse)
+    kept = _kept(env, cols, p.shape)
+    dp = xp.matmul(g, xp.matrix_transpose(v))
+    ds = p * ((dp if kept is None else dp * kept) - delta) * env["scale"]
+    return (xp.matmul(ds, k), xp.matmul(xp.matrix_transpose(ds), q),
+            xp.matmul(xp.matrix_transpose(p if kept is None else p * kept), g))
+
+
+def _block_grads(xp, env, j, kv, q, g, lse, delta, dq):
+    """``(dq, flat dK|dV of block j)`` from this rank's queries, key chunk by key chunk."""
+    plan, (kj, vj) = env["plan"], kv
+    k0, pieces = plan.k_off[j], []
+    for a, b in _chunks(env, j):
+        part = _grad_chunk(xp, env, q, kj[..., a:b, :], vj[..., a:b, :], g, lse, delta, (k0 + a, k0 + b))
+        if part is None:  # keys in every local query's future
+            pieces.append(xp.zeros((*kj.shape[:-2], b - a, kj.shape[-1] + vj.shape[-1]), dtype=env["dtype"],
+                                   device=env["device"]))
+        else:
+            dq = dq + part[0]
+            pieces.append(xp.concat(part[1:], axis=-1))
+    return dq, xp.reshape(pieces[0] if len(pieces) == 1 else xp.concat(pieces, axis=-2), (-1,))
+
+
+def _extra_grads(xp, env, q, g, lse, delta, dq):
+    """``(dq, dk_extra, dv_extra)`` of the extra tokens from this rank's queries (summed over broadcast axes)."""
+    ek, ev = env["extra"]
+    part = _grad_chunk(xp, env, q, ek, ev, g, lse, delta, _extra_cols(env), masked=False)
+    sums = []
+    for d, x in zip(part[1:], (ek, ev)):
+        axes = tuple(a for a in range(x.ndim - 2) if x.shape[a] == 1 and d.shape[a] != 1)
+        sums.append(xp.sum(d, axis=axes, keepdims=True) if axes else d)
+    return dq + part[0], *sums
+
+
+def _backward(lse, q, k, v, out, g, spec: Spec, ring, extra=()):
+    env = _env(q, spec, extra)
     xp, dtype, plan = env["xp"], env["dtype"], spec.plan
     ql, kl, vl, ol, gl = q.local, k.local, v.local, out.local, g.local
     lead, e, ev = tuple(ql.shape[:-2]), int(kl.shape[-1]), int(vl.shape[-1])
@@ -288,6 +391,7 @@ def _backward(lse, q, k, v, out, g, spec: Spec, ring):
     lse = _finite_or(xp, lse, math.inf)
     delta = xp.sum(gl * ol, axis=-1, keepdims=True)
     dq = xp.zeros(ql.shape, dtype=dtype, device=q.device)
+    d_extra = tuple(xp.zeros(x.shape, dtype=dtype, device=q.device) for x in env["extra"])
     cur = _kv_flat(xp, kl, vl)
     mine = None  # this rank's own dK|dV once it has come home
     pending = None  # the dK|dV exchange of the previous step, completed once its partial is needed
@@ -297,15 +401,10 @@ def _backward(lse, q, k, v, out, g, spec: Spec, ring):
             kv_req, kv_in = _start_kv(ring, env, step, j, cur, lead, w)
             local = None
             if j is not None and plan.needs(plan.pos, j):
-                kj, vj = _split_kv(xp, cur, _block_shape(lead, plan, j, w), e)
-                p = xp.exp(_scores(xp, env, ql, kj, j) - lse)
-                kept = _kept(env, j, p.shape)
-                dp = xp.matmul(gl, xp.matrix_transpose(vj))
-                ds = p * ((dp if kept is None else dp * kept) - delta) * env["scale"]
-                dq = dq + xp.matmul(ds, kj)
-                local = xp.reshape(xp.concat([xp.matmul(xp.matrix_transpose(ds), ql),
-                                              xp.matmul(xp.matrix_transpose(p if kept is None else p * kept), gl)],
-                                             axis=-1), (-1,))
+                kv = _split_kv(xp, cur, _block_shape(lead, plan, j, w), e)
+                dq, local = _block_grads(xp, env, j, kv, ql, gl, lse, delta, dq)
+            if step == 0 and env["extra"] and ql.shape[-2]:
+                dq, *d_extra = _extra_grads(xp, env, ql, gl, lse, delta, dq)
             partial, home = _complete(pending)
             mine = home if home is not None else mine
             grad = None
@@ -324,7 +423,7 @@ def _backward(lse, q, k, v, out, g, spec: Spec, ring):
     if mine is None:
         mine = xp.zeros((math.prod(_block_shape(lead, plan, plan.pos, w)),), dtype=dtype, device=q.device)
     dk, dv = _split_kv(xp, mine, _block_shape(lead, plan, plan.pos, w), e)
-    return dq, xp.asarray(dk, copy=True), xp.asarray(dv, copy=True)
+    return dq, xp.asarray(dk, copy=True), xp.asarray(dv, copy=True), tuple(d_extra)
 
 
 def _start_grads(ring, env, plan, step, j, grad, lead, w):
@@ -362,21 +461,24 @@ def _complete(pending):
 
 
 # ------------------------------------------------------------------ the tape rule
-def _rule_forward(ctx, q, k, v, spec: Spec):
+def _rule_forward(ctx, q, k, v, *extra, spec: Spec):
     ring = _ring_comm(spec.plan, q._layout, q._comm)
-    out, lse = _forward(q, k, v, spec, ring)
+    out, lse = _forward(q, k, v, spec, ring, extra)
     ctx.saved["lse"] = lse
     return wrap_storage(out, spec.out_layout, q)
 
 
 def _rule_backward(ctx, g):
-    q, k, v = ctx.xs
+    q, k, v, *extra = ctx.xs
     spec = ctx.params["spec"]
     ring = _ring_comm(spec.plan, q._layout, q._comm)
-    dq, dk, dv = _backward(ctx.saved["lse"], q, k, v, ctx.out, g, spec, ring)
+    dq, dk, dv, d_extra = _backward(ctx.saved["lse"], q, k, v, ctx.out, g, spec, ring, extra)
+    # every rank's queries saw the (replicated) extra tokens: their gradients sum over the grid dims cutting q
+    d_extra = tuple(wrap_storage(combine(d, "sum", q._comm, q._layout), x._layout.replicated(), x) if need else None
+                    for d, x, need in zip(d_extra, extra, ctx.needs[3:]))
     return (wrap_storage(dq, q._layout, q) if ctx.needs[0] else None,
             wrap_storage(dk, k._layout, k) if ctx.needs[1] else None,
-            wrap_storage(dv, v._layout, v) if ctx.needs[2] else None)
+            wrap_storage(dv, v._layout, v) if ctx.needs[2] else None, *d_extra)
 
 
 register("attention_ring", _rule_forward, _rule_backward)
@@ -466,13 +568,39 @@ def dropout_multipliers(dropout: tuple, layout: Layout, like: DArray) -> DArray:
     return wrap_storage(like._xp.asarray(values, dtype=like._block.dtype, device=like.device), layout, like)
 
 
+def _check_extra(func: str, extra, q: DArray, ql: Layout, k: DArray, v: DArray) -> tuple:
+    """The extra key/value tokens ``(k_extra, v_extra)`` replicated, checked against q, k, v (replicated metadata)."""
+    if extra is None:
+        return ()
+    ek, ev = (data(x) for x in extra)
+    t = q.ndim - 2
+    for name, x, want in (("key", ek, k), ("value", ev, v)):
+        if not isinstance(x, DArray) or x.ndim != q.ndim or x.shape[-1] != want.shape[-1] or x.dtype != q.dtype:
+            raise ValueError(message(func, f"the extra {name} tokens do not fit {name}", getattr(x, "shape", x),
+                                     f"(..., X, {want.shape[-1]}) of dtype {q.dtype}"))
+        for a in range(t):
+            if x.shape[a] not in (1, q.shape[a]) or (x.shape[a] != 1 and ql.axis_dim[a] is not None):
+                raise ValueError(message(func, f"the extra {name} tokens do not broadcast over query's leading "
+                                         "axes", x.shape, f"1 on a cut axis, else 1 or {q.shape[a]}"))
+    if ek.shape[-2] != ev.shape[-2]:
+        raise ValueError(message(func, "extra key and value token counts differ", (ek.shape[-2], ev.shape[-2])))
+    return tuple(redistributed(x, data(x)._layout.replicated()) for x in extra)
+
+
 def ring_attention(query, key, value, masks=(), is_causal: bool = False, scale: float | None = None,
-                   dropout: tuple | None = None, func: str = _FUNC):
+                   dropout: tuple | None = None, func: str = _FUNC, extra=None):
     """The ring behind :func:`scaled_dot_product_attention`, for any number of masks (each boolean or additive).
 
     Layers call it directly (``nn.MultiheadAttention`` combines a key padding
     mask with an attention mask, and a causal mask with either); ``dropout``
-    comes from :func:`dropout_stream`; ``func`` names the caller in error messages.
+    comes from :func:`dropout_stream`; ``func`` names the caller in error
+    messages. ``extra``: ``(k_extra, v_extra)`` of shapes ``(..., X, E)`` and
+    ``(..., X, Ev)`` (leading axes 1 or query's; replicated): X more key/value
+    tokens after the ``S`` of ``key``/``value`` (``MultiheadAttention``'s
+    ``add_bias_kv`` and ``add_zero_attn``), seen by every query whatever the
+    masks and ``is_causal`` (torch pads the masks with zero columns). Every
+    rank folds them into its online softmax as one more local chunk (no ring
+    step); their gradients sum over the ranks.
     """
     q, k, v = data(query), data(key), data(value)
     for name, x in (("query", q), ("key", k), ("value", v)):
@@ -480,14 +608,17 @@ def ring_attention(query, key, value, masks=(), is_causal: bool = False, scale: 
             raise TypeError(message(func, f"{name} must be a DArray or Variable", type(x).__name__))
     _check_shapes(func, q, k, v)
     ql, kl, vl = _check_layouts(func, q, k, v)
+    extra = _check_extra(func, extra, q, ql, k, v)
     laid = tuple(_mask_for(func, m, q, ql, k.shape[-2]) for m in masks if m is not None)
     t = q.ndim - 2
+    n_extra = data(extra[0]).shape[-2] if extra else 0
     spec = Spec(plan=ring_plan(ql, kl, q._comm.rank, bool(is_causal)),
                 scale=1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale), masks=laid, dropout=dropout,
                 out_layout=ql.replace(shape=(*q.shape[:-1], v.shape[-1]), sizes=(*ql.sizes[:-1], (v.shape[-1],))),
-                lead_cells=ql.block_slices(q._comm.rank)[:t], scores_shape=(*q.shape[:-1], k.shape[-2]))
+                lead_cells=ql.block_slices(q._comm.rank)[:t], scores_shape=(*q.shape[:-1], k.shape[-2] + n_extra),
+                chunk=key_chunk(q.shape, q.dtype.itemsize), s_len=k.shape[-2], extra=n_extra)
     args = [redistributed(x, lay) for x, lay in zip((query, key, value), (ql, kl, vl))]
-    return apply("attention_ring", *args, spec=spec)
+    return apply("attention_ring", *args, *extra, spec=spec)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0,
