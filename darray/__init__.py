@@ -106,7 +106,7 @@ __all__ = sorted({
 
 #: Submodules imported on first use (``darray.nn``, ``from darray import optim``, ``import darray.autodiff``):
 #: a third of ``import darray`` would otherwise go to layers a NumPy script never touches (issue #18).
-_ON_FIRST_USE = frozenset({"autodiff", "interop", "io", "nn", "optim", "random"})
+_ON_FIRST_USE = frozenset({"autodiff", "interop", "io", "nn", "optim", "points", "random"})
 #: Functions of the namespace that live in those submodules: name -> module, imported on first use.
 _FUNCTIONS_ON_FIRST_USE = {
     "from_dask": "interop", "to_dask": "interop",

@@ -1,0 +1,32 @@
+"""Point clouds and meshes: sharded point sets, neighbour queries across shards.
+
+A point set is an ``(N, d)`` coordinate DArray with its rows cut over the
+ranks (any sizes, empty parts allowed), plus ``(N, ...)`` feature DArrays
+cut like it.
+
+- :func:`partition`: recursive coordinate bisection over the ranks; the
+  :class:`Partition` moves features along (``take``) and results back
+  (``restore``);
+- :func:`knn`, :func:`radius`: exact neighbour queries in global numbering,
+  the same at every rank count (ties by global index), points within reach
+  of another rank's queries exchanged once as ghosts.
+
+Local search uses scipy's cKDTree (the ``points`` extra: ``pip install
+'darray[points]'``), imported on first use.
+
+Examples
+--------
+>>> import numpy as np, darray as da
+>>> from darray import points
+>>> x = da.asarray(np.random.default_rng(0).random((50, 3)), split=0)
+>>> d, i = points.knn(x, x, 4)
+>>> i.shape, bool((np.asarray(i.gather())[:, 0] == np.arange(50)).all())
+((50, 4), True)
+"""
+
+from __future__ import annotations
+
+from .partition import METHODS, Partition, partition
+from .query import knn, radius
+
+__all__ = ["METHODS", "Partition", "knn", "partition", "radius"]

@@ -1,0 +1,171 @@
+"""Neighbour queries across shards: ``knn`` and ``radius`` with exact, rank-count-independent answers.
+
+Each query row goes to its *home* rank (the rank whose region box is
+nearest; inside it when it lies in one), which answers from its own points.
+Then the points of other ranks within reach are sent to it once, as ghosts:
+for a ball query the box of its queries grown by ``r``; for kNN the box of
+the balls its first, local answer bounds (a rank whose points cannot come
+closer sends nothing). Every distance is recomputed with one formula and
+neighbours are ordered by ``(distance, global index)``
+(:mod:`darray.points._local`), so the answer is the same at any rank count.
+The exchanges are labelled ``points.queries``, ``points.ghosts`` and
+``points.answers`` in :func:`darray.trace`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import math
+
+import numpy as np
+
+from .._backend import to_numpy
+from .._core import DArray
+from .._errors import message
+from ._local import SLACK, _first_k, nearest, tree, within
+from ._rows import RowRoute, host_rows, row_sizes, wrap_rows
+from .partition import Partition, check_points, partition
+
+__all__ = ["knn", "radius"]
+
+
+def _box_gaps(boxes: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``(m, P)`` distances from each query to each box (inf to an empty box)."""
+    gap = np.maximum(np.maximum(boxes[None, :, 0, :] - q[:, None, :], q[:, None, :] - boxes[None, :, 1, :]), 0.0)
+    return np.sqrt((gap * gap).sum(axis=-1))
+
+
+def _setup(func: str, query, points):
+    """Validated ``(query rows, partition)``; the same error on every rank."""
+    query = check_points(func, query, "query")
+    part = points if isinstance(points, Partition) else partition(check_points(func, points))
+    if query.shape[1] != part.points.shape[1]:
+        raise ValueError(message(func, "query and points differ in dimension", (query.shape[1], part.points.shape[1]),
+                                 "the same number of coordinates"))
+    return query, part
+
+
+class _Search:
+    """The queries of this rank moved to their home ranks, with the home's own points and tree."""
+
+    def __init__(self, query: DArray, part: Partition):
+        self.query, self.part, self.comm = query, part, query._comm
+        q = host_rows(query).astype(np.float64, copy=False)
+        home = np.argmin(_box_gaps(part.boxes, q), axis=1) if q.shape[0] else np.zeros(0, dtype=np.int64)
+        self.route = RowRoute(self.comm, home)
+        self.q = self.route.send(q, "points.queries")
+        self.own = host_rows(part.points).astype(np.float64, copy=False)
+        self.own_g = host_rows(part.index)[:, 0]
+        self.kd = tree(self.own) if self.own.shape[0] and self.q.shape[0] else None
+        self.n = part.points.shape[0]
+
+    def ghosts(self, lower: np.ndarray, upper: np.ndarray):
+        """Points of other ranks inside the box ``[lower, upper]`` of this rank's reach: ``(coords, indices)``."""
+        d = self.own.shape[1]
+        mine = np.concatenate([lower, upper]) if self.q.shape[0] else np.concatenate([np.full(d, np.inf),
+                                                                                         np.full(d, -np.inf)])
+        reach = to_numpy(self.comm.allgather(mine)).reshape(self.comm.size, 2, d)
+        reach[self.comm.rank, 0], reach[self.comm.rank, 1] = np.inf, -np.inf  # own points are answered already
+        inside = ((self.own[:, None, :] >= reach[None, :, 0, :]) & (self.own[:, None, :] <= reach[None, :, 1, :])).all(-1)
+        point, dest = np.nonzero(inside)
+        route = RowRoute(self.comm, dest)
+        coords = route.send(self.own[point], "points.ghosts")
+        gids = route.send(self.own_g[point], "points.ghosts")[:, 0]
+        return coords, gids
+
+    def answer(self, values: np.ndarray, dtype) -> DArray:
+        """Per home query ``values`` sent back to the query rows' ranks, as a DArray cut like the queries."""
+        back = self.route.back(values, "points.answers").astype(dtype, copy=False)
+        return wrap_rows(back, values.shape[1:], row_sizes(self.query), self.query)
+
+
+def _grown(q: np.ndarray, reach: np.ndarray):
+    """The box of the balls ``(q, reach)``, grown by the search slack."""
+    pad = reach * (1 + SLACK) + SLACK * (np.abs(q).max(axis=1) if q.shape[1] else 0.0) + 1e-300
+    return (q - pad[:, None]).min(axis=0), (q + pad[:, None]).max(axis=0)
+
+
+def knn(query: DArray, points, k: int):
+    """The ``k`` nearest points to each query row, across all ranks: ``(distances, indices)``.
+
+    Parameters
+    ----------
+    query : ``(M, d)`` real floating DArray, rows cut in any way.
+    points : ``(N, d)`` DArray (partitioned here) or a :class:`Partition` made once and reused.
+    k : neighbours per query, ``k >= 1``.
+
+    Returns
+    -------
+    distances, indices : ``(M, k)`` DArrays cut like ``query``'s rows: float64 distances and int64 indices
+        into the caller's ``points`` (global numbering), nearest first, ties by index. Where ``N < k`` the
+        missing neighbours are ``inf`` and ``N`` (scipy's convention).
+
+    Examples
+    --------
+    >>> import numpy as np, darray as da
+    >>> from darray.points import knn
+    >>> x = da.asarray(np.array([[0.0], [3.0], [1.0], [1.0]]), split=0)
+    >>> d, i = knn(x, x, 2)
+    >>> np.asarray(i.gather()).tolist()
+    [[0, 2], [1, 2], [2, 3], [2, 3]]
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(message("knn", "k must be an integer", type(k).__name__, "an int >= 1"))
+    if k < 1:
+        raise ValueError(message("knn", "k must be at least 1", k, "k >= 1"))
+    k = int(k)
+    search = _Search(*_setup("knn", query, points))
+    d0, g0 = nearest(search.own, search.own_g, search.q, k, search.n, search.kd)
+    reach = d0[:, k - 1] if k else np.zeros(search.q.shape[0])
+    lower, upper = _grown(search.q, reach) if search.q.shape[0] else (None, None)
+    coords, gids = search.ghosts(lower, upper)
+    d1, g1 = nearest(coords, gids, search.q, k, search.n)
+    m = search.q.shape[0]
+    qi = np.repeat(np.arange(m), 2 * k)
+    d, g = _first_k(qi, np.concatenate([d0, d1], axis=1).ravel(), np.concatenate([g0, g1], axis=1).ravel(), m, k,
+                    search.n)
+    return search.answer(d, np.float64), search.answer(g, np.int64)
+
+
+def radius(query: DArray, points, r: float, max_neighbors: int | None = None):
+    """Every point within distance ``r`` of each query row (a ball query), across all ranks.
+
+    Parameters
+    ----------
+    query : ``(M, d)`` real floating DArray, rows cut in any way.
+    points : ``(N, d)`` DArray (partitioned here) or a :class:`Partition` made once and reused.
+    r : the ball's radius, ``r > 0`` (points at distance exactly ``r`` are in).
+    max_neighbors : keep at most this many, the nearest (ties by index); None keeps all.
+
+    Returns
+    -------
+    distances, indices : ``(M, K)`` DArrays cut like ``query``'s rows, nearest first, ties by index,
+        padded with ``inf`` and ``N``; ``K`` is ``max_neighbors``, or the largest count of any query.
+
+    Examples
+    --------
+    >>> import numpy as np, darray as da
+    >>> from darray.points import radius
+    >>> x = da.asarray(np.array([[0.0], [3.0], [1.0], [0.5]]), split=0)
+    >>> d, i = radius(x, x, 0.6)
+    >>> np.asarray(i.gather()).tolist()  # padded with N = 4
+    [[0, 3, 4], [1, 4, 4], [2, 3, 4], [3, 0, 2]]
+    """
+    if isinstance(r, bool) or not isinstance(r, numbers.Real):
+        raise TypeError(message("radius", "r must be a real number", type(r).__name__, "a float > 0"))
+    if not r > 0 or not math.isfinite(r):
+        raise ValueError(message("radius", "r must be positive and finite", r, "0 < r < inf"))
+    if max_neighbors is not None and (isinstance(max_neighbors, bool) or not isinstance(max_neighbors, numbers.Integral)
+                                      or max_neighbors < 1):
+        raise ValueError(message("radius", "max_neighbors must be None or an int >= 1", max_neighbors, ">= 1"))
+    search = _Search(*_setup("radius", query, points))
+    r, m = float(r), search.q.shape[0]
+    lower, upper = _grown(search.q, np.full(m, r)) if m else (None, None)
+    coords, gids = search.ghosts(lower, upper)
+    found = [within(search.own, search.own_g, search.q, r, search.kd), within(coords, gids, search.q, r)]
+    qi, g, d = (np.concatenate(parts) for parts in zip(*found))
+    most = int(np.bincount(qi, minlength=m).max()) if m else 0
+    width = int(max_neighbors) if max_neighbors is not None else \
+        int(to_numpy(search.comm.allreduce(np.array([most], dtype=np.int64), "max"))[0])
+    d, g = _first_k(qi, d, g, m, width, search.n)
+    return search.answer(d, np.float64), search.answer(g, np.int64)
