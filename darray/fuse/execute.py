@@ -1,0 +1,266 @@
+"""Execution of a traced graph: fused groups as compiled kernels over each rank's block, the rest eagerly.
+
+:func:`run` evaluates the outputs of a :class:`Plan`. An elementwise node
+that a kernel can compute (:func:`darray.fuse.graph.in_kernel`) is the root of
+a group: it and the kernel-computable nodes it depends on, up to leaves
+(arguments, constants, reductions and nodes darray computes eagerly). The
+group runs as ONE kernel over the rank's block when its full-shaped leaves
+share one layout without halo on NumPy blocks and its other leaves are
+replicated (broadcast) or scalars; otherwise each of its nodes runs eagerly.
+A reduction whose operand is such a group runs fused into it: the kernel
+reads each operand once and keeps only per-tile partials (full reductions)
+or the reduced block (one axis). Partials are then combined exactly as
+darray's eager reductions combine theirs (:func:`darray._core.reductions.combine`:
+one allreduce over the grid dims that cut a reduced axis, neutral elements
+for empty blocks, the mean divided by the global count).
+
+Kernels run on :func:`rank_threads` threads (numba kernels release the GIL):
+the rank's share of the node's cores, as :mod:`darray._threads` sizes BLAS
+pools, split into contiguous index ranges.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import _threads
+from .._api import elementwise, statistical
+from .._api.data_types import astype
+from .._api.searching import where
+from .._backend import NUMPY
+from .._core.array import DArray
+from .._core.elementwise import local_operand
+from .._core.reductions import _cut, _finish, _highest, _lowest, combine
+from .cache import compiled
+from .codegen import TILE, Group, kernel_source
+from .graph import KERNEL, REDUCTIONS, Node, common_dtype, in_kernel, topological
+
+__all__ = ["Plan", "run", "rank_threads", "MIN_CELLS_PER_THREAD"]
+
+#: A kernel splits its work over threads only when each gets at least this many cells.
+MIN_CELLS_PER_THREAD = 1 << 16
+
+
+class Plan:
+    """A traced graph ready to run: its input and output nodes, and per scalar argument the integer ranges that
+    its value must fit (NumPy raises OverflowError otherwise: such a call runs eagerly)."""
+
+    def __init__(self, inputs: list, outputs: list, container):
+        self.inputs = inputs
+        self.outputs = outputs
+        self.container = container
+        self.kernels: dict = {}
+        self.ranges: list[tuple[object, int, int]] = []
+        for node in topological(outputs):
+            if node.op not in KERNEL or not in_kernel(node):
+                continue
+            rule = KERNEL[node.op].cast
+            target = common_dtype(node) if rule == "common" else node.dtype
+            for a in node.args:
+                if a.op == "scalar" and target is not None and target.kind in "iu" and type(a.attrs[-1]) is int:
+                    info = np.iinfo(target)
+                    self.ranges.append((a.attrs[0], int(info.min), int(info.max)))
+
+    def accepts(self, args: tuple, kwargs: dict) -> bool:
+        """Whether the scalar arguments of this call fit the integer dtypes the kernels cast them to."""
+        for position, lo, hi in self.ranges:
+            value = args[position] if type(position) is int else kwargs[position]
+            if not lo <= value <= hi:
+                return False
+        return True
+
+
+def rank_threads() -> int:
+    """Threads for this rank's kernels: darray's per-rank thread budget, else the cores over the local ranks."""
+    if _threads.applied:
+        return _threads.applied
+    try:
+        cores = len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // (_threads.local_ranks or 1))
+
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def _spread(kernel, total: int, cells_per_unit: int, *args) -> None:
+    """``kernel(lo, hi, *args)`` over ``[0, total)`` split into one contiguous range per thread."""
+    threads = min(rank_threads(), max(1, total * cells_per_unit // MIN_CELLS_PER_THREAD), total)
+    if threads <= 1:
+        if total:
+            kernel(0, total, *args)
+        return
+    global _pool
+    if _pool is None or _pool._max_workers < threads:
+        _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="darray-fuse")
+    bounds = [total * t // threads for t in range(threads + 1)]
+    futures = [_pool.submit(kernel, lo, hi, *args) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    for f in futures:
+        f.result()
+
+
+def _collect(root: Node) -> tuple[list, list]:
+    """The kernel-computable nodes ``root`` depends on (topological order) and the group's leaves."""
+    nodes: list = []
+    leaves: list = []
+    seen: set = set()
+
+    def visit(node):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        if node is not root and (node.op not in KERNEL or not in_kernel(node)):
+            leaves.append(node)
+            return
+        for a in node.args:
+            visit(a)
+        nodes.append(node)
+
+    visit(root)
+    return nodes, leaves
+
+
+class _Run:
+    """One call's evaluation: node values memoised by identity."""
+
+    def __init__(self, plan: Plan, args: tuple, kwargs: dict):
+        self.plan = plan
+        self.values: dict[int, object] = {}
+        for node in plan.inputs:
+            if node is not None:
+                position = node.attrs[0]
+                self.values[id(node)] = args[position] if type(position) is int else kwargs[position]
+
+    def value(self, node: Node):
+        found = self.values.get(id(node), self)
+        if found is self:
+            found = self.values[id(node)] = self._evaluate(node)
+        return found
+
+    def _evaluate(self, node: Node):
+        if node.op == "constant":
+            return node.attrs[-1]
+        if node.op in REDUCTIONS:
+            fused = self._fused(node.args[0], node)
+            if fused is not None:
+                return fused
+        elif node.op in KERNEL and in_kernel(node):
+            fused = self._fused(node, None)
+            if fused is not None:
+                return fused
+        return self._eager(node)
+
+    def _eager(self, node: Node):
+        args = [self.value(a) for a in node.args]
+        if node.op in REDUCTIONS:
+            axes, keepdims = node.attrs
+            return getattr(statistical, node.op)(args[0], axis=axes, keepdims=keepdims)
+        if node.op == "astype":
+            return astype(args[0], node.attrs[0])
+        if node.op == "where":
+            return where(*args)
+        return getattr(elementwise, node.op)(*args)
+
+    def _fused(self, root: Node, reduction: Node | None):
+        """``root`` (reduced by ``reduction``) computed by one kernel, or None when its leaves do not allow it."""
+        if reduction is not None and reduction.attrs[0] and len(reduction.attrs[0]) not in (1, len(root.shape)):
+            return None
+        if root.op in KERNEL and in_kernel(root):
+            nodes, leaves = _collect(root)
+        else:
+            nodes, leaves = [], [root]
+        values = [self.value(leaf) for leaf in leaves]
+        main = next((v for v in values if type(v) is DArray and v.shape == root.shape), None)
+        if main is None or main._xp is not NUMPY or main._layout.has_halo:
+            return None
+        layout = main._layout
+        full, broadcast, scalars, fv, bv, sv = [], [], [], [], [], []
+        for leaf, v in zip(leaves, values):
+            if type(v) is not DArray:
+                scalars.append(leaf)
+                sv.append(v)
+            elif v.shape == root.shape:
+                if v._layout != layout or v._xp is not NUMPY:
+                    return None
+                fv.append(np.ascontiguousarray(v.local).reshape(-1))  # a view of C-ordered blocks
+                full.append(leaf)
+            elif v._layout.is_replicated and v._xp is NUMPY and root.shape:
+                broadcast.append(leaf)
+                bv.append(np.broadcast_to(local_operand("fuse", v, layout, main), layout.block_shape(main._comm.rank)))
+            else:
+                return None
+        group = Group(root, nodes, full, broadcast, scalars)  # no nodes: a reduction of a leaf itself
+        shape = layout.block_shape(main._comm.rank)
+        params = [*fv, *([np.array(shape, dtype=np.int64)] if broadcast else []), *bv, *sv]
+        roles = (tuple(id(x) for x in full), tuple(id(x) for x in broadcast), tuple(id(x) for x in scalars))
+        if reduction is None:
+            return self._elementwise(group, roles, main, shape, params)
+        return self._reduce(group, roles, reduction, main, shape, params)
+
+    def _kernel(self, group: Group, roles, driver: str, reduction: str | None = None, acc=None):
+        key = (id(group.root), roles, driver, reduction)
+        found = self.plan.kernels.get(key)
+        if found is None:
+            found = self.plan.kernels[key] = compiled(kernel_source(group, driver, reduction, acc))
+        return found
+
+    def _elementwise(self, group: Group, roles, main: DArray, shape, params) -> DArray:
+        kernel = self._kernel(group, roles, "elementwise")
+        out = np.empty(shape, dtype=group.root.dtype)
+        _spread(kernel, out.size, 1, out.reshape(-1), *params)
+        return DArray._wrap(out, main._layout, main._comm, NUMPY)
+
+    def _reduce(self, group: Group, roles, reduction: Node, main: DArray, shape, params) -> DArray:
+        name = reduction.op
+        axes, keepdims = reduction.attrs
+        acc = np.dtype(np.float64) if name == "mean" and group.root.dtype.kind in "biu" else reduction.dtype
+        ufunc = REDUCTIONS[name] or np.add
+        n = math.prod(shape)
+        if len(axes) == len(shape):  # every axis: tile partials, added pairwise by NumPy
+            kernel = self._kernel(group, roles, "full", name, acc)
+            parts = np.empty(-(-n // TILE), dtype=acc)
+            _spread(kernel, parts.size, TILE, n, parts, *params)
+            if parts.size:
+                partial = ufunc.reduce(parts, keepdims=False)
+            else:
+                partial = _neutral(name, group.root.dtype, acc)
+            partial = np.full((1,) * len(shape), partial, dtype=acc)
+        else:
+            (axis,) = axes
+            a, k, b = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+            kept = tuple(1 if i == axis else s for i, s in enumerate(shape))
+            if k == 0:
+                partial = np.full(kept, _neutral(name, group.root.dtype, acc), dtype=acc)
+            else:
+                partial = np.zeros(a * b, dtype=acc) if name != "prod" else np.ones(a * b, dtype=acc)
+                kernel = self._kernel(group, roles, "axis", name, acc)
+                _spread(kernel, a, k * b, k, b, partial, *params)
+                partial = partial.reshape(kept)
+        cut = _cut(main, axes)
+        partial = combine(partial, "sum" if name == "mean" else name, main._comm, main._layout, cut)
+        if name == "mean":
+            count = math.prod(main.shape[i] for i in axes)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.divide(partial, count, out=partial)
+        return _finish(main, partial, axes, keepdims)
+
+
+def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
+    """The partial of an empty block (darray's eager neutral elements)."""
+    if name == "min":
+        return _highest(dtype)
+    if name == "max":
+        return _lowest(dtype)
+    return acc.type(1 if name == "prod" else 0)
+
+
+def run(plan: Plan, args: tuple, kwargs: dict):
+    """The traced function's result for this call (a DArray, or the traced container of DArrays)."""
+    state = _Run(plan, args, kwargs)
+    results = [state.value(node) for node in plan.outputs]
+    return results[0] if plan.container is None else plan.container(results)

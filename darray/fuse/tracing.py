@@ -1,0 +1,200 @@
+"""Tracing: run a function once on :class:`Tracer` objects that record a graph instead of computing.
+
+A tracer stands for a DArray argument (or a value computed from them). Its
+operators, NumPy's ufuncs (``np.exp(t)``, through ``__array_ufunc__``), the
+functions ``numpy.where/sum/mean/min/max/prod`` (``__array_function__``) and
+the methods ``sum``, ``mean``, ``min``, ``max``, ``prod``, ``astype`` add
+nodes (:mod:`darray.fuse.graph`). While the function runs, the names of its
+globals bound to the ``darray`` module, or to darray functions the graph
+knows, resolve to :data:`NAMESPACE`, which records the same operations
+(``da.exp(t)``, ``da.sum(t, axis=0)``); any other darray function raises
+:class:`~darray.fuse.graph.Untraceable`. So does everything that needs a value:
+``bool(t)`` (data-dependent control flow), indexing, ``len``, conversion to
+NumPy, and DArrays or NumPy arrays captured from outside the arguments. The
+call then runs eagerly.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+
+from .._core.array import DArray
+from .._core.reductions import normalize_axes
+from .._core.table import BY_NAME, ELEMENTWISE
+from .._core.dtypes import check_dtype
+from .graph import REDUCTIONS, Node, Untraceable, check_reduction, elementwise_node, reduction_dtype
+from .cache import SCALARS
+
+__all__ = ["Tracer", "NAMESPACE", "trace", "tracing_function"]
+
+#: NumPy ufunc names that darray's table spells otherwise.
+_NUMPY_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
+                "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
+                "conjugate": "conj", "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
+                "mod": "remainder", "power": "pow", "right_shift": "bitwise_right_shift", "true_divide": "divide"}
+
+
+def _node(x) -> Node:
+    """The node of an operand: a tracer's own, or a constant for a Python / NumPy scalar."""
+    if type(x) is Tracer:
+        return x.node
+    if type(x) in SCALARS or isinstance(x, np.generic) and x.dtype.kind in "biufc":
+        dtype = x.dtype if isinstance(x, np.generic) else np.asarray(x).dtype
+        return Node("constant", (), dtype, (), (x,))
+    raise Untraceable(f"an operand of type {type(x).__name__} that is not an argument")
+
+
+def apply(name: str, *args) -> Tracer:
+    """Record ``name(*args)`` (an elementwise function of darray's table, ``where``)."""
+    name = _NUMPY_NAMES.get(name, name)
+    return Tracer(elementwise_node(name, tuple(_node(a) for a in args)))
+
+
+def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tracer:
+    """Record ``x.astype(dtype)`` (a copy, as eager darray by default; ``device`` is not traced)."""
+    if device is not None or type(x) is not Tracer:
+        raise Untraceable("astype")
+    return Tracer(elementwise_node("astype", (x.node, check_dtype("astype", dtype))))
+
+
+def _reduction(name: str):
+    def reduce(x, /, *, axis=None, keepdims: bool = False, dtype=None, out=None):
+        if type(x) is not Tracer or dtype is not None or out is not None or type(keepdims) is not bool:
+            raise Untraceable(name)
+        node = x.node
+        check_reduction(name, node)
+        axes = normalize_axes(name, axis, len(node.shape))
+        if name in ("min", "max") and any(node.shape[a] == 0 for a in axes):
+            raise Untraceable(f"{name}: zero-size reduction")
+        shape = tuple(1 if a in axes else n for a, n in enumerate(node.shape) if keepdims or a not in axes)
+        return Tracer(Node(name, (node,), reduction_dtype(name, node.dtype), shape, (axes, keepdims)))
+
+    reduce.__name__ = name
+    return reduce
+
+
+_REDUCE = {name: _reduction(name) for name in REDUCTIONS}
+_FUNCTIONS = {"where": lambda c, a, b, /: apply("where", c, a, b), "astype": astype, **_REDUCE}
+
+
+class _Namespace:
+    """The darray namespace as a traced function sees it while it is traced."""
+
+    def __getattr__(self, name: str):
+        found = _FUNCTIONS.get(name)
+        if found is not None:
+            return found
+        standard = _NUMPY_NAMES.get(name, name)
+        if standard in BY_NAME:
+            return lambda *args: apply(standard, *args)
+        value = getattr(sys.modules["darray"], name)
+        if isinstance(value, type) or not callable(value):  # dtypes, constants (da.float32, da.pi)
+            return value
+        raise Untraceable(f"darray.{name} is not traced")
+
+
+NAMESPACE = _Namespace()
+
+
+def _binary(name: str, reflected: bool):
+    if reflected:
+        return lambda self, other: apply(name, other, self)
+    return lambda self, other: apply(name, self, other)
+
+
+def _refuse(what: str):
+    def refuse(self, *args, **kwargs):
+        raise Untraceable(f"{what} of a traced value")
+    return refuse
+
+
+class Tracer:
+    """A traced value: a :class:`~darray.fuse.graph.Node` with the DArray interface that fusion records."""
+
+    __slots__ = ("node",)
+    __array_priority__ = 1000
+    __hash__ = None
+
+    def __init__(self, node: Node):
+        self.node = node
+
+    shape = property(lambda self: self.node.shape)
+    dtype = property(lambda self: self.node.dtype)
+    ndim = property(lambda self: len(self.node.shape))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs:
+            raise Untraceable(f"numpy.{ufunc.__name__}.{method} with {sorted(kwargs)}")
+        return apply(ufunc.__name__, *inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        found = _FUNCTIONS.get(func.__name__)
+        if found is None or func.__name__ == "astype":
+            raise Untraceable(f"numpy.{func.__name__}")
+        return found(*args, **kwargs)
+
+    def astype(self, dtype, copy: bool = True):
+        return astype(self, dtype, copy=copy)
+
+    for _name, _f in _REDUCE.items():
+        locals()[_name] = lambda self, axis=None, dtype=None, out=None, keepdims=False, _f=_f: _f(
+            self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+    for _row in ELEMENTWISE:
+        if _row.operator and _row.nargs == 1:
+            locals()[_row.operator] = lambda self, _n=_row.name: apply(_n, self)
+        elif _row.operator:
+            locals()[_row.operator] = _binary(_row.name, False)
+            if _row.inplace:
+                locals()["__r" + _row.operator[2:]] = _binary(_row.name, True)
+    for _what in ("__bool__", "__len__", "__iter__", "__getitem__", "__setitem__", "__int__", "__float__",
+                  "__complex__", "__index__", "__array__", "__dlpack__"):
+        locals()[_what] = _refuse(_what)
+    del _name, _f, _row, _what
+
+
+def tracing_function(f):
+    """``f`` with its globals bound to darray (the module or traced functions) replaced by :data:`NAMESPACE`."""
+    darray = sys.modules["darray"]
+    known = {id(getattr(darray, n)): getattr(NAMESPACE, n) for n in (*_FUNCTIONS, *BY_NAME, *_NUMPY_NAMES)
+             if hasattr(darray, n)}
+    scope = dict(f.__globals__)
+    for name, value in f.__globals__.items():
+        if value is darray:
+            scope[name] = NAMESPACE
+        elif id(value) in known and callable(value):
+            scope[name] = known[id(value)]
+    g = types.FunctionType(f.__code__, scope, f.__name__, f.__defaults__, f.__closure__)
+    g.__kwdefaults__ = f.__kwdefaults__
+    return g
+
+
+def trace(f, args: tuple, kwargs: dict):
+    """Run ``f`` on tracers for the DArray and scalar arguments: ``(inputs, outputs, tuple_result)``.
+
+    ``inputs`` are the argument nodes in order (None for other arguments); ``outputs`` the result nodes.
+    Raises :class:`~darray.fuse.graph.Untraceable` (or whatever ``f`` raises) when the graph cannot hold it.
+    """
+    inputs: list = []
+
+    def wrap(position, a):
+        if type(a) is DArray:
+            node = Node("input", (), a._block.dtype, a.shape, (position,))
+        elif type(a) in SCALARS:
+            node = Node("scalar", (), np.asarray(a).dtype, (), (position, a))
+        else:
+            inputs.append(None)
+            return a
+        inputs.append(node)
+        return Tracer(node)
+
+    targs = tuple(wrap(i, a) for i, a in enumerate(args))
+    tkwargs = {k: wrap(k, a) for k, a in kwargs.items()}
+    result = tracing_function(f)(*targs, **tkwargs)
+    many = isinstance(result, (tuple, list))
+    results = tuple(result) if many else (result,)
+    if not results or any(type(r) is not Tracer or r.node.op in ("input", "scalar", "constant") for r in results):
+        raise Untraceable("the result must be computed from the arguments (traced values)")
+    return inputs, [r.node for r in results], type(result) if many else None
