@@ -9,7 +9,10 @@ cut like it.
   (``restore``);
 - :func:`knn`, :func:`radius`: exact neighbour queries in global numbering,
   the same at every rank count (ties by global index), points within reach
-  of another rank's queries exchanged once as ghosts.
+  of another rank's queries exchanged once as ghosts;
+- :class:`GhostPlan`: a graph's owned and ghost nodes over the ranks and
+  their persistent exchange (``start``/``wait``; on the tape, the adjoint
+  adds ghost gradients onto their owners).
 
 Local search uses scipy's cKDTree (the ``points`` extra: ``pip install
 'darray[points]'``), imported on first use.
@@ -26,7 +29,8 @@ Examples
 
 from __future__ import annotations
 
+from .ghosts import GhostPlan
 from .partition import METHODS, Partition, partition
 from .query import knn, radius
 
-__all__ = ["METHODS", "Partition", "knn", "partition", "radius"]
+__all__ = ["GhostPlan", "METHODS", "Partition", "knn", "partition", "radius"]
