@@ -13,7 +13,7 @@ from types import GenericAlias, ModuleType
 from typing import Any
 
 import array_api_compat
-from numpy import can_cast as _np_can_cast, integer as _np_integer
+from numpy import can_cast as _np_can_cast, integer as _np_integer, ndarray as _ndarray
 
 from .._backend import namespace_of, to_numpy
 from .._comm import Communicator
@@ -21,7 +21,6 @@ from .._config import config
 from .._errors import message
 from .._layout import Layout
 from .dtypes import check_dtype, to_numpy_dtype
-from .table import BINARY_OPERATORS, UNARY_OPERATORS
 
 __all__ = ["DArray"]
 
@@ -128,9 +127,6 @@ class DArray:
     def block(self) -> Any:
         """This rank's storage: owned cells plus ghost cells (valid after a halo exchange)."""
         return self._block
-
-    def __getitem__(self, key) -> DArray:
-        return _getitem(self, key)
 
     def __setitem__(self, key, value) -> None:
         _setitem(self, key, value)
@@ -401,6 +397,8 @@ class DArray:
 
     def copy(self, order="C") -> DArray:
         """A copy in the same layout (NumPy's ``x.copy()``; ``order`` only concerns memory: blocks stay C-ordered)."""
+        if order == "C" and type(self._block) is _ndarray:  # NumPy blocks: one call
+            return DArray._wrap(self._block.copy(), self._layout, self._comm, self._xp)
         if order not in ("C", "F", "A", "K"):
             raise ValueError(message("copy", "order must be one of 'C', 'F', 'A', 'K'", order))
         return _astype(self, self.dtype, copy=True)
@@ -505,75 +503,23 @@ class DArray:
         return DArray._new(block, self._layout, self._comm)
 
 
-def _foreign(other) -> bool:
-    """An operand that is neither a number nor array-like: Python should try its own operator."""
-    return not isinstance(other, (DArray, bool, int, float, complex)) and not hasattr(other, "__array__") \
-        and not hasattr(other, "__array_namespace__") and not isinstance(other, (list, tuple))
+DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (like NumPy's)
 
 
 def _operators():
     return _protocols.OPERATORS
 
 
-# Operator methods are generated from the elementwise table (darray._core.table).
-def _unary_method(row):
-    def method(self):
-        return _apply(row, (self,))
-
-    method.__name__ = row.operator
-    method.__doc__ = f"``{row.operator[2:-2]}`` of every element: :func:`darray.{row.name}`."
-    return method
-
-
-def _binary_methods(row):
-    name = row.operator[2:-2]
-
-    def forward(self, other):
-        try:
-            return _apply(row, (self, other), _temporaries(self, other))
-        except TypeError:
-            if _foreign(other):  # an object NumPy cannot take: let it try the reflected operator
-                return NotImplemented
-            raise
-
-    def reflected(self, other):
-        try:
-            return _apply(row, (other, self), _temporaries(other, self) & 2)
-        except TypeError:
-            if _foreign(other):
-                return NotImplemented
-            raise
-
-    def inplace(self, other):
-        return _apply_inplace(row, self, other)
-
-    out = {row.operator: forward}
-    if row.inplace:
-        out[f"__r{name}__"] = reflected
-        out[f"__i{name}__"] = inplace
-    for dunder, method in out.items():
-        method.__name__ = dunder
-        method.__doc__ = f"Operator form of :func:`darray.{row.name}`."
-    return out
-
-
-for _row in UNARY_OPERATORS.values():
-    setattr(DArray, _row.operator, _unary_method(_row))
-for _row in BINARY_OPERATORS.values():
-    for _dunder, _method in _binary_methods(_row).items():
-        setattr(DArray, _dunder, _method)
-DArray.__hash__ = None  # arrays compare elementwise, so they are unhashable (like NumPy's)
-
-
-
-from .elementwise import apply as _apply, apply_inplace as _apply_inplace  # noqa: E402  (cycle by design)
+from .operators import install as _install_operators  # noqa: E402  (cycle by design)
 from .elementwise import astype as _astype  # noqa: E402
 from . import methods as _methods, printing as _printing, reductions as _reductions  # noqa: E402
 from . import manipulation as _manipulation, protocols as _protocols, redistribute as _redistribute  # noqa: E402
 
+_install_operators(DArray)  # the operator methods, generated from the elementwise table
 # NumPy's other methods, generated from the table in darray._core.methods (and the excluded names, which raise).
 for _name, _attribute in _methods.generated().items():
     setattr(DArray, _name, _attribute)
-from .elementwise import temporaries as _temporaries  # noqa: E402
 from .halo import exchange_halos as _exchange_halos  # noqa: E402
 from .indexing import getitem as _getitem, setitem as _setitem  # noqa: E402
+
+DArray.__getitem__ = _getitem  # (the function itself: no extra call on the hot path of stencil loops)

@@ -37,6 +37,9 @@ _funcs: dict[tuple[int, str], Any] = {}
 # it depends on the interpreter; 0 disables the reuse.
 _TEMPORARY_REFS = 0
 _probe: list | None = None
+#: Blocks below this many bytes take the operators' short path (darray._core.operators), which does not
+#: reuse temporaries: NumPy's own threshold for reusing a temporary operand's buffer (NPY_MIN_ELIDE_BYTES).
+SMALL_BLOCK_BYTES = 1 << 18
 
 
 def _func(xp, name: str):
@@ -502,11 +505,12 @@ def _calibrate() -> int:
     global _probe
     from .._comm import SelfCommunicator
 
-    layout = Layout((2,), (1,), (None,), ((2,),))
+    n = SMALL_BLOCK_BYTES // 8  # blocks the operators' short path leaves to the engine
+    layout = Layout((n,), (1,), (None,), ((n,),))
     comm = SelfCommunicator()
 
     def make():
-        return DArray._wrap(np.ones(2), layout, comm, _NUMPY)
+        return DArray._wrap(np.ones(n), layout, comm, _NUMPY)
 
     named_a, named_b = make(), make()
     _probe = []

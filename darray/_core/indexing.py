@@ -189,8 +189,49 @@ def _remembered(x: DArray, key):
     return plan
 
 
+# ------------------------------------------------------------ replicated NumPy blocks: NumPy's own indexing
+# Every rank holds the whole array, so a basic key means on the block what it means on the array: one
+# NumPy call. Keys NumPy refuses fall through to the general path, which raises darray's error.
+_BASIC_ITEMS = frozenset({slice, int, type(None), type(Ellipsis)})
+_REPLICATED_LAYOUTS: dict = {}
+_wrap = DArray._wrap
+
+
+def _replicated_layout(dims: tuple, shape: tuple) -> Layout:
+    """The replicated layout of ``shape`` on grid ``dims``: one object per (dims, shape), so layouts compare by identity."""
+    layout = _REPLICATED_LAYOUTS.get((dims, shape))
+    if layout is None:
+        if len(_REPLICATED_LAYOUTS) > 4096:
+            _REPLICATED_LAYOUTS.clear()
+        layout = _REPLICATED_LAYOUTS[dims, shape] = Layout(shape, dims, (None,) * len(dims), tuple((n,) for n in shape))
+    return layout
+
+
+def _numpy_replicated(x: DArray) -> bool:
+    layout = x._layout
+    return type(x._block) is np.ndarray and layout.is_replicated and not layout.has_halo
+
+
+def _plain_basic(key) -> bool:
+    """A key of Python ints, slices, None and Ellipsis only (NumPy checks the slices' bounds)."""
+    if type(key) is tuple:
+        for k in key:
+            if type(k) not in _BASIC_ITEMS:
+                return False
+        return True
+    return type(key) in _BASIC_ITEMS
+
+
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
+    block, layout = x._block, x._layout
+    if type(block) is np.ndarray and layout.is_replicated and not layout.has_halo and _plain_basic(key):
+        try:
+            part = block[key]
+        except (IndexError, TypeError, ValueError):
+            part = None
+        if type(part) is np.ndarray:  # (a NumPy scalar for a 0-d result: the general path makes it 0-d)
+            return _wrap(part, _replicated_layout(layout.dims, part.shape), x._comm, x._xp)
     plan = _remembered(x, key)
     if plan is not None:  # the stencil-loop case: a view of the block, decided once per layout and key
         part = x.local[plan[3] or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
@@ -203,7 +244,7 @@ def getitem(x: DArray, key) -> DArray:
         return getitem_advanced(x, key)
     layout, flips, selections, block_key, cut_ints, shape = _plan("__getitem__", x, key)
     xp = x._xp
-    part = x.local[block_key]
+    part = x.local[block_key or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
     if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
         part = _broadcast_owner(x, part, selections, cut_ints)
     part = xp.reshape(part, shape) if tuple(part.shape) != shape else part
@@ -295,6 +336,20 @@ def setitem(x: DArray, key, value) -> None:
     A DArray value is redistributed to the selection's blocks (only cells
     that change owner move); a NumPy value or scalar is sliced locally.
     """
+    if _numpy_replicated(x) and _plain_basic(key):  # NumPy's assignment, on every rank alike
+        kind = type(value)
+        if kind is DArray and value._comm is x._comm and _numpy_replicated(value):
+            source = value._block
+        else:
+            source = value if kind in _FILL_SCALARS else None
+        if source is not None:
+            try:
+                x._block[key] = source
+            except (IndexError, TypeError, ValueError):
+                pass  # (NumPy checks the key and the shapes before writing) the general path raises darray's error
+            else:
+                x._halo_fresh = False
+                return None
     if type(value) is DArray and type(x._block) is np.ndarray:  # the stencil-loop case: aligned blocks, one copy
         plan = _remembered(x, key)
         if plan is not None and value._comm is x._comm and type(value._block) is np.ndarray and \
