@@ -12,7 +12,9 @@ cut like it.
   of another rank's queries exchanged once as ghosts;
 - :class:`GhostPlan`: a graph's owned and ghost nodes over the ranks and
   their persistent exchange (``start``/``wait``; on the tape, the adjoint
-  adds ghost gradients onto their owners).
+  adds ghost gradients onto their owners);
+- :func:`gather`, :func:`scatter_add`, :func:`scatter_mean`,
+  :func:`scatter_max`: message passing by global index, on the tape.
 
 Local search uses scipy's cKDTree (the ``points`` extra: ``pip install
 'darray[points]'``), imported on first use.
@@ -30,7 +32,9 @@ Examples
 from __future__ import annotations
 
 from .ghosts import GhostPlan
+from .message import gather, scatter_add, scatter_max, scatter_mean
 from .partition import METHODS, Partition, partition
 from .query import knn, radius
 
-__all__ = ["GhostPlan", "METHODS", "Partition", "knn", "partition", "radius"]
+__all__ = ["GhostPlan", "METHODS", "Partition", "gather", "knn", "partition", "radius", "scatter_add", "scatter_max",
+           "scatter_mean"]

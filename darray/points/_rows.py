@@ -113,13 +113,12 @@ class RowRoute:
         return out
 
 
-def check_rows(func: str, name: str, x, n: int, sizes) -> None:
-    """``x`` must be a DArray of ``n`` rows cut like the coordinates (``sizes``); same error on every rank."""
+def check_rows(func: str, name: str, x, n: int, sizes, like: str = "the points") -> None:
+    """``x`` must be a DArray of ``n`` rows cut like ``like`` (``sizes``); the same error on every rank."""
     if not isinstance(x, DArray):
         raise TypeError(message(func, f"{name} must be a DArray", type(x).__name__, "a DArray of rows"))
     if x.ndim == 0 or x.shape[0] != n:
-        raise ValueError(message(func, f"{name} has another number of rows than the points", x.shape,
-                                 f"{n} rows"))
+        raise ValueError(message(func, f"{name} has another number of rows than {like}", x.shape, f"{n} rows"))
     if row_sizes(x) != sizes:
-        raise ValueError(message(func, f"the rows of {name} are cut unlike the points'", row_sizes(x),
-                                 f"{sizes} (the points' row sizes)"))
+        raise ValueError(message(func, f"the rows of {name} are cut unlike {like}", row_sizes(x),
+                                 f"{sizes} (the row sizes of {like})"))

@@ -53,7 +53,7 @@ def check_edges(func: str, src, dst, n: int) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(e, DArray) or e.ndim != 1 or e.dtype.kind not in "iu":
             raise TypeError(message(func, f"{name} must be a 1-d integer DArray of node indices",
                                     getattr(e, "shape", type(e).__name__), "an (E,) integer DArray"))
-    check_rows(func, "dst", dst, src.shape[0], row_sizes(src))
+    check_rows(func, "dst", dst, src.shape[0], row_sizes(src), "src")
     src, dst = rows_of(func, src), rows_of(func, dst)
     s, d = host_rows(src)[:, 0].astype(np.int64), host_rows(dst)[:, 0].astype(np.int64)
     bad = agree(src._comm, bool(((s >= 0) & (s < n)).all() and ((d >= 0) & (d < n)).all()))
@@ -175,7 +175,7 @@ class GhostPlan:
         block being its owned rows then its ghosts; its gradient flows back to the owners.
         """
         xd = x.data if isinstance(x, Variable) else x
-        check_rows("GhostPlan.exchange", "x", xd, self.n, self.sizes)
+        check_rows("GhostPlan.exchange", "x", xd, self.n, self.sizes, "the plan's nodes")
         return apply("points_ghosts", x, plan=self)
 
     def __repr__(self):
