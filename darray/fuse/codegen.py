@@ -10,7 +10,7 @@ first as NumPy's loop does (:class:`darray.fuse.graph.Kernel`) and the value
 cast to the node's dtype, so integers wrap and float32 stays float32 as in
 NumPy. Three drivers call it (:data:`DRIVERS`):
 
-- ``elementwise``: ``out[i] = _val(i)`` over a range of indices;
+- ``elementwise``: ``out[i] = _val(i)`` over a range of indices (one output array per root);
 - ``full``: per tile of :data:`TILE` cells, four interleaved accumulators
   (tile partials are added pairwise by NumPy afterwards);
 - ``axis``: the block seen as ``(A, K, B)`` with ``K`` the reduced axis, one
@@ -35,13 +35,18 @@ TILE = 1024
 
 @dataclass(eq=False)
 class Group:
-    """The nodes one kernel computes (topological order), ending with ``root``, and its leaves by role."""
+    """The nodes one kernel computes (topological order), its ``roots`` (the values it writes: several
+    elementwise results of one function share one pass) and its leaves by role."""
 
-    root: Node
+    roots: list
     nodes: list
     full: list  # leaves read as flat blocks
     broadcast: list  # leaves read through n-d broadcast views
     scalars: list  # Python scalar leaves (arguments and constants)
+
+    @property
+    def root(self) -> Node:
+        return self.roots[0]
 
 
 def cast(expr: str, dtype: np.dtype) -> str:
@@ -102,15 +107,16 @@ def value_source(group: Group) -> tuple[str, list[str]]:
         expr = _template(node).format(*_operands(node, names))
         lines.append(f"    t{k} = {cast(expr, node.dtype)}")
         names[id(node)] = f"t{k}"
-    lines.append(f"    return {names[id(group.root)]}")
+    lines.append(f"    return {', '.join(names[id(r)] for r in group.roots)}")
     signature = ", ".join(["i", *params])
     return "\n".join([f"def _val({signature}):", *lines]), params
 
 
 _ELEMENTWISE = """
-def kernel(lo, hi, out, {params}):
+def kernel(lo, hi, {outs}, {params}):
     for i in range(lo, hi):
-        out[i] = _val(i, {params})
+        {values} = _val(i, {params})
+{stores}
 """
 
 _FULL_ADD = """
@@ -179,7 +185,10 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
     body, params = value_source(group)
     fill = {"params": ", ".join(params), "tile": TILE}
     if driver == "elementwise":
-        driver_source = _ELEMENTWISE.format(**fill)
+        k = range(len(group.roots))
+        driver_source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in k),
+                                            values=", ".join(f"v{j}" for j in k),
+                                            stores="\n".join(f"        out{j}[i] = v{j}" for j in k), **fill)
     elif driver == "full":
         if reduction in ("min", "max"):
             driver_source = _FULL_ORDER.format(acc=_acc(acc), better=_BETTER[reduction], **fill)

@@ -56,7 +56,7 @@ class Plan:
         self.kernels: dict = {}
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological(outputs):
-            if node.op not in KERNEL or not in_kernel(node):
+            if not in_kernel(node):
                 continue
             rule = KERNEL[node.op].cast
             target = common_dtype(node) if rule == "common" else node.dtype
@@ -104,8 +104,8 @@ def _spread(kernel, total: int, cells_per_unit: int, *args) -> None:
         f.result()
 
 
-def _collect(root: Node) -> tuple[list, list]:
-    """The kernel-computable nodes ``root`` depends on (topological order) and the group's leaves."""
+def _collect(roots: list) -> tuple[list, list]:
+    """The kernel-computable nodes ``roots`` depend on (topological order) and the group's leaves."""
     nodes: list = []
     leaves: list = []
     seen: set = set()
@@ -114,14 +114,15 @@ def _collect(root: Node) -> tuple[list, list]:
         if id(node) in seen:
             return
         seen.add(id(node))
-        if node is not root and (node.op not in KERNEL or not in_kernel(node)):
+        if not in_kernel(node):
             leaves.append(node)
             return
         for a in node.args:
             visit(a)
         nodes.append(node)
 
-    visit(root)
+    for root in roots:
+        visit(root)
     return nodes, leaves
 
 
@@ -146,14 +147,23 @@ class _Run:
         if node.op == "constant":
             return node.attrs[-1]
         if node.op in REDUCTIONS:
-            fused = self._fused(node.args[0], node)
+            fused = self._fused([node.args[0]], node)
             if fused is not None:
                 return fused
-        elif node.op in KERNEL and in_kernel(node):
-            fused = self._fused(node, None)
+        elif in_kernel(node):
+            fused = self._fused([node], None)
             if fused is not None:
-                return fused
+                return fused[0]
         return self._eager(node)
+
+    def outputs(self, outputs: list) -> list:
+        """The values of ``outputs``: the fusable elementwise ones of one shape together, in one kernel."""
+        together = [n for n in outputs if in_kernel(n) and n.shape == outputs[0].shape]
+        if len(together) > 1:
+            fused = self._fused(together, None)
+            if fused is not None:
+                self.values.update((id(n), v) for n, v in zip(together, fused))
+        return [self.value(n) for n in outputs]
 
     def _eager(self, node: Node):
         args = [self.value(a) for a in node.args]
@@ -166,12 +176,14 @@ class _Run:
             return where(*args)
         return getattr(elementwise, node.op)(*args)
 
-    def _fused(self, root: Node, reduction: Node | None):
-        """``root`` (reduced by ``reduction``) computed by one kernel, or None when its leaves do not allow it."""
+    def _fused(self, roots: list, reduction: Node | None):
+        """``roots`` (or ``roots[0]`` reduced by ``reduction``) computed by one kernel: the list of values, or the
+        reduction's; None when the leaves do not allow it."""
+        root = roots[0]
         if reduction is not None and reduction.attrs[0] and len(reduction.attrs[0]) not in (1, len(root.shape)):
             return None
-        if root.op in KERNEL and in_kernel(root):
-            nodes, leaves = _collect(root)
+        if in_kernel(root):
+            nodes, leaves = _collect(roots)
         else:
             nodes, leaves = [], [root]
         values = [self.value(leaf) for leaf in leaves]
@@ -194,7 +206,7 @@ class _Run:
                 bv.append(np.broadcast_to(local_operand("fuse", v, layout, main), layout.block_shape(main._comm.rank)))
             else:
                 return None
-        group = Group(root, nodes, full, broadcast, scalars)  # no nodes: a reduction of a leaf itself
+        group = Group(roots, nodes, full, broadcast, scalars)  # no nodes: a reduction of a leaf itself
         shape = layout.block_shape(main._comm.rank)
         params = [*fv, *([np.array(shape, dtype=np.int64)] if broadcast else []), *bv, *sv]
         roles = (tuple(id(x) for x in full), tuple(id(x) for x in broadcast), tuple(id(x) for x in scalars))
@@ -203,17 +215,17 @@ class _Run:
         return self._reduce(group, roles, reduction, main, shape, params)
 
     def _kernel(self, group: Group, roles, driver: str, reduction: str | None = None, acc=None):
-        key = (id(group.root), roles, driver, reduction)
+        key = (tuple(id(r) for r in group.roots), roles, driver, reduction)
         found = self.plan.kernels.get(key)
         if found is None:
             found = self.plan.kernels[key] = compiled(kernel_source(group, driver, reduction, acc))
         return found
 
-    def _elementwise(self, group: Group, roles, main: DArray, shape, params) -> DArray:
+    def _elementwise(self, group: Group, roles, main: DArray, shape, params) -> list[DArray]:
         kernel = self._kernel(group, roles, "elementwise")
-        out = np.empty(shape, dtype=group.root.dtype)
-        _spread(kernel, out.size, 1, out.reshape(-1), *params)
-        return DArray._wrap(out, main._layout, main._comm, NUMPY)
+        outs = [np.empty(shape, dtype=r.dtype) for r in group.roots]
+        _spread(kernel, math.prod(shape), 1, *(o.reshape(-1) for o in outs), *params)
+        return [DArray._wrap(o, main._layout, main._comm, NUMPY) for o in outs]
 
     def _reduce(self, group: Group, roles, reduction: Node, main: DArray, shape, params) -> DArray:
         name = reduction.op
@@ -261,6 +273,5 @@ def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
 
 def run(plan: Plan, args: tuple, kwargs: dict):
     """The traced function's result for this call (a DArray, or the traced container of DArrays)."""
-    state = _Run(plan, args, kwargs)
-    results = [state.value(node) for node in plan.outputs]
+    results = _Run(plan, args, kwargs).outputs(plan.outputs)
     return results[0] if plan.container is None else plan.container(results)

@@ -179,8 +179,9 @@ KIND_TEMPLATES = {("floor", "i"): "{0}", ("floor", "u"): "{0}", ("ceil", "i"): "
 def in_kernel(node: Node) -> bool:
     """Whether a compiled kernel computes ``node`` exactly as eager darray (else darray computes it eagerly).
 
-    Left to darray: ops outside :data:`KERNEL`; integer/bool results of ``pow``, ``divide``-free integer
-    ``sign`` of unsigned, ``reciprocal`` of integers; complex ``sign``/``expm1``/``maximum``; comparisons
+    Left to darray: ops outside :data:`KERNEL`; integer/bool results of ``pow``; complex ``/`` and ``**``
+    (numba raises on a zero divisor); ``sign``, ``negative``, ``positive``, ``reciprocal`` of integers
+    and bools; complex ``sign``/``expm1``/``maximum`` and inverse/hyperbolic functions; comparisons
     that mix signed and unsigned integers (NumPy compares those exactly); casts from complex to real; bool
     ``sign``/``negative``.
     """
@@ -189,8 +190,8 @@ def in_kernel(node: Node) -> bool:
         return False
     kinds = {a.dtype.kind for a in node.args if not a.is_scalar}
     kind = node.dtype.kind
-    if op == "pow" and kind not in "fc":
-        return False
+    if op == "pow" and kind not in "fc" or op in ("pow", "divide") and kind == "c":
+        return False  # numba raises ZeroDivisionError for complex division by zero (NumPy: inf/nan)
     if op in ("sign", "expm1", "maximum", "minimum", "reciprocal", "tan", "atanh", "asinh", "acosh", "acos",
               "asin", "atan", "log1p", "log2", "log10", "sinh", "cosh", "tanh") and (kind == "c" or "c" in kinds):
         return False  # complex branch cuts and special values: NumPy's own implementation
