@@ -19,7 +19,7 @@ from darray import nn
 from darray.autodiff import Variable
 from darray.testing import agree, assert_equal, assert_raises_everywhere
 
-from _nn_helpers import COMM, P, host
+from _nn_helpers import COMM, P, host, torch_params
 
 pytestmark = pytest.mark.mpi
 
@@ -33,8 +33,14 @@ def softmax(s):
     return p / p.sum(-1, keepdims=True)
 
 
-def mha_ref(sd, query, key, value, heads, attn_mask=None, kpm=None, causal=False, batch_first=True):
-    """torch's multi_head_attention_forward: (output, per-head weights)."""
+def mha_ref(sd, query, key, value, heads, attn_mask=None, kpm=None, causal=False, batch_first=True,
+            zero_attn=False):
+    """torch's multi_head_attention_forward: (output, per-head weights).
+
+    ``bias_k``/``bias_v`` in ``sd`` (add_bias_kv) and ``zero_attn`` append key/value tokens after the
+    projected ones, the masks padded with columns that let every query see them (torch's ``pad``), the
+    causal mask too.
+    """
     if not batch_first:
         query, key, value = (x.transpose(1, 0, 2) for x in (query, key, value))
     e = sd["out_proj.weight"].shape[0]
@@ -46,15 +52,25 @@ def mha_ref(sd, query, key, value, heads, attn_mask=None, kpm=None, causal=False
         n, length, _ = x.shape
         return x.reshape(n, length, heads, e // heads).transpose(0, 2, 1, 3)
 
-    q, k, v = (split(x @ w.T + b) for x, w, b in zip((query, key, value), ws, bs))
+    q, k, v = (x @ w.T + b for x, w, b in zip((query, key, value), ws, bs))
+    n, s_len = k.shape[:2]
+    if "bias_k" in sd:
+        k = np.concatenate([k, np.broadcast_to(sd["bias_k"], (n, 1, e))], axis=1)
+        v = np.concatenate([v, np.broadcast_to(sd["bias_v"], (n, 1, e))], axis=1)
+    q, k, v = split(q), split(k), split(v)
+    if zero_attn:
+        k, v = (np.concatenate([x, np.zeros((*x.shape[:2], 1, x.shape[3]))], axis=2) for x in (k, v))
     s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(e // heads)
+    pad = [(0, 0)] * 3 + [(0, k.shape[2] - s_len)]  # the extra columns: seen by every query
     if attn_mask is not None:
         add = np.where(attn_mask, -np.inf, 0.0) if attn_mask.dtype == bool else attn_mask
-        s = s + add.reshape(s.shape if add.ndim == 3 else add.shape)
+        add = add.reshape((-1, heads) + add.shape[1:]) if add.ndim == 3 else add
+        s = s + np.pad(add, pad[-add.ndim:])
     if kpm is not None:
-        s = s + np.where(kpm, -np.inf, 0.0)[:, None, None, :]
+        s = s + np.pad(np.where(kpm, -np.inf, 0.0), pad[-2:])[:, None, None, :]
     if causal:
-        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+        s = np.where(np.pad(np.tril(np.ones((s.shape[-2], s_len), bool)), pad[-2:], constant_values=True), s,
+                     -np.inf)
     w = softmax(s)
     n, _, length, _ = q.shape
     out = (w @ v).transpose(0, 2, 1, 3).reshape(n, length, e) @ sd["out_proj.weight"].T
@@ -252,6 +268,52 @@ def test_multihead_attention_gradients(causal):
     check_gradients(module, seq(12, (N, L, E)), seq(13, (N, L, E)), seq_layouts(), is_causal=causal)
 
 
+# ------------------------------------------------------------------ add_bias_kv and add_zero_attn
+EXTRAS = {"bias_kv": dict(add_bias_kv=True), "zero_attn": dict(add_zero_attn=True),
+          "bias_kv+zero_attn": dict(add_bias_kv=True, add_zero_attn=True)}
+
+
+def _with_extras(seed, extras, **kw):
+    nn.init.manual_seed(seed)
+    mha = nn.MultiheadAttention(E, H, batch_first=True, **EXTRAS[extras], **kw)
+    with da.autodiff.no_grad():
+        mha.in_proj_bias.data = da.asarray(seq(seed + 1, (3 * E,)), split=None)
+    return mha
+
+
+@pytest.mark.parametrize("masks", ["none", "float-mask+padding", "causal"])
+@pytest.mark.parametrize("extras", sorted(EXTRAS))
+def test_extra_tokens_forward_and_weights(extras, masks):
+    mha = _with_extras(70, extras)
+    sd = numpy_state(mha)
+    assert list(sd)[:4] == ["in_proj_weight", "in_proj_bias", *(["bias_k", "bias_v"] if "bias_kv" in extras
+                                                                  else ["out_proj.weight", "out_proj.bias"])]
+    x, rng = seq(72, (N, L, E)), np.random.default_rng(73)
+    kw, ref = {}, {}
+    if masks == "float-mask+padding":
+        ref["attn_mask"], ref["kpm"] = rng.standard_normal((L, L)), np.zeros((N, L), bool)
+        ref["kpm"][0, :3] = True
+        kw = dict(attn_mask=da.asarray(ref["attn_mask"], split=None), key_padding_mask=da.asarray(ref["kpm"]))
+    elif masks == "causal":
+        kw["is_causal"] = ref["causal"] = True
+    want, w = mha_ref(sd, x, x, x, H, zero_attn="zero_attn" in extras, **ref)
+    for lay in seq_layouts().values():
+        xd = da.asarray(x, **lay)
+        out, weights = mha(xd, xd, xd, average_attn_weights=False, **kw)
+        assert weights.shape == (N, H, L, L + len(extras.split("+")))
+        assert_equal(out.data, want, rtol=1e-10, atol=1e-12)
+        assert_equal(weights.data, w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("extras", ["bias_kv", "bias_kv+zero_attn"])
+def test_extra_tokens_gradients(extras):
+    """bias_k/bias_v gradients (every rank's queries see the tokens) == the replicated run's == finite differences."""
+    module = _SelfAttention(**EXTRAS[extras])
+    nn.init.manual_seed(75)
+    module.attn = _with_extras(75, extras)
+    check_gradients(module, seq(76, (N, L, E)), seq(77, (N, L, E)), seq_layouts(), is_causal=True)
+
+
 # ------------------------------------------------------------------ the encoder
 @pytest.mark.parametrize("norm_first,activation", [(False, "relu"), (True, "gelu")])
 def test_encoder_layer_forward_and_gradients(norm_first, activation):
@@ -327,8 +389,6 @@ def test_returned_weights_are_the_dropped_weights_the_output_used():
 
 def test_bad_arguments_raise_everywhere():
     assert_raises_everywhere(ValueError, nn.MultiheadAttention, 6, 4, match="divisible")
-    assert_raises_everywhere(NotImplementedError, nn.MultiheadAttention, 8, 2, add_zero_attn=True,
-                             match="MultiheadAttention")
     assert_raises_everywhere(RuntimeError, nn.TransformerEncoderLayer, 8, 2, activation="tanh", match="relu/gelu")
     mha = nn.MultiheadAttention(E, H, batch_first=True)
     x = da.asarray(seq(50, (N, L, E)), split=1)
@@ -354,3 +414,93 @@ def test_against_torch():
     want = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
     got = nn.functional.scaled_dot_product_attention(*(da.asarray(q.numpy(), split=2),) * 3, is_causal=True)
     assert_equal(got.data, want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ torch as the oracle (same weights through load_state_dict)
+def _torch_run(torch, ref, xs, gs, **kw):
+    """torch's outputs, input gradients and parameter gradients for the loss ``sum(out_i * g_i)``."""
+    ts = [torch.from_numpy(x).requires_grad_() for x in xs]
+    outs = ref(*ts, **kw)
+    outs = [o for o in (outs if isinstance(outs, tuple) else (outs,)) if o is not None]
+    sum((o * torch.from_numpy(g)).sum() for o, g in zip(outs, gs)).backward()
+    return ([o.detach().numpy() for o in outs], [t.grad.numpy() for t in ts],
+            {k: p.grad.numpy() for k, p in ref.named_parameters()})
+
+
+def _darray_run(module, xs, lays, gs, **kw):
+    module.zero_grad()
+    vs = [Variable(da.asarray(x, **lay), requires_grad=True) for x, lay in zip(xs, lays)]
+    outs = module(*vs, **kw)
+    outs = [o for o in (outs if isinstance(outs, tuple) else (outs,)) if o is not None]
+    sum((o * da.asarray(g, split=None)).sum() for o, g in zip(outs, gs)).backward()
+    return [o.data for o in outs], [v.grad for v in vs], {k: p.grad for k, p in module.named_parameters()}
+
+
+def assert_same_as_torch(torch, module, ref, xs, lays, gs, **kw):
+    ref.load_state_dict({k: torch.from_numpy(v) for k, v in numpy_state(module).items()})
+    want = _torch_run(torch, ref, xs, gs, **{k: (torch.from_numpy(host(v)) if isinstance(v, da.DArray) else v)
+                                             for k, v in kw.items()})
+    got = _darray_run(module, xs, lays, gs, **kw)
+    assert sorted(got[2]) == sorted(want[2])
+    for a, b in zip(got[0] + got[1], want[0] + want[1]):
+        assert_equal(a, b, rtol=1e-10, atol=1e-12)
+    for name in want[2]:
+        assert_equal(got[2][name], want[2][name], rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+MHA_TORCH = {"default": {}, "kdim-vdim": dict(kdim=3, vdim=5), "no-bias": dict(bias=False),
+             "bias_kv": dict(add_bias_kv=True), "zero_attn": dict(add_zero_attn=True),
+             "bias_kv+zero_attn+kdim-vdim": dict(add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5)}
+MHA_CASES = [(config, weights, layout) for config in MHA_TORCH for weights in ("averaged", "per-head", "none")
+             for layout in seq_layouts()]
+
+
+@pytest.mark.parametrize("config,weights,layout", torch_params(MHA_CASES))
+def test_multihead_attention_against_torch(config, weights, layout):
+    """torch.nn.MultiheadAttention with the same state dict: output, weights, gradients of the inputs and of
+    every parameter (key padding mask and an additive mask; float64)."""
+    torch = pytest.importorskip("torch")
+    cfg = MHA_TORCH[config]
+    nn.init.manual_seed(80)
+    mha = nn.MultiheadAttention(E, H, batch_first=True, **cfg)
+    ref = torch.nn.MultiheadAttention(E, H, batch_first=True, dtype=torch.float64, **cfg)
+    assert list(mha.state_dict()) == list(ref.state_dict())
+    if "bias" not in cfg:
+        with da.autodiff.no_grad():
+            mha.in_proj_bias.data = da.asarray(seq(81, (3 * E,)), split=None)
+    xs = [seq(82, (N, L, E)), seq(83, (N, S, cfg.get("kdim", E))), seq(84, (N, S, cfg.get("vdim", E)))]
+    lays = [seq_layouts()[layout], seq_layouts(length=S)[layout], seq_layouts(length=S)[layout]]
+    kpm = np.zeros((N, S))  # additive, like attn_mask (torch deprecates mixing a boolean one with a float one)
+    kpm[1, :2] = -np.inf
+    x_extra = int(cfg.get("add_bias_kv", False)) + int(cfg.get("add_zero_attn", False))
+    gs = [seq(85, (N, L, E)), seq(86, (N, H, L, S + x_extra) if weights == "per-head" else (N, L, S + x_extra))]
+    assert_same_as_torch(torch, mha, ref, xs, lays, gs[:1 if weights == "none" else 2],
+                         key_padding_mask=da.asarray(kpm, split=None), need_weights=weights != "none",
+                         average_attn_weights=weights == "averaged",
+                         attn_mask=da.asarray(seq(87, (L, S)), split=None))
+
+
+ENCODER_CASES = [(norm_first, activation, layout) for norm_first in (False, True) for activation in ("relu", "gelu")
+                 for layout in seq_layouts()]
+
+
+@pytest.mark.parametrize("norm_first,activation,layout", torch_params(ENCODER_CASES))
+def test_encoder_against_torch(norm_first, activation, layout):
+    """torch.nn.TransformerEncoder (2 layers and a final norm) and one TransformerEncoderLayer with the same state
+    dict, dropout 0: output and the gradients of the input and of every parameter (float64)."""
+    torch = pytest.importorskip("torch")
+    kw = dict(dim_feedforward=12, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first)
+    nn.init.manual_seed(90)
+    layer = nn.TransformerEncoderLayer(E, H, **kw)
+    ref_layer = torch.nn.TransformerEncoderLayer(E, H, dtype=torch.float64, **kw)
+    x, g = seq(91, (N, L, E)), seq(92, (N, L, E))
+    lays = [seq_layouts()[layout]]
+    assert_same_as_torch(torch, layer, ref_layer, [x], lays, [g])
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(E))
+    with da.autodiff.no_grad():  # the copies differ, so that a mix-up of layers shows
+        enc.layers[1].linear1.weight.data = da.asarray(seq(93, (12, E)), split=None)
+    ref = torch.nn.TransformerEncoder(ref_layer, 2, norm=torch.nn.LayerNorm(E, dtype=torch.float64),
+                                      enable_nested_tensor=False)
+    mask = np.random.default_rng(94).random((L, L)) < 0.3
+    np.fill_diagonal(mask, False)
+    assert_same_as_torch(torch, enc, ref, [x], lays, [g], mask=da.asarray(mask, split=None))

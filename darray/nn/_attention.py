@@ -8,8 +8,10 @@ matmuls). Partial results are merged with an online softmax (running max
 the backward pass, which runs the ring again: K/V travel forward once more,
 the partial dK/dV of each block travel one hop behind them, accumulating
 each rank's contribution, and return to the block's owner from the last rank
-that needs it. No rank ever holds more than one key block's scores
-(``tokens/P x tokens/P`` per step) and no score matrix is kept.
+that needs it. Each held key block is processed in chunks of
+:func:`key_chunk` keys (cut at the global multiples of the chunk size; the
+online softmax merges chunks as it merges blocks), so no rank ever holds
+more than ``tokens/P x chunk`` scores per head, and no score matrix is kept.
 
 A causal mask (``is_causal=True``) lets a block stop travelling as soon as no
 rank further along the ring has a query at or after its first key: key
@@ -212,7 +214,7 @@ def _env(q: DArray, spec: Spec, extra=()) -> dict:
 def _extra_local(x: DArray, spec: Spec):
     """The rank's part of a replicated extra key/value array: its rows' leading cells, broadcast axes kept."""
     cells = tuple(slice(None) if n == 1 else c for n, c in zip(x.shape[:-2], spec.lead_cells))
-    return x.local[cells]
+    return x.local[(*cells, ...)]
 
 
 def _chunks(env, j):
@@ -653,7 +655,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     (``P - 1`` hops, fewer under a causal mask), each send started before
     the held block is processed; backward, K/V travel again and dK/dV follow
     one hop behind and return to their owner. Memory per rank: one query
-    block, two key/value blocks and one ``L/P x S/P`` score block per step.
+    block, two key/value blocks and one ``L/P x chunk`` score chunk at a
+    time: each key block is processed :func:`key_chunk` keys at a time
+    (about ``KEY_CHUNK_BYTES`` of scores for the whole query sequence, at
+    least ``MIN_KEY_CHUNK`` keys), never ``L/P x S/P`` at once.
 
     Examples
     --------

@@ -26,7 +26,7 @@ from ._activation import gelu, relu
 from ._attention import dropout_multipliers, dropout_stream, ring_attention
 from ._linear import linear
 from ._loss import softmax
-from ._util import data, whole_axis_layout, wrap_storage
+from ._util import data, redistributed, whole_axis_layout, wrap_storage
 from .layers import Dropout, LayerNorm, Linear, _ints
 from .module import Module, ModuleList, Parameter
 
@@ -75,14 +75,36 @@ def _merge_backward(ctx, g):
     return (wrap_storage(_split_local(g._xp, g.local, ctx.xs[0].shape[1]), ctx.xs[0]._layout, g),)
 
 
+def _concat_keys_forward(ctx, a, b):
+    layout = a._layout.replace(shape=(*a.shape[:-1], a.shape[-1] + b.shape[-1]),
+                               sizes=(*a._layout.sizes[:-1], (a.shape[-1] + b.shape[-1],)))
+    return wrap_storage(a._xp.concat([a.local, b.local], axis=-1), layout, a)
+
+
+def _concat_keys_backward(ctx, g):
+    a, b = ctx.xs
+    n = a.shape[-1]
+    return wrap_storage(g.local[..., :n], a._layout, g), wrap_storage(g.local[..., n:], b._layout, g)
+
+
 register("split_heads", _split_forward, _split_backward)
 register("merge_heads", _merge_forward, _merge_backward)
+register("concat_keys", _concat_keys_forward, _concat_keys_backward)
 
 
 def _whole_features(x):
     """``x`` without halo and with its feature axis (last) whole, redistributed on the tape when needed."""
     layout = whole_axis_layout("split_heads", data(x)._layout, -1)
     return x if layout == data(x)._layout else ad.redistribute(x, layout=layout)
+
+
+def _concat_keys(a, b):
+    """``a`` and ``b`` joined along their last axis (whole in both; ``b`` moved onto ``a``'s cut of the others)."""
+    lay = data(a)._layout.without_halo()
+    a = redistributed(a, lay)
+    n = data(b).shape[-1]
+    target = lay.replace(shape=(*lay.shape[:-1], n), sizes=(*lay.sizes[:-1], (n,)))
+    return apply("concat_keys", a, redistributed(b, target))
 
 
 def split_heads(x, num_heads: int):
@@ -126,8 +148,17 @@ class MultiheadAttention(Module):
     ``L/P x S`` scores per rank (keys gathered on every rank; differentiable):
     pass ``need_weights=False`` for the ring alone. ``is_causal=True``
     makes the attention causal (``attn_mask``, torch's hint, is then not
-    needed and not used); ``add_bias_kv`` and ``add_zero_attn`` raise
-    NotImplementedError.
+    needed and not used).
+
+    ``add_bias_kv=True`` adds the parameters ``bias_k`` and ``bias_v``
+    ``(1, 1, embed_dim)`` (torch's keys, xavier-normal initialised), a key
+    and a value token after the projected sequence; ``add_zero_attn=True``
+    adds one more token of zeros after them. As in torch, the masks (and
+    ``key_padding_mask``) are padded so that every query sees these tokens
+    (under ``is_causal`` too); the returned weights have ``S + 1`` or
+    ``S + 2`` key columns. Every rank holds them replicated and folds them
+    into its online softmax as one more local chunk (no ring step); the
+    gradients of ``bias_k``/``bias_v`` sum over the ranks.
 
     Examples
     --------
@@ -151,10 +182,6 @@ class MultiheadAttention(Module):
                                      (embed_dim, num_heads)))
         if not 0.0 <= dropout <= 1.0:
             raise ValueError(message("MultiheadAttention", "dropout out of range", dropout, "0 <= dropout <= 1"))
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError(message("MultiheadAttention", "add_bias_kv and add_zero_attn are not "
-                                              "supported (they append a token to a cut key sequence)",
-                                              (add_bias_kv, add_zero_attn), "False"))
         self.embed_dim, self.num_heads, self.dropout, self.batch_first = embed_dim, num_heads, dropout, batch_first
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -172,8 +199,12 @@ class MultiheadAttention(Module):
             self.k_proj_weight = Parameter(da.zeros((embed_dim, self.kdim), dtype=dtype, split=None))
             self.v_proj_weight = Parameter(da.zeros((embed_dim, self.vdim), dtype=dtype, split=None))
         self.in_proj_bias = Parameter(da.zeros((3 * embed_dim,), dtype=dtype, split=None)) if bias else None
+        if add_bias_kv:
+            self.bias_k = Parameter(da.zeros((1, 1, embed_dim), dtype=dtype, split=None))
+            self.bias_v = Parameter(da.zeros((1, 1, embed_dim), dtype=dtype, split=None))
+        else:
+            self.bias_k = self.bias_v = None
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype)
-        self.bias_k = self.bias_v = None
         self.generator = generator if generator is not None else init.default_generator().spawn(1)[0]
         self._reset_parameters()
 
@@ -187,6 +218,9 @@ class MultiheadAttention(Module):
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        for b in (self.bias_k, self.bias_v):
+            if b is not None:
+                init.xavier_normal_(b)
 
     def _projections(self):
         e = self.embed_dim
@@ -196,6 +230,21 @@ class MultiheadAttention(Module):
             weights = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
         biases = [None] * 3 if self.in_proj_bias is None else [self.in_proj_bias[i * e:(i + 1) * e] for i in range(3)]
         return weights, biases
+
+    def _extra_kv(self, dtype):
+        """torch's extra key and value tokens in heads, ``(1, H, X, D)`` each (bias_kv, then zeros), or None."""
+        if self.bias_k is None and not self.add_zero_attn:
+            return None
+        da, shape = namespace(), (1, self.num_heads, 1, self.head_dim)
+        if self.bias_k is None:
+            zero = da.zeros(shape, dtype=dtype, split=None)
+            return zero, zero
+        heads = [ad.permute_dims(ad.reshape(b, (1, 1, self.num_heads, self.head_dim)), (0, 2, 1, 3))
+                 for b in (self.bias_k, self.bias_v)]
+        if self.add_zero_attn:  # (1, H, 1, D) * [1, 0] over the tokens: the bias token, then a zero one
+            keep = da.reshape(da.asarray([1.0, 0.0], dtype=dtype, split=None), (1, 1, 2, 1))
+            heads = [x * keep for x in heads]
+        return tuple(heads)
 
     def _check(self, q, k, v):
         name = "MultiheadAttention"
@@ -264,16 +313,18 @@ class MultiheadAttention(Module):
         weights, biases = self._projections()
         heads = [split_heads(linear(x, w, b), self.num_heads) for x, w, b in zip((query, key, value), weights, biases)]
         dropout = dropout_stream(self.dropout if self.training else 0.0, self.generator, "MultiheadAttention")
-        out = ring_attention(*heads, masks, is_causal, None, dropout, "MultiheadAttention")
+        extra = self._extra_kv(data(heads[0]).dtype)
+        out = ring_attention(*heads, masks, is_causal, None, dropout, "MultiheadAttention", extra)
         out = self.out_proj(merge_heads(out))
-        attn = self._weights(heads[0], heads[1], masks, is_causal, dropout, average_attn_weights) \
+        attn = self._weights(heads[0], heads[1], masks, is_causal, dropout, average_attn_weights, extra) \
             if need_weights else None
         return out, attn
 
-    def _weights(self, qh, kh, masks, is_causal, dropout, average):
+    def _weights(self, qh, kh, masks, is_causal, dropout, average, extra=None):
         """The attention weights, explicitly: ``L/P x S`` scores per rank (keys gathered), on the tape."""
         da = namespace()
-        scores = ad.matmul(qh * (1.0 / math.sqrt(self.head_dim)), ad.permute_dims(kh, (0, 1, 3, 2)))
+        qh = qh * (1.0 / math.sqrt(self.head_dim))
+        scores = ad.matmul(qh, ad.permute_dims(kh, (0, 1, 3, 2)))
         sd = data(scores)
         for m in masks:
             scores = ad.where(m, scores, -math.inf) if m.dtype.kind == "b" else scores + m
@@ -282,6 +333,8 @@ class MultiheadAttention(Module):
             causal = da.tril(da.ones(sd.shape[2:], dtype=bool, split=tuple(0 if s == 2 else None for s in lay.split),
                                      grid=lay.dims, sizes={0: lay.sizes[2]}))
             scores = ad.where(causal, scores, -math.inf)
+        if extra is not None:  # the extra tokens' columns, seen by every query (torch pads the masks so)
+            scores = _concat_keys(scores, ad.matmul(qh, ad.permute_dims(extra[0], (0, 1, 3, 2))))
         w = softmax(scores, axis=-1)
         if dropout is not None:
             w = w * dropout_multipliers(dropout, data(w)._layout.without_halo(), data(w))
