@@ -106,11 +106,10 @@ __all__ = sorted({
 
 #: Submodules imported on first use (``darray.nn``, ``from darray import optim``, ``import darray.autodiff``):
 #: a third of ``import darray`` would otherwise go to layers a NumPy script never touches (issue #18).
-_ON_FIRST_USE = frozenset({"autodiff", "interop", "io", "nn", "optim", "points", "random"})
+_ON_FIRST_USE = frozenset({"autodiff", "fuse", "interop", "io", "nn", "optim", "points", "random"})
 #: Functions of the namespace that live in those submodules: name -> module, imported on first use.
 _FUNCTIONS_ON_FIRST_USE = {
     "from_dask": "interop", "to_dask": "interop",
-    "fuse": "fuse",  # the decorator (darray.fuse.fuse; the module is callable too): numba loads on the first call
     **dict.fromkeys(["frombuffer", "fromfile", "fromstring", "genfromtxt", "load", "loadtxt", "save", "savetxt"],
                     "io.numpy_files"),  # NumPy's .npy, text and raw files
 }

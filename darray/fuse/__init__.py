@@ -78,8 +78,8 @@ __all__ = ["fuse", "Fused", "MODES", "mode", "jit_available"]
 
 
 class _CallableModule(types.ModuleType):
-    """``darray.fuse`` is the decorator also where the package itself is found first (``import darray.fuse``
-    binds the package as the attribute ``fuse`` of darray): calling the package calls :func:`fuse`."""
+    """``darray.fuse``, this package, is also the decorator: calling it calls :func:`fuse` (``@da.fuse``), and
+    ``import darray.fuse.execute`` still finds the package's modules."""
 
     def __call__(self, f=None):
         return fuse(f)

@@ -4,13 +4,15 @@ A group (:class:`Group`) is a set of elementwise nodes computed by one
 kernel, with its leaves: operands that are full blocks (read as flat
 C-ordered arrays), broadcast operands (n-d views with zero strides, read by
 the unravelled index) and Python scalars (kernel arguments, so a new value
-needs no new kernel). :func:`value_source` writes ``_val(i, ...)``, the
-group's value at flat index ``i``: one statement per node, each operand cast
-first as NumPy's loop does (:class:`darray.fuse.graph.Kernel`) and the value
-cast to the node's dtype, so integers wrap and float32 stays float32 as in
-NumPy. Three drivers call it (:data:`DRIVERS`):
+needs no new kernel). :func:`value_source` writes the statements of the
+group's values at flat index ``i``: one per node, each operand cast first as
+NumPy's loop does (:class:`darray.fuse.graph.Kernel`) and the value cast to
+the node's dtype, so integers wrap and float32 stays float32 as in NumPy.
+They are inlined into one of three loops (:data:`DRIVERS`; one function per
+kernel: numba compiles it in about 0.3 s, once per source and machine):
 
-- ``elementwise``: ``out[i] = _val(i)`` over a range of indices (one output array per root);
+- ``elementwise``: ``out[i] = value`` over a range of indices (one output
+  array per root; values live in registers, so no temporary is written);
 - ``full``: per tile of :data:`TILE` cells, four interleaved accumulators
   (tile partials are added pairwise by NumPy afterwards);
 - ``axis``: the block seen as ``(A, K, B)`` with ``K`` the reduced axis, one
@@ -79,77 +81,67 @@ def _template(node: Node) -> str:
     return KIND_TEMPLATES.get((node.op, kind), KERNEL[node.op].template)
 
 
-def value_source(group: Group) -> tuple[str, list[str]]:
-    """The source of ``_val`` for ``group`` and its parameter names (after ``i``)."""
+def value_source(group: Group, indent: str) -> tuple[str, list[str], list[str]]:
+    """The statements computing ``group``'s roots at flat index ``i`` (each line prefixed by ``indent``), the
+    kernel parameters they read, and the names of the roots' values."""
     names: dict[int, str] = {}
     params: list[str] = []
     lines: list[str] = []
     for j, leaf in enumerate(group.full):
         names[id(leaf)] = f"x{j}"
         params.append(f"a{j}")
-        lines.append(f"    x{j} = a{j}[i]")
+        lines.append(f"x{j} = a{j}[i]")
     if group.broadcast:
         ndim = len(group.root.shape)
         params.append("shp")
-        lines.append("    r = i")
+        lines.append("r = i")
         for d in reversed(range(ndim)):
-            lines.append(f"    j{d} = r % shp[{d}]")
-            lines.append(f"    r = r // shp[{d}]")
+            lines += [f"j{d} = r % shp[{d}]", f"r = r // shp[{d}]"]
         index = ", ".join(f"j{d}" for d in range(ndim))
         for j, leaf in enumerate(group.broadcast):
             names[id(leaf)] = f"y{j}"
             params.append(f"b{j}")
-            lines.append(f"    y{j} = b{j}[{index}]")
+            lines.append(f"y{j} = b{j}[{index}]")
     for j, leaf in enumerate(group.scalars):
         names[id(leaf)] = f"s{j}"
         params.append(f"s{j}")
     for k, node in enumerate(group.nodes):
         expr = _template(node).format(*_operands(node, names))
-        lines.append(f"    t{k} = {cast(expr, node.dtype)}")
+        lines.append(f"t{k} = {cast(expr, node.dtype)}")
         names[id(node)] = f"t{k}"
-    lines.append(f"    return {', '.join(names[id(r)] for r in group.roots)}")
-    signature = ", ".join(["i", *params])
-    return "\n".join([f"def _val({signature}):", *lines]), params
+    return "\n".join(indent + line for line in lines), params, [names[id(r)] for r in group.roots]
 
 
 _ELEMENTWISE = """
 def kernel(lo, hi, {outs}, {params}):
     for i in range(lo, hi):
-        {values} = _val(i, {params})
+{body}
 {stores}
 """
 
+# Four accumulators, cell i adding into q[i % 4] (tiles start at multiples of 4: the same sums whatever the
+# threads' ranges), then (q0 + q1) + (q2 + q3) per tile.
 _FULL_ADD = """
-def kernel(t0, t1, n, parts, {params}):
-    for t in range(t0, t1):
-        lo = t * {tile}
-        hi = min(lo + {tile}, n)
-        q0 = {zero}
-        q1 = {zero}
-        q2 = {zero}
-        q3 = {zero}
-        i = lo
-        while i + 4 <= hi:
-            q0 {op}= {acc}(_val(i, {params}))
-            q1 {op}= {acc}(_val(i + 1, {params}))
-            q2 {op}= {acc}(_val(i + 2, {params}))
-            q3 {op}= {acc}(_val(i + 3, {params}))
-            i += 4
-        while i < hi:
-            q0 {op}= {acc}(_val(i, {params}))
-            i += 1
-        parts[t] = (q0 {op} q1) {op} (q2 {op} q3)
+def kernel(tlo, thi, n, parts, {params}):
+    q = np.empty(4, dtype=np.{accname})
+    for t in range(tlo, thi):
+        for lane in range(4):
+            q[lane] = {zero}
+        for i in range(t * {tile}, min(t * {tile} + {tile}, n)):
+{body}
+            q[i & 3] {op}= {acc}({value})
+        parts[t] = (q[0] {op} q[1]) {op} (q[2] {op} q[3])
 """
 
 _FULL_ORDER = """
-def kernel(t0, t1, n, parts, {params}):
-    for t in range(t0, t1):
+def kernel(tlo, thi, n, parts, {params}):
+    for t in range(tlo, thi):
         lo = t * {tile}
-        hi = min(lo + {tile}, n)
-        m = {acc}(_val(lo, {params}))
-        for i in range(lo + 1, hi):
-            v = {acc}(_val(i, {params}))
-            if {better}:
+        m = {zero}
+        for i in range(lo, min(lo + {tile}, n)):
+{body}
+            v = {acc}({value})
+            if i == lo or {better}:
                 m = v
         parts[t] = m
 """
@@ -160,18 +152,20 @@ def kernel(lo, hi, K, B, acc, {params}):
         for k in range(K):
             base = (a * K + k) * B
             for b in range(B):
-                v = {acc}(_val(base + b, {params}))
-                j = a * B + b
+                i = base + b
+{body}
+                v = {acc}({value})
+                c = a * B + b
                 if {first}:
-                    acc[j] = v
+                    acc[c] = v
                 else:
-                    acc[j] = {combine}
+                    acc[c] = {combine}
 """
 
 #: ``v`` replaces the running ``m`` when: (NaN propagates: once m is NaN nothing compares greater)
 _BETTER = {"max": "v > m or v != v", "min": "v < m or v != v"}
-_COMBINE = {"sum": "acc[j] + v", "mean": "acc[j] + v", "prod": "acc[j] * v",
-            "max": "v if (v > acc[j] or v != v) else acc[j]", "min": "v if (v < acc[j] or v != v) else acc[j]"}
+_COMBINE = {"sum": "acc[c] + v", "mean": "acc[c] + v", "prod": "acc[c] * v",
+            "max": "v if (v > acc[c] or v != v) else acc[c]", "min": "v if (v < acc[c] or v != v) else acc[c]"}
 
 DRIVERS = ("elementwise", "full", "axis")
 
@@ -181,34 +175,21 @@ def _acc(dtype: np.dtype) -> str:
 
 
 def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: np.dtype | None = None) -> str:
-    """The module source of one kernel: numba's import, ``_val`` and the ``driver`` named ``kernel``."""
-    body, params = value_source(group)
-    fill = {"params": ", ".join(params), "tile": TILE}
+    """The module source of one kernel: the ``driver`` named ``kernel`` with ``group``'s statements inlined."""
+    depth = {"elementwise": 8, "full": 12, "axis": 16}[driver]
+    body, params, values = value_source(group, " " * depth)
+    fill = {"params": ", ".join(params), "tile": TILE, "body": body}
     if driver == "elementwise":
-        k = range(len(group.roots))
-        driver_source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in k),
-                                            values=", ".join(f"v{j}" for j in k),
-                                            stores="\n".join(f"        out{j}[i] = v{j}" for j in k), **fill)
-    elif driver == "full":
-        if reduction in ("min", "max"):
-            driver_source = _FULL_ORDER.format(acc=_acc(acc), better=_BETTER[reduction], **fill)
-        else:
-            op = "*" if reduction == "prod" else "+"
-            zero = f"np.{acc.name}({1 if reduction == 'prod' else 0})"
-            driver_source = _FULL_ADD.format(acc=_acc(acc), zero=zero, op=op, **fill)
+        stores = "\n".join(f"        out{j}[i] = {v}" for j, v in enumerate(values))
+        source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in range(len(values))), stores=stores, **fill)
     else:
-        first = "k == 0" if reduction in ("min", "max") else "False"
-        driver_source = _AXIS.format(acc=_acc(acc), first=first, combine=_COMBINE[reduction], **fill)
-    return "\n".join([
-        "import numpy as np",
-        "import numba",
-        "",
-        "_jit = numba.njit(cache=True, nogil=True, error_model='numpy')",
-        "",
-        "",
-        "@_jit",
-        body,
-        "",
-        "",
-        "@_jit" + driver_source,
-    ]) + "\n"
+        fill.update(acc=_acc(acc), value=values[0])
+        zero = f"np.{acc.name}({1 if reduction == 'prod' else 0})"
+        if driver == "full" and reduction in ("min", "max"):
+            source = _FULL_ORDER.format(better=_BETTER[reduction], zero=zero, **fill)
+        elif driver == "full":
+            source = _FULL_ADD.format(accname=acc.name, zero=zero, op="*" if reduction == "prod" else "+", **fill)
+        else:
+            first = "k == 0" if reduction in ("min", "max") else "False"
+            source = _AXIS.format(first=first, combine=_COMBINE[reduction], **fill)
+    return "import numpy as np\nimport numba\n\n\n@numba.njit(cache=True, nogil=True, error_model='numpy')" + source
