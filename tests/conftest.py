@@ -123,6 +123,9 @@ STRICT_EXCLUDED = {
     "tests/test_elementwise.py::test_divide_integers": "true division of integer arrays is unspecified by the standard",
     "tests/test_searching.py::test_where_broadcasting[mixed-kinds": "where with a float and an int branch "
                                                                    "(mixed-kind promotion)",
+    **{f"tests/test_temporaries.py::{t}": "buffer reuse needs NumPy's ufuncs (out=): the standard's functions make "
+       "a new array per call, so array-api-strict blocks hold one per operator" for t in (
+        "test_chain_reuses_its_temporary", "test_shifted_slice_stencil_holds_two_shares")},
 }
 
 #: Deselected for torch: what torch does otherwise where the standard leaves it open, and torch's gaps.

@@ -8,6 +8,7 @@ take a fast path of one backend call plus O(1) Python.
 
 from __future__ import annotations
 
+import dis
 import sys
 from typing import Any
 
@@ -156,7 +157,7 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
         b = args[1]
         if type(b) is DArray and not b._layout.has_halo:
             return _with_scalar(row, b, first, True, temps & 2)
-    return _general(row, args)
+    return _general(row, args, temps)
 
 
 def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary: int) -> DArray:
@@ -191,22 +192,44 @@ def _reusable(x: DArray):
     return block
 
 
+#: The interpreter's binary-operator instructions (``BINARY_OP`` since 3.11, ``BINARY_ADD``, ... before).
+_OPERATOR_OPCODES = frozenset(code for name, code in dis.opmap.items()
+                              if name.startswith(("BINARY_", "INPLACE_")) and name not in ("BINARY_SUBSCR", "BINARY_SLICE"))
+_CODE_BYTES: dict = {}
+
+
+def _called_by_operator(frame) -> bool:
+    """Whether ``frame`` is executing a binary-operator instruction (not a call such as ``x.__add__(y)``)."""
+    code = frame.f_code
+    raw = _CODE_BYTES.get(code)
+    if raw is None:
+        if len(_CODE_BYTES) > 1024:
+            _CODE_BYTES.clear()
+        raw = _CODE_BYTES[code] = code.co_code  # (a copy per access on 3.11+: remembered)
+    return raw[frame.f_lasti] in _OPERATOR_OPCODES
+
+
 def temporaries(a, b) -> int:
     """Which of two operator operands are unreferenced temporaries (bit 0: a, bit 1: b).
 
     NumPy reuses such temporaries in ``a * b + c`` for plain ndarrays; doing
     the same keeps darray as fast as NumPy on expressions. Only called from the
     operator methods, whose frame layout fixes the reference counts; a named
-    array (a variable, an argument, a list item) always has one reference more.
+    array (a variable, an argument, a list item) always has one reference more
+    when the interpreter runs the operator. A direct call (``x.__add__(y)``,
+    ``operator.add``) holds one reference less, so like NumPy (which checks its
+    C callers) only an operator instruction in the calling frame counts.
     """
     limit = _TEMPORARY_REFS
     if _probe is not None:
         _probe.append((sys.getrefcount(a), sys.getrefcount(b)))
         return 0
+    if not _called_by_operator(sys._getframe(2)):  # temporaries <- the operator method <- the caller
+        return 0
     return (sys.getrefcount(a) <= limit) | ((sys.getrefcount(b) <= limit) << 1)
 
 
-def _general(row: Elementwise, args: tuple) -> DArray:
+def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     for x in args:  # a type that opts out of NumPy's protocol (e.g. an autodiff Variable) handles the operator
         if getattr(type(x), "__array_ufunc__", False) is None:
             return NotImplemented
@@ -220,11 +243,41 @@ def _general(row: Elementwise, args: tuple) -> DArray:
     layout = _cheapest_layout(darrays, layout)
     f = _func(target._xp, row.name)
     parts = [_aligned_parts(row.name, x, layout, target) for x in args]
+    out = _temporary_output(row, args, parts, layout, temps) if temps and type(f) is np.ufunc else None
     if all(not isinstance(p, list) for p in parts):
         if row.name == "pow" and not isinstance(parts[0], _SCALARS) and _is_half(parts[1]):
             return wrap_like(half_power(target._xp, f, *parts), layout, target)
-        return wrap_like(f(*parts), layout, target)
-    return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target), layout, target)
+        return wrap_like(f(*parts) if out is None else f(*parts, out=out), layout, target)
+    return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target, out), layout, target)
+
+
+def _temporary_output(row: Elementwise, args: tuple, parts: list, layout: Layout, temps: int):
+    """The block of a temporary operand that can take the result in place, or None.
+
+    The operand must be unreferenced (``temps``, from the operator), hold its
+    own buffer that nothing else views, already lie on the result's blocks
+    (its part is its whole block) and have the result's dtype. Shifted-slice
+    stencils then allocate no block per operator beyond NumPy's own.
+    """
+    if row.name not in _SAME_DTYPE or len(args) != 2 or layout.has_halo:
+        return None
+    for i in (0, 1):
+        x, other = args[i], args[1 - i]
+        if not temps >> i & 1 or type(x) is not DArray or parts[i] is not x._block:
+            continue
+        block = x._block
+        if type(block) is not np.ndarray or block.base is not None or block.dtype.kind not in "fc" or not block.ndim \
+                or x._layout.blocks_key != layout.blocks_key:
+            continue
+        if type(other) is DArray:
+            if other.dtype != block.dtype:
+                continue
+        elif not (type(other) in (bool, int, float) or (type(other) is complex and block.dtype.kind == "c")):
+            continue  # (a Python scalar keeps the array's dtype; NumPy scalars and arrays may not)
+        # references: x._block, x._local (the block itself once x.local was asked), parts[i], ``block``, the argument
+        if sys.getrefcount(block) <= 4 + (x._local is block):
+            return block
+    return None
 
 
 def _aligned_parts(func: str, x, layout: Layout, target: DArray):
@@ -251,21 +304,24 @@ def _aligned_parts(func: str, x, layout: Layout, target: DArray):
         buffer = x._xp.empty(want.block_shape(rank), dtype=x._block.dtype, device=x.device)
         x._comm.exchange(x._block, [(p, r) for p, r in plan.sends if p != rank], buffer, []).wait()
         return buffer
-    xp = x._xp
-    buffer = xp.empty(want.block_shape(rank), dtype=x._block.dtype, device=x.device)
     sends = [(p, r) for p, r in plan.sends if p != rank]
     recvs = [(p, r) for p, r in plan.recvs if p != rank]
+    # the received cells (boundary strips, for shifted slices) land in a buffer of their bounding box only
+    corner = [min((r[a].start for _, r in recvs), default=0) for a in range(x.ndim)]
+    box = [max((r[a].stop for _, r in recvs), default=0) - corner[a] for a in range(x.ndim)]
+    moved = [(p, tuple(slice(sl.start - c, sl.stop - c) for sl, c in zip(r, corner))) for p, r in recvs]
+    buffer = x._xp.empty(tuple(max(n, 0) for n in box), dtype=x._block.dtype, device=x.device)
     with _recorder.labelled("align"):
-        x._comm.exchange(x._block, sends, buffer, recvs).wait()
+        x._comm.exchange(x._block, sends, buffer, moved).wait()
     own_src = [r for p, r in plan.sends if p == rank]
     own_dst = [r for p, r in plan.recvs if p == rank]
     pieces = [(dst, x._block[src]) for src, dst in zip(own_src, own_dst)]
-    pieces += [(r, buffer[r]) for _, r in recvs]
+    pieces += [(r, buffer[m]) for (_, r), (_, m) in zip(recvs, moved)]
     return pieces
 
 
-def _piecewise(f, parts, shape, target: DArray):
-    """Evaluate ``f`` cell by cell over the partition that the operands' pieces induce."""
+def _piecewise(f, parts, shape, target: DArray, out=None):
+    """Evaluate ``f`` cell by cell over the partition that the operands' pieces induce (into ``out`` if given)."""
     xp = target._xp
     ndim = len(shape)
     cuts = [{0, n} for n in shape]
@@ -280,8 +336,9 @@ def _piecewise(f, parts, shape, target: DArray):
 
     empty = tuple((0, 0) for _ in shape)
     if type(f) is np.ufunc and is_numpy_namespace(xp):  # write each cell's result in place: no temporaries
-        probe = f(*[_restrict(part, empty, ndim) for part in parts])  # the result dtype, from empty operands
-        out = np.empty(shape, dtype=probe.dtype)
+        if out is None:
+            probe = f(*[_restrict(part, empty, ndim) for part in parts])  # the result dtype, from empty operands
+            out = np.empty(shape, dtype=probe.dtype)
         if out.size:
             for cell in product(*cells):
                 f(*[_restrict(part, cell, ndim) for part in parts],

@@ -77,13 +77,14 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
                 if other._layout is layout or other._layout == layout:
                     operand = other._block
                     if type(operand) is ndarray and operand.dtype in accepted:
-                        out = f(block, operand)  # (reflected operators never meet two DArrays)
+                        out = f(operand, block) if reflected else f(block, operand)
                         if type(out) is ndarray:
                             return _wrap(out, layout, self._comm, xp)
             elif (kind is float or kind is int) and scalars_fast:
                 out = f(other, block) if reflected else f(block, other)
                 if type(out) is ndarray:
                     return _wrap(out, layout, self._comm, xp)
+        block = operand = None  # the engine may reuse a temporary operand's buffer: hold no reference to it
         try:
             if reflected:
                 return apply(row, (other, self), temporaries(other, self) & 2)

@@ -1,0 +1,90 @@
+"""Expressions hold no more block-sized temporaries than NumPy holds for the whole array.
+
+NumPy reuses the buffer of a temporary operand (``a * b + c`` makes one array,
+not two) from 256 KiB on; darray does the same per block, also where the
+operands of a shifted-slice stencil sit on different block sizes and must be
+aligned first (then only the boundary strips are received, into a buffer of
+their size). The measure is ``tracemalloc``'s peak (NumPy reports its buffers
+to it) during one evaluation, in units of the largest block ("shares").
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy
+import pytest
+
+import darray as da
+from darray.testing import assert_equal
+
+pytestmark = pytest.mark.mpi
+
+ROWS, COLS = 1031, 160  # >= 256 KiB per block at 4 ranks (NumPy's size for reusing temporaries); uneven rows
+
+
+def _peak_beyond(func) -> int:
+    """Bytes allocated at the peak of ``func()`` beyond what was allocated before it, result included."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        result = func()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del result
+    return peak - before
+
+
+def _field(**kw) -> da.DArray:
+    return da.asarray(numpy.random.default_rng(0).random((ROWS, COLS)), **kw)
+
+
+def _share(x: da.DArray) -> int:
+    """Bytes of the largest block of ``x``."""
+    return max(x.layout.block_shape(r)[0] for r in range(x.comm.size)) * COLS * x.dtype.itemsize
+
+
+def test_chain_reuses_its_temporary():
+    """``a * b + c``: the product's buffer takes the sum (NumPy: one new array)."""
+    a, b, c = _field(split=0), _field(split=0), _field(split=0)
+    a * b + c  # warm the plans
+    assert _peak_beyond(lambda: a * b + c) < 1.1 * _share(a)
+
+
+def test_numpy_holds_as_much():
+    """The oracle for the next test: NumPy's sweep holds two arrays beyond ``u`` (its result and one temporary)."""
+    u = numpy.random.default_rng(0).random((ROWS, COLS))
+    peak = _peak_beyond(lambda: u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2]
+                                                       - 4 * u[1:-1, 1:-1]))
+    assert 1.9 * u.nbytes < peak < 2.1 * u.nbytes
+
+
+@pytest.mark.parametrize("split", [0, None], ids=["rows", "replicated"])
+def test_shifted_slice_stencil_holds_two_shares(split):
+    """The README's sweep, at every rank count: at most two blocks beyond ``u`` (NumPy: two arrays), however the
+    shifted slices' blocks differ from each other (uneven rows, 3 and 4 ranks)."""
+    u = _field(split=split)
+
+    def sweep():
+        return u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1])
+
+    sweep()
+    strips = 4 * COLS * u.dtype.itemsize + (64 << 10)  # received rows and Python objects
+    assert _peak_beyond(sweep) <= 2 * _share(u) + strips
+
+
+@pytest.mark.parametrize("other_split", [0, 1], ids=["same_layout", "other_layout"])
+@pytest.mark.parametrize("call", ["x.__sub__(y)", "x.__rsub__(y)", "operator.sub(x, y)", "x.__add__(y + 0)"])
+def test_direct_calls_never_reuse_a_named_operand(call, other_split):
+    """A named array called directly (one reference fewer than under the ``-`` operator) keeps its values."""
+    import operator
+
+    x, y = _field(split=0), _field(split=other_split) + 1.0
+    want_x, want_y = numpy.asarray(x.gather()), numpy.asarray(y.gather())
+    want = eval(call, {"x": want_x, "y": want_y, "operator": operator})
+    got = eval(call, {"x": x, "y": y, "operator": operator})
+    assert_equal(got, want)
+    assert_equal(x, want_x)
+    assert_equal(y, want_y)
