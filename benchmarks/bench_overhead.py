@@ -14,6 +14,11 @@ Part 2 runs three NumPy teaching codes unchanged with both modules: a
 Laplace/Jacobi solver, a 2-d linear convection CFD step (the "12 steps to
 Navier-Stokes" style) and Conway's Game of Life, and prints the time ratio.
 
+Both parts also run a third module, ``thin``: the thinnest Python class that
+can wrap an ndarray (one slot, each operator one NumPy call and a wrap, no
+checks). No array library written in Python can do less per call, so its
+column is the floor for darray's.
+
 Timings are per process; check the load first (``uptime``): other work on
 the cores inflates every number. Nothing here asserts a time.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import timeit
+from types import SimpleNamespace
 
 import numpy
 
@@ -77,6 +83,49 @@ for _ in range(steps):
 PROGRAMS = {"Laplace (Jacobi)": LAPLACE, "linear convection": CONVECTION, "Game of Life": LIFE}
 
 
+class Thin:
+    """The floor: an ndarray in one slot; every operator is one NumPy call and a wrap."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def __getitem__(self, key):
+        return Thin(self.a[key.a if type(key) is Thin else key])
+
+    def __setitem__(self, key, value):
+        self.a[key.a if type(key) is Thin else key] = value.a if type(value) is Thin else value
+
+    def copy(self):
+        return Thin(self.a.copy())
+
+    def sum(self, axis=None):
+        return Thin(numpy.asarray(self.a.sum(axis)))
+
+
+def _thin_operator(ufunc, reflected=False):
+    def method(self, other):
+        other = other.a if type(other) is Thin else other
+        return Thin(ufunc(other, self.a) if reflected else ufunc(self.a, other))
+    return method
+
+
+for _name, _ufunc in {"add": numpy.add, "sub": numpy.subtract, "mul": numpy.multiply, "and": numpy.bitwise_and,
+                      "or": numpy.bitwise_or}.items():
+    setattr(Thin, f"__{_name}__", _thin_operator(_ufunc))
+    setattr(Thin, f"__r{_name}__", _thin_operator(_ufunc, reflected=True))
+Thin.__eq__ = _thin_operator(numpy.equal)
+
+#: the module ``thin`` the sources see as ``np``
+thin = SimpleNamespace(
+    zeros=lambda shape, dtype=float: Thin(numpy.zeros(shape, dtype)),
+    ones=lambda shape: Thin(numpy.ones(shape)), asarray=lambda a: Thin(numpy.asarray(a)),
+    sum=lambda a: Thin(numpy.asarray(numpy.sum(a.a))), mean=lambda a: Thin(numpy.asarray(numpy.mean(a.a))),
+    sqrt=lambda a: Thin(numpy.sqrt(a.a)))
+MODULES = {"numpy": numpy, "thin": thin, "darray": darray}
+
+
 def _best(stmt: str, scope: dict, number: int) -> float:
     return min(timeit.repeat(stmt, globals=scope, number=number, repeat=7)) / number
 
@@ -86,6 +135,8 @@ def _arrays(np, n: int, distributed: bool):
     a, b = rng.random((n, n)), rng.random((n, n))
     if np is numpy:
         return a, b
+    if np is thin:
+        return Thin(a), Thin(b)
     kw = dict(split=0) if distributed else {}
     return np.asarray(a, **kw), np.asarray(b, **kw)
 
@@ -101,21 +152,20 @@ def main(argv=None) -> None:
     say = print if comm.rank == 0 else (lambda *a, **k: None)
     say(f"# bench_overhead: n={args.n}, {comm.size} rank(s), "
         f"{'distributed' if args.distributed else 'replicated below the threshold'}, load {os.getloadavg()[0]:.2f}")
-    say(f"{'call':34s} {'NumPy us':>9s} {'darray us':>10s} {'diff us':>8s} {'ratio':>6s}")
+    say(f"{'call':34s} {'NumPy us':>9s} {'thin us':>8s} {'darray us':>10s} {'darray - NumPy':>15s} {'ratio':>6s}")
     for name, stmt in CALLS.items():
-        times = []
-        for np in (numpy, darray):
+        t = {}
+        for label, np in MODULES.items():
             a, b = _arrays(np, args.n, args.distributed)
-            times.append(_best(stmt, {"np": np, "a": a, "b": b}, args.number) * 1e6)
-        say(f"{name:34s} {times[0]:9.2f} {times[1]:10.2f} {times[1] - times[0]:8.2f} {times[1] / times[0]:6.2f}")
-    say(f"\n{'program':34s} {'NumPy ms':>9s} {'darray ms':>10s} {'ratio':>6s}")
+            t[label] = _best(stmt, {"np": np, "a": a, "b": b}, args.number) * 1e6
+        say(f"{name:34s} {t['numpy']:9.2f} {t['thin']:8.2f} {t['darray']:10.2f} {t['darray'] - t['numpy']:15.2f} "
+            f"{t['darray'] / t['numpy']:6.2f}")
+    say(f"\n{'program':34s} {'NumPy ms':>9s} {'thin ms':>8s} {'darray ms':>10s} {'thin ratio':>11s} {'ratio':>6s}")
     for name, source in PROGRAMS.items():
-        times = []
-        for np in (numpy, darray):
-            scope = {"np": np, "n": args.n, "steps": args.steps}
-            times.append(_best(source, scope, 1) * 1e3)
-        say(f"{name:34s} {times[0]:9.2f} {times[1]:10.2f} {times[1] / times[0]:6.2f}")
-
+        t = {label: _best(source, {"np": np, "n": args.n, "steps": args.steps}, 1) * 1e3
+             for label, np in MODULES.items()}
+        say(f"{name:34s} {t['numpy']:9.2f} {t['thin']:8.2f} {t['darray']:10.2f} {t['thin'] / t['numpy']:11.2f} "
+            f"{t['darray'] / t['numpy']:6.2f}")
 
 if __name__ == "__main__":
     main()
