@@ -24,6 +24,8 @@ from .dtypes import check_dtype, to_numpy_dtype
 
 __all__ = ["DArray"]
 
+_new_object = object.__new__
+
 
 class DArray:
     """A global n-d array cut into blocks over the ranks of a communicator.
@@ -53,10 +55,10 @@ class DArray:
         check_dtype("DArray", block.dtype)
         return cls._wrap(block, layout, comm, xp if xp is not None else namespace_of(block))
 
-    @classmethod
-    def _wrap(cls, block: Any, layout: Layout, comm: Communicator, xp: ModuleType) -> DArray:
+    @staticmethod
+    def _wrap(block: Any, layout: Layout, comm: Communicator, xp: ModuleType) -> DArray:
         """Wrap without checks: for engines that derived ``block`` from a valid layout."""
-        self = object.__new__(cls)
+        self = _new_object(DArray)
         self._block = block
         self._layout = layout
         self._comm = comm
