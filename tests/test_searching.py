@@ -141,6 +141,14 @@ def test_where_broadcasting(branch, layout):
     assert_equal(where(da.asarray(b > 1, split=0), y, 7), np.where(b > 1, b, 7))
 
 
+@pytest.mark.parametrize("layout", over((7, 5)))
+@pytest.mark.parametrize("pair", [(0.0, -np.inf), (1, 2), (True, False), (1j, 0.5)], ids=str)
+def test_where_two_python_scalars(pair, layout):
+    """``where(mask, 0.0, -inf)``: two Python scalars take NumPy's result dtype (the standard takes one at most)."""
+    a = values((7, 5), "float64", seed=2)
+    assert_equal(where(layout.array(a) > 1, *pair), np.where(a > 1, *pair))
+
+
 @pytest.mark.parametrize("layout", over((0,), (1,), (7,), (40,)))
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted(side, layout):

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._backend import NUMPY, to_numpy
 from .._core import DArray, align_target, local_operand, wrap_like
+from .._core.dtypes import to_backend_dtype
 from .._core.keys import nonzero as _nonzero
 from .._core.reductions import normalize_axes, sum as _sum
 from .._core.sample_sort import Routed
@@ -137,6 +138,9 @@ def count_nonzero(x, /, *, axis=None, keepdims: bool = False) -> DArray:
 _ONE = object()  # "not given": where(condition) alone is NumPy's nonzero(condition)
 
 
+_PY_SCALARS = (bool, int, float, complex)
+
+
 def where(condition, x1=_ONE, x2=_ONE, /):
     """``x1`` where ``condition`` is true, else ``x2`` (broadcast; the layout of the largest distributed operand).
 
@@ -165,6 +169,8 @@ def where(condition, x1=_ONE, x2=_ONE, /):
         raise TypeError(message("where", "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
     target, layout = align_target("where", args)
     c, a, b = (local_operand("where", v, layout, target) for v in args)
+    if isinstance(a, _PY_SCALARS) and isinstance(b, _PY_SCALARS):  # the standard's where takes one scalar at most
+        a = target._xp.asarray(a, dtype=to_backend_dtype(target._xp, np.result_type(a, b)), device=target.device)
     out = target._xp.where(c, a, b)
     if not hasattr(out, "shape") or tuple(out.shape) != layout.block_shape(target._comm.rank):
         out = target._xp.broadcast_to(target._xp.asarray(out), layout.block_shape(target._comm.rank))
