@@ -2,6 +2,8 @@
 
     python benchmarks/bench_neighborhood.py [--side 64] [--window 7] [--heads 4] [--features 16] [--reps 3]
     mpiexec -n 4 python benchmarks/bench_neighborhood.py --side 128
+    mpiexec -n 4 python benchmarks/bench_neighborhood.py --side 256   # the 256^2-token field (ring skipped)
+    mpiexec -n 4 python benchmarks/bench_neighborhood.py --side 256 --ring-max 65536 --reps 1  # ring too (long)
     python benchmarks/bench_neighborhood.py --smoke        # 16 x 16 cells, one rep
 
 A ``side x side`` field of ``heads x features`` channels, rows cut over the
@@ -14,12 +16,16 @@ and v on the tape):
 - ``ring``: :func:`darray.nn.functional.scaled_dot_product_attention` on the
   same cells as ``side**2`` tokens (every cell attends to every cell), the
   key/value blocks travelling around the ranks. Skipped above ``--ring-max``
-  tokens (its time grows as tokens**2).
+  tokens (its time grows as tokens**2: on a 256 x 256 field, 16 times the
+  128 x 128 field's).
 
 Times: one warm-up, then the median over ``--reps`` of the slowest rank's
 wall time between barriers. Bytes: what each rank sent (darray's tracer) in
-one forward + backward. Peak memory: each rank's resident-set high-water mark
-after the neighbourhood runs and again after the ring runs. Only rank 0 prints.
+one forward + backward. Peak memory, the largest over the ranks: what NumPy
+and Python allocated during one forward + backward (``tracemalloc``, each
+method on its own), and the resident-set high-water mark after the
+neighbourhood runs and again after the ring runs (it never falls). Only
+rank 0 prints.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import argparse
 import numpy as np
 
 import darray as da
-from bench_attention import peak_rss_mb, timed  # the same timing and memory rules (this folder is on sys.path)
+from bench_attention import peak_rss_mb, timed, traced_peak_mb  # the same timing and memory rules (this folder is on sys.path)
 from darray.autodiff import Variable
 from darray.nn import functional as F
 
@@ -78,19 +84,22 @@ def main(argv=None) -> None:
     rows = []
     for name, run in (("neighbourhood", window), ("ring", ring)):
         if name == "ring" and side * side > args.ring_max:
-            rows.append((name, float("nan"), float("nan"), float("nan"), float("nan")))
+            rows.append((name, float("nan"), float("nan"), float("nan"), float("nan"), float("nan")))
             continue
         forward = timed(comm, lambda: run(False), args.reps)
         both = timed(comm, lambda: run(True), args.reps)
         sent = comm.allreduce(np.asarray([_sent(comm, lambda: run(True))]), "max")[0]
+        traced = comm.allreduce(np.asarray([traced_peak_mb(lambda: run(True))]), "max")[0]
         peak = comm.allreduce(np.asarray([peak_rss_mb()]), "max")[0]
-        rows.append((name, forward, both, sent, peak))
+        rows.append((name, forward, both, sent, traced, peak))
     if comm.rank == 0:
         print(f"attention on a {side}x{side} field ({side * side} tokens), {heads} heads x {d} features, "
               f"window {args.window}, {comm.size} ranks (float64)")
-        print(f"  {'':14s} {'forward ms':>11s} {'fwd+bwd ms':>11s} {'sent/rank MiB':>14s} {'peak RSS MiB':>13s}")
-        for name, forward, both, sent, peak in rows:
-            print(f"  {name:14s} {forward * 1e3:11.1f} {both * 1e3:11.1f} {sent / 2**20:14.2f} {peak:13.1f}")
+        print(f"  {'':14s} {'forward ms':>11s} {'fwd+bwd ms':>11s} {'sent/rank MiB':>14s} {'traced peak MiB':>16s}"
+              f" {'peak RSS MiB':>13s}")
+        for name, forward, both, sent, traced, peak in rows:
+            print(f"  {name:14s} {forward * 1e3:11.1f} {both * 1e3:11.1f} {sent / 2**20:14.2f} {traced:16.1f}"
+                  f" {peak:13.1f}")
 
 
 if __name__ == "__main__":
