@@ -81,7 +81,7 @@ def ordered(a, b):
 
 @da.fuse
 def integers(a, b):
-    return (a & b) + (a | 3) * 2, (a ^ b) + a // 3  # // runs eagerly between the fused groups
+    return (a & b) + (a | 3) * 2, (a ^ b) + a // 3, -a + da.abs(b)  # // runs eagerly between fused groups
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
+
 import numpy as np
 
 from .._core.dtypes import CATEGORIES
@@ -180,10 +181,9 @@ def in_kernel(node: Node) -> bool:
     """Whether a compiled kernel computes ``node`` exactly as eager darray (else darray computes it eagerly).
 
     Left to darray: ops outside :data:`KERNEL`; integer/bool results of ``pow``; complex ``/`` and ``**``
-    (numba raises on a zero divisor); ``sign``, ``negative``, ``positive``, ``reciprocal`` of integers
-    and bools; complex ``sign``/``expm1``/``maximum`` and inverse/hyperbolic functions; comparisons
-    that mix signed and unsigned integers (NumPy compares those exactly); casts from complex to real; bool
-    ``sign``/``negative``.
+    (numba raises on a zero divisor); ``sign``, ``negative``, ``positive`` of bools and ``reciprocal`` of
+    integers and bools; complex ``sign``/``expm1``/``maximum`` and inverse/hyperbolic functions; comparisons
+    that mix signed and unsigned integers (NumPy compares those exactly); casts from complex to real.
     """
     op = node.op
     if op not in KERNEL:
@@ -195,7 +195,7 @@ def in_kernel(node: Node) -> bool:
     if op in ("sign", "expm1", "maximum", "minimum", "reciprocal", "tan", "atanh", "asinh", "acosh", "acos",
               "asin", "atan", "log1p", "log2", "log10", "sinh", "cosh", "tanh") and (kind == "c" or "c" in kinds):
         return False  # complex branch cuts and special values: NumPy's own implementation
-    if op in ("sign", "negative", "positive", "reciprocal") and kinds & set("biu"):
+    if op in ("sign", "negative", "positive") and "b" in kinds or op == "reciprocal" and kinds & set("biu"):
         return False
     if node.attrs and op == "astype" and node.args[0].dtype.kind == "c" and kind != "c":
         return False
