@@ -30,24 +30,12 @@ is shared and loaded: numbers are indicative only. Only rank 0 prints.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import darray as da
+from bench_attention import timed  # the same timing rule (this folder is on sys.path)
 from darray.fuse import execute as fuse_execute
-
-
-def timed(comm, f, reps: int) -> float:
-    """Median over ``reps`` of the slowest rank's seconds for ``f()`` (after one warm-up)."""
-    f()
-    times = []
-    for _ in range(reps):
-        comm.barrier()
-        t0 = time.perf_counter()
-        f()
-        times.append(float(comm.allreduce(np.asarray([time.perf_counter() - t0]), "max")[0]))
-    return float(np.median(times))
 
 
 @da.fuse
