@@ -48,6 +48,29 @@ def test_reshape(layout):
         assert_equal(da.reshape(got, SHAPE), g, err_msg=f"-> {shape} and back")
 
 
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_reshape_keeps_whole_cut_axes(layout):
+    """Splitting or merging only axes no rank cuts (``(N, L, E) -> (N, L, H, D)`` with ``L`` cut) moves nothing:
+    each cut axis stays cut, as the same axis of the new shape, with the same blocks."""
+    x, g = made(layout)
+    cut = [a for a in range(3) if x.layout.axis_dim[a] is not None]
+    #: new shape, where each old axis went, the old axes it splits or merges
+    for shape, where, changed in [((6, 7, 2, 4), (0, 1, 2), {2}), ((1, 6, 7, 8), (1, 2, 3), set()),
+                                  ((6, 7, 8, 1), (0, 1, 2), set())]:
+        with da.tracing() as t:
+            got = da.reshape(x, shape)
+        assert_equal(got, g.reshape(shape), err_msg=f"-> {shape}")
+        if changed.intersection(cut):
+            continue  # a cut axis split: the blocks must change (test_reshape)
+        assert t.summary()["bytes_total"] == 0, f"-> {shape}: moved {t.summary()['bytes_total']} bytes"
+        assert [got.layout.sizes[where[a]] for a in cut] == [x.layout.sizes[a] for a in cut], f"-> {shape}"
+    if 2 not in cut:
+        with da.tracing() as t:
+            merged = da.reshape(da.reshape(x, (6, 7, 2, 4)), SHAPE)
+        assert_equal(merged, g)
+        assert t.summary()["bytes_total"] == 0
+
+
 @pytest.mark.parametrize("layout", LAYOUTS_1D, ids=str)
 def test_reshape_small_and_empty(layout):
     x, g = made(layout)

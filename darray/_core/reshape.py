@@ -36,6 +36,9 @@ def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
         return _via_replicated_small(x, shape)
     if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
         return _insert_remove_ones(x, shape)  # only length-1 axes change: the cut stays where it is
+    done = _cut_axes_kept(x, shape)
+    if done is not None:
+        return done
     rows = _row_split(x)
     if rows is not None:
         done = _local_reshape(rows, shape)
@@ -78,6 +81,57 @@ def _resolve_shape(x, shape) -> tuple[int, ...]:
         raise ValueError(message("reshape", f"cannot reshape an array of size {x.size}", shape,
                                  f"a shape with {x.size} elements"))
     return shape
+
+
+def _groups(old, new) -> list[tuple[list[int], list[int]]]:
+    """The finest pairing of runs of ``old``'s axes with runs of ``new``'s axes of equal products (C order).
+
+    >>> _groups((2, 12, 8), (2, 12, 2, 4))
+    [([0], [0]), ([1], [1]), ([2], [2, 3])]
+    """
+    groups, i, j = [], 0, 0
+    while i < len(old) and j < len(new):
+        a, b = [i], [j]
+        pa, pb = old[i], new[j]
+        i, j = i + 1, j + 1
+        while pa != pb:
+            if pa < pb:
+                pa *= old[i]
+                a.append(i)
+                i += 1
+            else:
+                pb *= new[j]
+                b.append(j)
+                j += 1
+        groups.append((a, b))
+    if groups:  # trailing length-1 axes join the last group
+        groups[-1][0].extend(range(i, len(old)))
+        groups[-1][1].extend(range(j, len(new)))
+    return groups
+
+
+def _cut_axes_kept(x: DArray, shape):
+    """The reshape as a local one when every cut axis stays whole as one axis of ``shape``, or None.
+
+    ``(N, L, E) -> (N, L, H, D)`` with ``L`` cut splits ``E`` on every rank
+    and keeps the cut where it is: nothing moves.
+    """
+    layout = x._layout
+    cut = {a for a in range(x.ndim) if layout.axis_dim[a] is not None}
+    moved = {}
+    for old_axes, new_axes in _groups(x.shape, shape):
+        if cut.intersection(old_axes):
+            if len(old_axes) != 1 or len(new_axes) != 1:
+                return None
+            moved[old_axes[0]] = new_axes[0]
+    if set(moved) != cut:
+        return None
+    split = tuple(None if s is None else moved[s] for s in layout.split)
+    sizes = [(n,) for n in shape]
+    for a, b in moved.items():
+        sizes[b] = layout.sizes[a]
+    new = Layout(shape, layout.dims, split, tuple(sizes))
+    return DArray._wrap(x._xp.reshape(x.local, new.block_shape(x._comm.rank)), new, x._comm, x._xp)
 
 
 def _rows_layout(shape, nprocs, dims) -> Layout:
