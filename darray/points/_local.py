@@ -13,7 +13,7 @@ import numpy as np
 
 from .._errors import message
 
-__all__ = ["distances", "nearest", "within", "tree"]
+__all__ = ["distances", "merge", "nearest", "within", "tree"]
 
 #: Relative slack of the tree's searches: a candidate the tree's own rounding might miss is still found.
 SLACK = 1e-9
@@ -52,6 +52,25 @@ def _first_k(qi: np.ndarray, d: np.ndarray, g: np.ndarray, m: int, k: int, pad: 
     return out_d, out_g
 
 
+def _sorted_rows(d: np.ndarray, g: np.ndarray, k: int, pad: int):
+    """Each row of candidates ``(m, c)`` ordered by ``(distance, global index)``, cut or padded to ``k`` columns."""
+    by_index = np.argsort(g, axis=1, kind="stable")
+    d, g = np.take_along_axis(d, by_index, 1), np.take_along_axis(g, by_index, 1)
+    by_distance = np.argsort(d, axis=1, kind="stable")
+    d, g = np.take_along_axis(d, by_distance, 1), np.take_along_axis(g, by_distance, 1)
+    if d.shape[1] < k:
+        m, c = d.shape
+        d = np.concatenate([d, np.full((m, k - c), np.inf)], axis=1)
+        g = np.concatenate([g, np.full((m, k - c), pad, dtype=np.int64)], axis=1)
+    return d, g
+
+
+def merge(d0: np.ndarray, g0: np.ndarray, d1: np.ndarray, g1: np.ndarray, k: int, pad: int):
+    """The first ``k`` of two candidate lists per query, by ``(distance, global index)``."""
+    d, g = _sorted_rows(np.concatenate([d0, d1], axis=1), np.concatenate([g0, g1], axis=1), k, pad)
+    return d[:, :k], g[:, :k]
+
+
 def nearest(points: np.ndarray, gids: np.ndarray, queries: np.ndarray, k: int, pad: int, kd=None):
     """The ``k`` nearest of ``points`` (global indices ``gids``) to each query: ``(distances, indices)`` ``(m, k)``.
 
@@ -67,20 +86,16 @@ def nearest(points: np.ndarray, gids: np.ndarray, queries: np.ndarray, k: int, p
     kk = min(k + 1, n)
     _, idx = kd.query(queries, k=kk)
     idx = idx.reshape(m, kk)
-    d = distances(queries[:, None, :], points[idx])
-    if kk > k:
-        ranked = np.sort(d, axis=1)
-        tied = np.flatnonzero(ranked[:, k] <= ranked[:, k - 1] * (1 + SLACK) + 1e-300)
-        if tied.size:
-            near = kd.query_ball_point(queries[tied], ranked[tied, k - 1] * (1 + SLACK) + 1e-300)
-            lengths = np.fromiter((len(c) for c in near), dtype=np.int64, count=tied.size)
-            extra = np.concatenate([np.asarray(c, dtype=np.int64) for c in near])
-            plain = np.flatnonzero(~np.isin(np.arange(m), tied))
-            qi = np.concatenate([np.repeat(plain, kk), np.repeat(tied, lengths)])
-            pi = np.concatenate([idx[plain].ravel(), extra])
-            return _first_k(qi, distances(queries[qi], points[pi]), gids[pi], m, k, pad)
-    qi = np.repeat(np.arange(m), kk)
-    return _first_k(qi, d.ravel(), gids[idx.ravel()], m, k, pad)
+    d, g = _sorted_rows(distances(queries[:, None, :], points[idx]), gids[idx], k + 1, pad)
+    out_d, out_g = d[:, :k].copy(), g[:, :k].copy()
+    tied = np.flatnonzero(d[:, k] <= d[:, k - 1] * (1 + SLACK) + 1e-300) if kk > k else np.zeros(0, dtype=np.int64)
+    if tied.size:
+        near = kd.query_ball_point(queries[tied], d[tied, k - 1] * (1 + SLACK) + 1e-300)
+        lengths = np.fromiter((len(c) for c in near), dtype=np.int64, count=tied.size)
+        pi = np.concatenate([np.asarray(c, dtype=np.int64) for c in near])
+        qi = np.repeat(np.arange(tied.size), lengths)
+        out_d[tied], out_g[tied] = _first_k(qi, distances(queries[tied][qi], points[pi]), gids[pi], tied.size, k, pad)
+    return out_d, out_g
 
 
 def within(points: np.ndarray, gids: np.ndarray, queries: np.ndarray, r: float, kd=None):

@@ -22,7 +22,7 @@ import numpy as np
 from .._backend import to_numpy
 from .._core import DArray
 from .._errors import message
-from ._local import SLACK, _first_k, nearest, tree, within
+from ._local import SLACK, _first_k, merge, nearest, tree, within
 from ._rows import RowRoute, host_rows, row_sizes, wrap_rows
 from .partition import Partition, check_points, partition
 
@@ -119,11 +119,9 @@ def knn(query: DArray, points, k: int):
     reach = d0[:, k - 1] if k else np.zeros(search.q.shape[0])
     lower, upper = _grown(search.q, reach) if search.q.shape[0] else (None, None)
     coords, gids = search.ghosts(lower, upper)
-    d1, g1 = nearest(coords, gids, search.q, k, search.n)
-    m = search.q.shape[0]
-    qi = np.repeat(np.arange(m), 2 * k)
-    d, g = _first_k(qi, np.concatenate([d0, d1], axis=1).ravel(), np.concatenate([g0, g1], axis=1).ravel(), m, k,
-                    search.n)
+    if coords.shape[0]:
+        d0, g0 = merge(d0, g0, *nearest(coords, gids, search.q, k, search.n), k, search.n)
+    d, g = d0, g0
     return search.answer(d, np.float64), search.answer(g, np.int64)
 
 
