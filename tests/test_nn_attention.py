@@ -333,8 +333,14 @@ def test_bad_input_raises_everywhere():
     assert_raises_everywhere(ValueError, f, qd, kd, vd, attn_mask=da.zeros((L, S + 1)), match="broadcastable")
     assert_raises_everywhere(ValueError, f, qd, kd, vd, attn_mask=da.zeros((L, S)), is_causal=True,
                              match="is_causal")
+    ring, ek, ev = _attention.ring_attention, da.zeros((1, H, X, E)), da.zeros((1, H, X, EV))
+    assert_raises_everywhere(ValueError, ring, qd, kd, vd, extra=(ev, ev), match="extra key tokens")
+    assert_raises_everywhere(ValueError, ring, qd, kd, vd, extra=(ek, ev[:, :, :1]), match="token counts differ")
     if P > 1:
         other = da.asarray(k, split=1)
         assert_raises_everywhere(ValueError, f, qd, other, vd, match="not cut like query")
         uneven = da.asarray(v, split=2, sizes={2: [S] + [0] * (P - 1)})
         assert_raises_everywhere(ValueError, f, qd, kd, uneven, match="cut differently")
+        batch_cut = [da.asarray(x, split=0) for x in (q, k, v)]  # extra tokens per batch item on a cut batch axis
+        assert_raises_everywhere(ValueError, ring, *batch_cut, extra=(da.zeros((B, H, X, E)), ev),
+                                 match="do not broadcast")
