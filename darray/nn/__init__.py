@@ -22,6 +22,7 @@ darray.random.Generator(...)
 from __future__ import annotations
 
 from . import functional, init
+from ._graph import EdgeConv, GraphConv, MeshGraphNetBlock
 from ._neighborhood import NeighborhoodAttention1d, NeighborhoodAttention2d, NeighborhoodAttention3d
 from ._position import LearnedPositionEmbedding, SinusoidalPositionEmbedding
 from ._tokens import PatchEmbed, PatchUnembed
@@ -33,4 +34,5 @@ from .module import Module, ModuleList, Parameter, Sequential
 __all__ = sorted(["Module", "ModuleList", "Parameter", "Sequential", "functional", "init", *_layers,
                   "MultiheadAttention", "TransformerEncoder", "TransformerEncoderLayer",
                   "NeighborhoodAttention1d", "NeighborhoodAttention2d", "NeighborhoodAttention3d",
-                  "PatchEmbed", "PatchUnembed", "LearnedPositionEmbedding", "SinusoidalPositionEmbedding"])
+                  "PatchEmbed", "PatchUnembed", "LearnedPositionEmbedding", "SinusoidalPositionEmbedding",
+                  "EdgeConv", "GraphConv", "MeshGraphNetBlock"])
