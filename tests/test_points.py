@@ -196,3 +196,17 @@ def test_nan_on_one_rank():
     g[N - 1, 1] = np.nan  # on the last rank only
     assert_raises_everywhere(ValueError, pts.knn, sharded(g, "rows"), sharded(cloud("uniform"), "rows"), 2,
                              match="NaN")
+
+
+@pytest.mark.parametrize("cut", ["rows", "uneven", "one-rank"])
+def test_to_edges(cut):
+    g = cloud("clustered")
+    x = sharded(g, cut)
+    _, i = pts.radius(x, x, 0.1, max_neighbors=4)
+    src, dst = pts.to_edges(i, N)
+    _, ref = ref_radius(g, g, 0.1, 4)
+    rows, cols = np.nonzero(ref != N)
+    ok = (np.array_equal(host(src), ref[rows, cols]) and np.array_equal(host(dst), rows)
+          and src.layout == dst.layout)
+    assert not agree(COMM, ok)
+    assert_raises_everywhere(TypeError, pts.to_edges, i[:, 0], N, match="to_edges")

@@ -9,7 +9,8 @@ cut like it.
   (``restore``);
 - :func:`knn`, :func:`radius`: exact neighbour queries in global numbering,
   the same at every rank count (ties by global index), points within reach
-  of another rank's queries exchanged once as ghosts;
+  of another rank's queries exchanged once as ghosts; :func:`to_edges`
+  turns their neighbour lists into a graph's edges;
 - :class:`GhostPlan`: a graph's owned and ghost nodes over the ranks and
   their persistent exchange (``start``/``wait``; on the tape, the adjoint
   adds ghost gradients onto their owners);
@@ -34,7 +35,7 @@ from __future__ import annotations
 from .ghosts import GhostPlan
 from .message import gather, scatter_add, scatter_max, scatter_mean
 from .partition import METHODS, Partition, partition
-from .query import knn, radius
+from .query import knn, radius, to_edges
 
 __all__ = ["GhostPlan", "METHODS", "Partition", "gather", "knn", "partition", "radius", "scatter_add", "scatter_max",
-           "scatter_mean"]
+           "scatter_mean", "to_edges"]

@@ -26,7 +26,7 @@ from ._local import SLACK, _first_k, merge, nearest, tree, within
 from ._rows import RowRoute, host_rows, row_sizes, wrap_rows
 from .partition import Partition, check_points, partition
 
-__all__ = ["knn", "radius"]
+__all__ = ["knn", "radius", "to_edges"]
 
 
 def _box_gaps(boxes: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -167,3 +167,33 @@ def radius(query: DArray, points, r: float, max_neighbors: int | None = None):
         int(to_numpy(search.comm.allreduce(np.array([most], dtype=np.int64), "max"))[0])
     d, g = _first_k(qi, d, g, m, width, search.n)
     return search.answer(d, np.float64), search.answer(g, np.int64)
+
+
+def to_edges(indices: DArray, n: int):
+    """Neighbour lists as a graph's edges: ``(src, dst)`` with ``src`` a neighbour of query row ``dst``.
+
+    ``indices`` is the ``(M, K)`` result of :func:`knn` or :func:`radius` on
+    ``n`` points; padding entries (``== n``) are dropped. Built locally (one
+    small allgather of the counts): both are ``(E,)`` int64 DArrays cut like
+    ``indices``' rows, edges in row order.
+
+    Examples
+    --------
+    >>> import numpy as np, darray as da
+    >>> from darray.points import radius, to_edges
+    >>> x = da.asarray(np.array([[0.0], [3.0], [0.5]]), split=0)
+    >>> src, dst = to_edges(radius(x, x, 0.6)[1], 3)
+    >>> np.asarray(src.gather()).tolist(), np.asarray(dst.gather()).tolist()
+    ([0, 2, 1, 2, 0], [0, 0, 1, 2, 2])
+    """
+    sizes = row_sizes(indices) if isinstance(indices, DArray) else None
+    if sizes is None or indices.ndim != 2 or indices.dtype.kind not in "iu":
+        raise TypeError(message("to_edges", "indices must be an (M, K) integer DArray cut by rows",
+                                getattr(indices, "shape", type(indices).__name__), "the indices of knn or radius"))
+    comm = indices._comm
+    local = host_rows(indices)
+    rows, cols = np.nonzero(local != n)
+    dst = rows.astype(np.int64) + int(np.sum(sizes[:comm.rank], dtype=np.int64))
+    src = local[rows, cols].astype(np.int64)
+    counts = tuple(int(c) for c in np.asarray(comm.allgather(np.array([src.shape[0]], dtype=np.int64)))[:, 0])
+    return wrap_rows(src, (), counts, indices), wrap_rows(dst, (), counts, indices)
