@@ -3,9 +3,10 @@
 Each query row goes to its *home* rank (the rank whose region box is
 nearest; inside it when it lies in one), which answers from its own points.
 Then the points of other ranks within reach are sent to it once, as ghosts:
-for a ball query the box of its queries grown by ``r``; for kNN the box of
-the balls its first, local answer bounds (a rank whose points cannot come
-closer sends nothing). Every distance is recomputed with one formula and
+for a ball query the balls of radius ``r`` around its queries, for kNN the
+balls its first, local answer bounds; each rank's reach is described by
+:data:`LEAVES` boxes around groups of nearby queries (a rank whose points
+cannot come closer sends nothing). Every distance is recomputed with one formula and
 neighbours are ordered by ``(distance, global index)``
 (:mod:`darray.points._local`), so the answer is the same at any rank count.
 The exchanges are labelled ``points.queries``, ``points.ghosts`` and
@@ -59,15 +60,21 @@ class _Search:
         self.kd = tree(self.own) if self.own.shape[0] and self.q.shape[0] else None
         self.n = part.points.shape[0]
 
-    def ghosts(self, lower: np.ndarray, upper: np.ndarray):
-        """Points of other ranks inside the box ``[lower, upper]`` of this rank's reach: ``(coords, indices)``."""
+    def ghosts(self, reach: np.ndarray):
+        """Points of other ranks within ``reach`` (per home query) of this rank's queries: ``(coords, indices)``.
+
+        Each rank's reach is :data:`LEAVES` boxes (:func:`_leaf_boxes`); a point is sent to a rank once
+        if it lies in one of them.
+        """
         d = self.own.shape[1]
-        mine = np.concatenate([lower, upper]) if self.q.shape[0] else np.concatenate([np.full(d, np.inf),
-                                                                                         np.full(d, -np.inf)])
-        reach = to_numpy(self.comm.allgather(mine)).reshape(self.comm.size, 2, d)
-        reach[self.comm.rank, 0], reach[self.comm.rank, 1] = np.inf, -np.inf  # own points are answered already
-        inside = ((self.own[:, None, :] >= reach[None, :, 0, :]) & (self.own[:, None, :] <= reach[None, :, 1, :])).all(-1)
-        point, dest = np.nonzero(inside)
+        boxes = to_numpy(self.comm.allgather(_leaf_boxes(self.q, reach).ravel())).reshape(self.comm.size, LEAVES, 2, d)
+        boxes[self.comm.rank, :, 0], boxes[self.comm.rank, :, 1] = np.inf, -np.inf  # own points answered already
+        lower, upper = boxes[:, :, 0].min(axis=1), boxes[:, :, 1].max(axis=1)  # (P, d) each rank's whole reach
+        near = ((self.own[:, None, :] >= lower[None]) & (self.own[:, None, :] <= upper[None])).all(-1)
+        point, dest = np.nonzero(near)
+        p = self.own[point][:, None, :]
+        inside = ((p >= boxes[dest, :, 0]) & (p <= boxes[dest, :, 1])).all(-1).any(-1)
+        point, dest = point[inside], dest[inside]
         route = RowRoute(self.comm, dest)
         coords = route.send(self.own[point], "points.ghosts")
         gids = route.send(self.own_g[point], "points.ghosts")[:, 0]
@@ -79,10 +86,30 @@ class _Search:
         return wrap_rows(back, values.shape[1:], row_sizes(self.query), self.query)
 
 
-def _grown(q: np.ndarray, reach: np.ndarray):
-    """The box of the balls ``(q, reach)``, grown by the search slack."""
-    pad = reach * (1 + SLACK) + SLACK * (np.abs(q).max(axis=1) if q.shape[1] else 0.0) + 1e-300
-    return (q - pad[:, None]).min(axis=0), (q + pad[:, None]).max(axis=0)
+#: Boxes describing one rank's reach: its queries cut by local bisection into this many groups.
+LEAVES = 32
+
+
+def _leaf_boxes(q: np.ndarray, reach: np.ndarray) -> np.ndarray:
+    """``(LEAVES, 2, d)``: the boxes of the balls ``(q, reach)`` (grown by the search slack) of groups of
+    nearby queries, split in halves across their longest side; unused boxes are ``[inf, -inf]``."""
+    d = q.shape[1]
+    boxes = np.empty((LEAVES, 2, d))
+    boxes[:, 0], boxes[:, 1] = np.inf, -np.inf
+    if not q.shape[0]:
+        return boxes
+    pad = (reach * (1 + SLACK) + SLACK * np.abs(q).max(axis=1) + 1e-300)[:, None]
+    groups = [np.arange(q.shape[0])]
+    while 2 * len(groups) <= LEAVES and any(g.shape[0] > 1 for g in groups):
+        halves = []
+        for g in groups:
+            axis = int(np.argmax(q[g].max(axis=0) - q[g].min(axis=0)))
+            order = g[np.argsort(q[g, axis], kind="stable")]
+            halves += [order[:order.shape[0] // 2], order[order.shape[0] // 2:]]
+        groups = [g for g in halves if g.shape[0]]
+    for j, g in enumerate(groups):
+        boxes[j, 0], boxes[j, 1] = (q[g] - pad[g]).min(axis=0), (q[g] + pad[g]).max(axis=0)
+    return boxes
 
 
 def knn(query: DArray, points, k: int):
@@ -117,8 +144,7 @@ def knn(query: DArray, points, k: int):
     search = _Search(*_setup("knn", query, points))
     d0, g0 = nearest(search.own, search.own_g, search.q, k, search.n, search.kd)
     reach = d0[:, k - 1] if k else np.zeros(search.q.shape[0])
-    lower, upper = _grown(search.q, reach) if search.q.shape[0] else (None, None)
-    coords, gids = search.ghosts(lower, upper)
+    coords, gids = search.ghosts(reach)
     if coords.shape[0]:
         d0, g0 = merge(d0, g0, *nearest(coords, gids, search.q, k, search.n), k, search.n)
     d, g = d0, g0
@@ -158,8 +184,7 @@ def radius(query: DArray, points, r: float, max_neighbors: int | None = None):
         raise ValueError(message("radius", "max_neighbors must be None or an int >= 1", max_neighbors, ">= 1"))
     search = _Search(*_setup("radius", query, points))
     r, m = float(r), search.q.shape[0]
-    lower, upper = _grown(search.q, np.full(m, r)) if m else (None, None)
-    coords, gids = search.ghosts(lower, upper)
+    coords, gids = search.ghosts(np.full(m, r))
     found = [within(search.own, search.own_g, search.q, r, search.kd), within(coords, gids, search.q, r)]
     qi, g, d = (np.concatenate(parts) for parts in zip(*found))
     most = int(np.bincount(qi, minlength=m).max()) if m else 0
