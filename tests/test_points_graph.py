@@ -100,3 +100,53 @@ def test_bad_edges(make, exc, match):
     s, d = edges()
     x = cut(np.zeros((N, 1)), "uneven")
     assert_raises_everywhere(exc, make, s, d, x, match=match)
+
+
+def plan_order(d, sizes):
+    """The plan's edge order: edges grouped by the rank owning dst, in global order within a rank."""
+    return np.argsort(np.searchsorted(offsets(sizes), d, side="right") - 1, kind="stable")
+
+
+@pytest.mark.parametrize("ncut", list(CUTS))
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max"])
+def test_plan_message_passing(ncut, reduce):
+    s, d = edges(6)
+    rng = np.random.default_rng(7)
+    x0, w0 = rng.standard_normal((N, 2)), rng.standard_normal((E, 2))
+    plan = pts.GhostPlan(cut(s, "uneven"), cut(d, "uneven"), cut(x0, ncut))
+    order = plan_order(d, plan.sizes)
+    w = plan.take_edges(cut(w0, "uneven"))
+    x = Variable(cut(x0, ncut), requires_grad=True)
+    at_src, at_dst = plan.gather(x, "src"), plan.gather(x, "dst")
+    out = plan.scatter(at_src * w, reduce)
+    (out.sum() + (at_dst * w).sum()).backward()
+    ok = np.array_equal(np.asarray(w.gather()), w0[order])
+    ok = ok and np.array_equal(np.asarray(at_src.data.gather()), x0[s[order]])
+    ok = ok and np.array_equal(np.asarray(at_dst.data.gather()), x0[d[order]])
+    msg = x0[s[order]] * w0[order]
+    expected = np.zeros((N, 2))
+    count = np.bincount(d, minlength=N)
+    if reduce == "max":
+        expected[:] = -np.inf
+        np.maximum.at(expected, d[order], msg)
+        expected[count == 0] = 0
+    else:
+        np.add.at(expected, d[order], msg)
+        if reduce == "mean":
+            expected /= np.maximum(count, 1)[:, None]
+    ok = ok and np.allclose(np.asarray(out.data.gather()), expected, rtol=1e-14, atol=0)
+    if reduce == "sum":  # d/dx of sum(scatter(x[src] * w)) + sum(x[dst] * w)
+        grad = np.zeros((N, 2))
+        np.add.at(grad, s, w0)
+        np.add.at(grad, d, w0)
+        ok = ok and np.allclose(np.asarray(x.grad.gather()), grad, rtol=1e-13, atol=1e-15)
+    assert not agree(COMM, ok)
+
+
+def test_plan_message_passing_bad_input():
+    s, d = edges()
+    x = cut(np.zeros((N, 1)), "uneven")
+    plan = pts.GhostPlan(cut(s, "rows"), cut(d, "rows"), x)
+    assert_raises_everywhere(ValueError, plan.gather, x, "both", match="end must be")
+    assert_raises_everywhere(ValueError, plan.scatter, cut(np.zeros((E, 1)), "rows"), "min", match="unknown reduction")
+    assert_raises_everywhere(ValueError, plan.scatter, cut(np.zeros((E + 1, 1)), "rows"), match="number of rows")

@@ -12,6 +12,7 @@ import pytest
 
 import darray as da
 from darray import nn
+from darray import points as pts
 from darray.autodiff import Variable
 from darray.nn._graph import concat_features
 from darray.testing import agree, assert_raises_everywhere, uneven_sizes
@@ -102,6 +103,23 @@ def test_layer(name):
     ok = np.allclose(out, reference(name, layer, x0, s, d, e0), rtol=1e-12, atol=1e-12)
     ok = ok and all(np.allclose(g, g1, rtol=1e-10, atol=1e-12) for g, g1 in zip(grads, grads1))
     ok = ok and np.allclose(out, out1, rtol=1e-12, atol=1e-14)  # BLAS may round a row by its block size
+    assert not agree(COMM, ok)
+
+
+@pytest.mark.parametrize("name", ["GraphConv", "EdgeConv"])
+def test_layer_on_a_ghost_plan(name):
+    """The same layer on a GhostPlan (persistent ghosts, local messages) as by global index."""
+    x0, s, d, _ = graph(2)
+    layer = make(name)
+    values, grads = [], []
+    for edge_index in ((cut(s, "uneven"), cut(d, "uneven")),
+                       pts.GhostPlan(cut(s, "uneven"), cut(d, "uneven"), cut(x0, "uneven"))):
+        x = Variable(cut(x0, "uneven"), requires_grad=True)
+        out = layer(x, edge_index)
+        (out * out).sum().backward()
+        values.append(host(out))
+        grads.append(host(x.grad))
+    ok = np.allclose(values[0], values[1], rtol=1e-12, atol=1e-14) and np.allclose(grads[0], grads[1], rtol=1e-10)
     assert not agree(COMM, ok)
 
 

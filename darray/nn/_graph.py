@@ -3,9 +3,11 @@
 Node features ``x`` are ``(N, C)`` with rows cut over the ranks; a graph is
 ``edge_index = (src, dst)`` (or a ``(2, E)`` integer DArray, torch's form),
 messages flowing from ``src`` to ``dst`` (torch_geometric's
-``source_to_target``). Rows move by global index
-(:func:`darray.points.gather` / ``scatter_*``), so a layer gives the same
-values at every rank count.
+``source_to_target``): rows move by global index (:func:`darray.points.gather`
+/ ``scatter_*``, one route per call). Or the graph is a
+:class:`darray.points.GhostPlan` built once: each step is then one persistent
+ghost exchange and local work. Either way a layer gives the same values at
+every rank count.
 
 Examples
 --------
@@ -21,7 +23,7 @@ from __future__ import annotations
 from .._core import DArray
 from .._errors import message
 from ..autodiff import Variable, apply, register
-from ..points import gather, scatter_add, scatter_max, scatter_mean
+from ..points import GhostPlan, gather, scatter_add, scatter_max, scatter_mean
 from ..points._rows import row_sizes
 from . import functional as F
 from ._util import data, redistributed, wrap_storage
@@ -30,8 +32,9 @@ from .module import Module, ModuleList
 
 __all__ = ["EdgeConv", "GraphConv", "MeshGraphNetBlock", "concat_features", "AGGREGATIONS"]
 
-#: Aggregations of messages at their target node, by torch_geometric's names.
-AGGREGATIONS = {"add": scatter_add, "sum": scatter_add, "mean": scatter_mean, "max": scatter_max}
+#: Aggregations of messages at their target node: torch_geometric's names -> darray.points' reductions.
+AGGREGATIONS = {"add": "sum", "sum": "sum", "mean": "mean", "max": "max"}
+_SCATTERS = {"sum": scatter_add, "mean": scatter_mean, "max": scatter_max}
 
 
 def _concat_forward(ctx, *xs):
@@ -69,17 +72,35 @@ def concat_features(*xs):
     return apply("graph_concat", *(redistributed(x, lay) for x, lay in zip(xs, layouts)))
 
 
-def _edges(func: str, edge_index):
-    """``(src, dst)`` from a pair of ``(E,)`` DArrays or a ``(2, E)`` DArray."""
-    if isinstance(edge_index, DArray) and edge_index.ndim == 2 and edge_index.shape[0] == 2:
-        return edge_index[0], edge_index[1]
-    if isinstance(edge_index, (tuple, list)) and len(edge_index) == 2:
-        return tuple(edge_index)
-    raise TypeError(message(func, "edge_index must be (src, dst) or a (2, E) integer DArray",
-                            type(edge_index).__name__, "torch's edge_index"))
+class _Messages:
+    """A graph's message passing: by global index for ``(src, dst)`` edges, locally for a GhostPlan."""
+
+    def __init__(self, func: str, edge_index, n: int):
+        self.n, self.plan = n, edge_index if isinstance(edge_index, GhostPlan) else None
+        if self.plan is not None:
+            return
+        if isinstance(edge_index, DArray) and edge_index.ndim == 2 and edge_index.shape[0] == 2:
+            self.src, self.dst = edge_index[0], edge_index[1]
+        elif isinstance(edge_index, (tuple, list)) and len(edge_index) == 2:
+            self.src, self.dst = edge_index
+        else:
+            raise TypeError(message(func, "edge_index must be (src, dst), a (2, E) integer DArray or a GhostPlan",
+                                    type(edge_index).__name__, "torch's edge_index"))
+
+    def at(self, x, end: str):
+        """Node rows ``x`` at each edge's ``src`` or ``dst`` end."""
+        if self.plan is not None:
+            return self.plan.gather(x, end)
+        return gather(x, self.src if end == "src" else self.dst)
+
+    def aggregate(self, values, reduce: str):
+        """Per-edge ``values`` reduced onto the edges' ``dst`` nodes."""
+        if self.plan is not None:
+            return self.plan.scatter(values, reduce)
+        return _SCATTERS[reduce](values, self.dst, self.n)
 
 
-def _aggregation(func: str, aggr: str):
+def _aggregation(func: str, aggr: str) -> str:
     if aggr not in AGGREGATIONS:
         raise ValueError(message(func, "unknown aggregation", repr(aggr), f"one of {sorted(AGGREGATIONS)}"))
     return AGGREGATIONS[aggr]
@@ -105,13 +126,13 @@ class EdgeConv(Module):
 
     def __init__(self, nn: Module, aggr: str = "max"):
         super().__init__()
-        self.aggregate = _aggregation("EdgeConv", aggr)
+        self.reduce = _aggregation("EdgeConv", aggr)
         self.aggr, self.nn = aggr, nn
 
     def forward(self, x, edge_index):
-        src, dst = _edges("EdgeConv", edge_index)
-        xi, xj = gather(x, dst), gather(x, src)
-        return self.aggregate(self.nn(concat_features(xi, xj - xi)), dst, data(x).shape[0])
+        graph = _Messages("EdgeConv", edge_index, data(x).shape[0])
+        xi, xj = graph.at(x, "dst"), graph.at(x, "src")
+        return graph.aggregate(self.nn(concat_features(xi, xj - xi)), self.reduce)
 
     def extra_repr(self):
         return f"aggr={self.aggr!r}"
@@ -122,14 +143,14 @@ class GraphConv(Module):
 
     def __init__(self, in_channels: int, out_channels: int, aggr: str = "add", bias: bool = True):
         super().__init__()
-        self.aggregate = _aggregation("GraphConv", aggr)
+        self.reduce = _aggregation("GraphConv", aggr)
         self.aggr = aggr
         self.lin_rel = Linear(in_channels, out_channels, bias=bias)
         self.lin_root = Linear(in_channels, out_channels, bias=False)
 
     def forward(self, x, edge_index):
-        src, dst = _edges("GraphConv", edge_index)
-        return self.lin_rel(self.aggregate(gather(x, src), dst, data(x).shape[0])) + self.lin_root(x)
+        graph = _Messages("GraphConv", edge_index, data(x).shape[0])
+        return self.lin_rel(graph.aggregate(graph.at(x, "src"), self.reduce)) + self.lin_root(x)
 
     def extra_repr(self):
         return f"aggr={self.aggr!r}"
@@ -139,7 +160,8 @@ class MeshGraphNetBlock(Module):
     """One MeshGraphNet processor step (Pfaff et al.): edge MLP, sum at the nodes, node MLP, residuals.
 
     ``e' = e + mlp_e([e, x_src, x_dst])``, ``x' = x + mlp_n([x, sum_{edges into i} e'])``;
-    returns ``(x', e')``.
+    returns ``(x', e')``. With a :class:`~darray.points.GhostPlan` as ``edge_index``, ``edge_attr`` is in
+    the plan's edge order (:meth:`~darray.points.GhostPlan.take_edges`).
     """
 
     def __init__(self, node_features: int, edge_features: int, hidden_features: int = 64):
@@ -148,9 +170,9 @@ class MeshGraphNetBlock(Module):
         self.node_mlp = _MLP(node_features + edge_features, hidden_features, node_features)
 
     def forward(self, x, edge_attr, edge_index):
-        src, dst = _edges("MeshGraphNetBlock", edge_index)
+        graph = _Messages("MeshGraphNetBlock", edge_index, data(x).shape[0])
         if not isinstance(edge_attr, Variable):
             edge_attr = Variable(edge_attr)
-        edges = edge_attr + self.edge_mlp(edge_attr, gather(x, src), gather(x, dst))
-        nodes = self.node_mlp(x, scatter_add(edges, dst, data(x).shape[0]))
+        edges = edge_attr + self.edge_mlp(edge_attr, graph.at(x, "src"), graph.at(x, "dst"))
+        nodes = self.node_mlp(x, graph.aggregate(edges, "sum"))
         return (x if isinstance(x, Variable) else Variable(x)) + nodes, edges

@@ -21,7 +21,7 @@ from .._core.sample_sort import _routes
 from .._errors import message
 from .._layout import Layout
 
-__all__ = ["RowRoute", "check_rows", "host_rows", "offsets_of", "row_layout", "row_sizes", "rows_of", "wrap_rows"]
+__all__ = ["RowRoute", "check_rows", "host_rows", "offsets_of", "owners", "row_layout", "row_sizes", "rows_of", "wrap_rows"]
 
 
 def row_layout(func: str, shape, nprocs: int, sizes=None) -> Layout:
@@ -47,6 +47,11 @@ def rows_of(func: str, x: DArray) -> DArray:
     if row_sizes(x) is not None:
         return x
     return redistribute_to(x, row_layout(func, x.shape, x._comm.size))
+
+
+def owners(offsets: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """The rank owning each global row ``index`` of rows cut at ``offsets`` (empty parts skipped)."""
+    return np.searchsorted(offsets, index, side="right") - 1
 
 
 def offsets_of(sizes) -> np.ndarray:

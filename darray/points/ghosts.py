@@ -24,15 +24,11 @@ from .._comm.base import agree
 from .._core import DArray
 from .._errors import message
 from ..autodiff import Variable, apply, register
-from ._rows import RowRoute, check_rows, host_rows, offsets_of, row_sizes, rows_of, wrap_rows
+from ._rows import RowRoute, check_rows, host_rows, offsets_of, owners, row_sizes, rows_of, wrap_rows
+from .message import REDUCTIONS, Rows
 from .partition import Partition
 
-__all__ = ["GhostPlan", "owners", "check_edges"]
-
-
-def owners(offsets: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """The rank owning each global row ``index`` of rows cut at ``offsets`` (empty parts skipped)."""
-    return np.searchsorted(offsets, index, side="right") - 1
+__all__ = ["GhostPlan", "check_edges"]
 
 
 def node_sizes(func: str, nodes) -> tuple[int, ...]:
@@ -121,6 +117,8 @@ class GhostPlan:
             np.array([n_own + self.ghosts.shape[0]], dtype=np.int64)))[:, 0])
         self.edge_sizes = self._edge_route_sizes()
         self._bound: dict = {}
+        self._local: dict = {}
+        self._edge_sizes_in = row_sizes(src)
 
     def _edge_route_sizes(self) -> tuple[int, ...]:
         return tuple(int(x) for x in np.asarray(self.comm.allgather(
@@ -177,6 +175,45 @@ class GhostPlan:
         xd = x.data if isinstance(x, Variable) else x
         check_rows("GhostPlan.exchange", "x", xd, self.n, self.sizes, "the plan's nodes")
         return apply("points_ghosts", x, plan=self)
+
+    def gather(self, x, end: str = "src"):
+        """Per-edge rows of the node features ``x`` at the edges' ``src`` (or ``dst``) end, on the tape.
+
+        The result is ``(E, ...)`` in the plan's edge order (:attr:`edge_sizes` rows per rank, each rank's
+        edges those whose ``dst`` it owns); ``src`` ends read the ghosts of one :meth:`exchange`.
+        """
+        if end not in ("src", "dst"):
+            raise ValueError(message("GhostPlan.gather", "end must be 'src' or 'dst'", repr(end), "'src' or 'dst'"))
+        xd = x.data if isinstance(x, Variable) else x
+        check_rows("GhostPlan.gather", "x", xd, self.n, self.sizes, "the plan's nodes")
+        if end == "src":
+            return apply("points_gather", self.exchange(x), fetch=self._rows("src"), sizes=self.edge_sizes)
+        return apply("points_gather", x, fetch=self._rows("dst"), sizes=self.edge_sizes)
+
+    def scatter(self, values, reduce: str = "sum"):
+        """Per-edge ``values`` (in the plan's edge order) reduced onto their ``dst`` nodes, on the tape.
+
+        ``reduce`` is ``"sum"``, ``"mean"`` or ``"max"`` (see :func:`darray.points.scatter_add`); the result
+        is cut like the plan's nodes. No communication: every edge lives with its ``dst``.
+        """
+        if reduce not in REDUCTIONS:
+            raise ValueError(message("GhostPlan.scatter", "unknown reduction", repr(reduce), f"one of {REDUCTIONS}"))
+        vd = values.data if isinstance(values, Variable) else values
+        check_rows("GhostPlan.scatter", "values", vd, sum(self.edge_sizes), self.edge_sizes, "the plan's edges")
+        return apply("points_scatter", values, fetch=self._rows("dst"), sizes=self.sizes, reduce=reduce)
+
+    def take_edges(self, values: DArray) -> DArray:
+        """Per-edge ``values`` cut like the ``src``/``dst`` given to the plan, moved to the plan's edge order."""
+        check_rows("GhostPlan.take_edges", "values", values, sum(self.edge_sizes), self._edge_sizes_in,
+                   "the plan's src")
+        moved = self._edge_route.send(host_rows(rows_of("GhostPlan.take_edges", values)), "points.edges")
+        return wrap_rows(moved, values.shape[1:], self.edge_sizes, values)
+
+    def _rows(self, end: str) -> Rows:
+        if end not in self._local:
+            n_own = self.sizes[self.comm.rank]
+            self._local[end] = Rows(self.src, n_own + self.ghosts.shape[0]) if end == "src" else Rows(self.dst, n_own)
+        return self._local[end]
 
     def __repr__(self):
         return f"GhostPlan(nodes={self.sizes}, ghosts={self.extended_sizes}, edges={self.edge_sizes})"

@@ -18,41 +18,48 @@ from .._comm.base import agree
 from .._core import DArray
 from .._errors import message
 from ..autodiff import Variable, apply, redistribute, register
-from ._rows import RowRoute, check_rows, host_rows, offsets_of, row_layout, row_sizes, rows_of, wrap_rows
-from .ghosts import owners
+from ._rows import RowRoute, check_rows, host_rows, offsets_of, owners, row_layout, row_sizes, rows_of, wrap_rows
 
-__all__ = ["gather", "scatter_add", "scatter_mean", "scatter_max", "REDUCTIONS"]
+__all__ = ["Rows", "gather", "scatter_add", "scatter_mean", "scatter_max", "REDUCTIONS"]
 
 #: scatter reductions by name.
 REDUCTIONS = ("sum", "mean", "max")
 
 
-class _Fetch:
-    """Global row indices ``idx`` (this rank's, host) routed to the owners of rows cut into ``sizes``."""
+class Rows:
+    """Items naming rows ``rows`` of this rank's block of ``n_own`` rows; ``send``/``back`` move them (here: no move).
 
-    def __init__(self, comm, idx: np.ndarray, sizes):
-        off = offsets_of(sizes)
-        self.route = RowRoute(comm, owners(off, idx))
-        self.rows = self.route.send(idx, "points.message")[:, 0] - off[comm.rank]
-        self.n_own = int(sizes[comm.rank])
+    The engine of the rules: ``gather`` answers ``own[rows]``, ``scatter``
+    reduces items onto the rows they name. :class:`_Fetch` routes the items to
+    the rows' owners first; a :class:`~darray.points.GhostPlan` uses this
+    class as is (its edges already live with their rows).
+    """
+
+    def __init__(self, rows: np.ndarray, n_own: int):
+        self.rows, self.n_own = rows, int(n_own)
         self._counts = None
 
-    def gather(self, own: np.ndarray) -> np.ndarray:
-        """``own[idx]``, fetched from the owners: ``(len(idx), width)``."""
-        return self.route.back(own[self.rows], "points.message")
+    def send(self, values: np.ndarray) -> np.ndarray:
+        """Items delivered to the ranks owning their rows (in :attr:`rows` order)."""
+        return values
 
-    def received(self, values: np.ndarray) -> np.ndarray:
-        return self.route.send(values, "points.message")
+    def back(self, answers: np.ndarray) -> np.ndarray:
+        """Answers (in :attr:`rows` order) delivered back to the items' ranks."""
+        return answers
+
+    def gather(self, own: np.ndarray) -> np.ndarray:
+        """``own[rows]``, delivered to the items: ``(items, width)``."""
+        return self.back(own[self.rows])
 
     def counts(self) -> np.ndarray:
-        """How many indices name each owned row."""
+        """How many items name each owned row."""
         if self._counts is None:
             self._counts = np.bincount(self.rows, minlength=self.n_own)
         return self._counts
 
     def scatter(self, values: np.ndarray, reduce: str):
         """``values`` reduced onto the owned rows they name: ``(own rows, first maximal position or None)``."""
-        got = self.received(values)
+        got = self.send(values)
         width = got.shape[1]
         if reduce == "max":
             low = np.finfo(got.dtype).min if got.dtype.kind == "f" else np.iinfo(got.dtype).min
@@ -68,6 +75,21 @@ class _Fetch:
         if reduce == "mean":
             out /= np.maximum(self.counts(), 1).astype(out.dtype)[:, None]
         return out, None
+
+
+class _Fetch(Rows):
+    """Global row indices ``idx`` (this rank's, host) routed to the owners of rows cut into ``sizes``."""
+
+    def __init__(self, comm, idx: np.ndarray, sizes):
+        off = offsets_of(sizes)
+        self.route = RowRoute(comm, owners(off, idx))
+        super().__init__(self.route.send(idx, "points.message")[:, 0] - off[comm.rank], sizes[comm.rank])
+
+    def send(self, values: np.ndarray) -> np.ndarray:
+        return self.route.send(values, "points.message")
+
+    def back(self, answers: np.ndarray) -> np.ndarray:
+        return self.route.back(answers, "points.message")
 
 
 def _index(func: str, idx, n: int) -> np.ndarray:
@@ -119,7 +141,7 @@ def _scatter_backward(ctx, g):
         back = np.zeros((n_in + 1, own.shape[1]), dtype=own.dtype)  # row n_in: rows no value reached
         cols = np.broadcast_to(np.arange(own.shape[1]), first.shape)
         back[first, cols] = own
-        grad = fetch.route.back(back[:n_in], "points.message")
+        grad = fetch.back(back[:n_in])
     else:
         if reduce == "mean":
             own = own / np.maximum(fetch.counts(), 1).astype(own.dtype)[:, None]
