@@ -8,8 +8,9 @@ rank drawing only its rows) in the box [-2, 2]^3 outside the unit sphere;
 the target is the speed of the potential flow past the sphere, ``|grad phi|``
 with ``phi = x (1 + 1 / (2 r^3))``. The cloud is partitioned by recursive
 coordinate bisection (:func:`darray.points.partition`), its kNN graph built
-across the ranks (:func:`darray.points.knn`, :func:`darray.points.to_edges`),
-and a small MeshGraphNet (node and edge encoders, two
+across the ranks (:func:`darray.points.knn`, :func:`darray.points.to_edges`)
+and turned into a :class:`darray.points.GhostPlan` (owned and ghost nodes, a
+persistent exchange), and a small MeshGraphNet (node and edge encoders, two
 :class:`darray.nn.MeshGraphNetBlock` steps, a decoder) trained with Adam to
 predict the speed from the coordinates. The loss is printed on rank 0 and is
 the same, to rounding, at 1, 2 or 4 ranks (``--out`` gets ``losses.txt``);
@@ -68,10 +69,9 @@ class FlowNet(nn.Module):
         return self.out(x)
 
 
-def edge_features(xyz, edges):
-    """Per edge: the offset from the receiving node to the sending one, and its length (constants)."""
-    src, dst = edges
-    rel = (points.gather(xyz, src) - points.gather(xyz, dst)).data
+def edge_features(xyz, plan):
+    """Per edge (in the plan's order): the offset from the receiving node to the sending one, and its length."""
+    rel = (plan.gather(xyz, "src") - plan.gather(xyz, "dst")).data
     length = ad.sqrt((rel * rel).sum(axis=1, keepdims=True)).data
     return da.concat([rel, length], axis=1)
 
@@ -95,7 +95,7 @@ def main(argv=None) -> list[float]:
     _, neighbours = points.knn(xyz, part, args.k)  # the point itself first (distance 0): a self-loop
     src, dst = points.to_edges(neighbours, args.n)  # src numbered in the caller's order
     src = points.gather(_caller_to_partition(part), src).data[:, 0]  # ... now in the partition's order
-    edges = (src, dst)
+    edges = points.GhostPlan(src, dst, xyz)  # built once: every step is one persistent ghost exchange per layer
     features = edge_features(xyz, edges)
     nn.init.manual_seed(0)
     model = FlowNet()
@@ -103,8 +103,8 @@ def main(argv=None) -> list[float]:
     target = speed - 1.0  # the disturbance of the free stream
     baseline = float(np.asarray(da.mean(target * target).gather()))
     if root:
-        print(f"{comm.size} rank(s), {args.n} points, {args.k} neighbours each, points per rank {part.sizes}",
-              flush=True)
+        print(f"{comm.size} rank(s), {args.n} points, {args.k} neighbours each, points per rank {part.sizes}, "
+              f"ghosts per rank {tuple(e - s for e, s in zip(edges.extended_sizes, edges.sizes))}", flush=True)
     losses = []
     for step in range(1, args.steps + 1):
         opt.zero_grad()
