@@ -253,7 +253,7 @@ def reshaping(a, b):
 
 @da.fuse
 def indexing(a, b):
-    return a[1:, :] * b[1:, :]
+    return a[::2, :] * b[::2, :]  # slices of step 2: only step-1 windows are traced
 
 
 @pytest.mark.parametrize("f", [branchy, reshaping, indexing], ids=lambda f: f.__name__)

@@ -17,12 +17,16 @@ kernel: numba compiles it in about 0.3 s, once per source and machine):
   (tile partials are added pairwise by NumPy afterwards);
 - ``axis``: the block seen as ``(A, K, B)`` with ``K`` the reduced axis, one
   accumulator per ``(a, b)``, adding along ``k`` in order (as NumPy's
-  reduction over a non-last axis does).
+  reduction over a non-last axis does);
+- ``box``: nested loops over a box of an n-d block, reading stencil windows
+  (``shifted`` leaves) of padded blocks at offsets given as arguments (the
+  same kernel for every rank, box and offset: a stencil's interior and its
+  boundary strips).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +49,7 @@ class Group:
     full: list  # leaves read as flat blocks
     broadcast: list  # leaves read through n-d broadcast views
     scalars: list  # Python scalar leaves (arguments and constants)
+    shifted: list = field(default_factory=list)  # stencil leaves: shifted windows of padded blocks (box driver)
 
     @property
     def root(self) -> Node:
@@ -81,18 +86,24 @@ def _template(node: Node) -> str:
     return KIND_TEMPLATES.get((node.op, kind), KERNEL[node.op].template)
 
 
-def value_source(group: Group, indent: str) -> tuple[str, list[str], list[str]]:
-    """The statements computing ``group``'s roots at flat index ``i`` (each line prefixed by ``indent``), the
-    kernel parameters they read, and the names of the roots' values."""
+def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, list[str], list[str]]:
+    """The statements computing ``group``'s roots at flat index ``i`` (or, ``box``, at the n-d index
+    ``i0, i1, ...``), each line prefixed by ``indent``; the kernel parameters they read; the names of the
+    roots' values."""
     names: dict[int, str] = {}
     params: list[str] = []
     lines: list[str] = []
+    ndim = len(group.root.shape)
+    at = ", ".join(f"i{d}" for d in range(ndim)) if box else "i"
     for j, leaf in enumerate(group.full):
         names[id(leaf)] = f"x{j}"
         params.append(f"a{j}")
-        lines.append(f"x{j} = a{j}[i]")
+        lines.append(f"x{j} = a{j}[{at}]")
+    for j, leaf in enumerate(group.shifted):  # p{j}: a padded block, o{j}: where the window starts in it
+        names[id(leaf)] = f"z{j}"
+        params += [f"p{j}", f"o{j}"]
+        lines.append(f"z{j} = p{j}[{', '.join(f'i{d} + o{j}[{d}]' for d in range(ndim))}]")
     if group.broadcast:
-        ndim = len(group.root.shape)
         params.append("shp")
         lines.append("r = i")
         for d in reversed(range(ndim)):
@@ -121,6 +132,16 @@ def kernel(lo, hi, {outs}, {params}):
 
 # Four accumulators, cell i adding into q[i % 4] (tiles start at multiples of 4: the same sums whatever the
 # threads' ranges), then (q0 + q1) + (q2 + q3) per tile.
+# A box of an n-d block (a stencil's interior, or one of its boundary strips): axis 0 from lo0 to hi0 (the
+# threads' split), the others from lo[d] to hi[d].
+_BOX = """
+def kernel(lo0, hi0, lo, hi, {outs}, {params}):
+    for i0 in range(lo0, hi0):
+{loops}
+{body}
+{stores}
+"""
+
 _FULL_ADD = """
 def kernel(tlo, thi, n, parts, {params}):
     q = np.empty(4, dtype=np.{accname})
@@ -167,7 +188,7 @@ _BETTER = {"max": "v > m or v != v", "min": "v < m or v != v"}
 _COMBINE = {"sum": "acc[c] + v", "mean": "acc[c] + v", "prod": "acc[c] * v",
             "max": "v if (v > acc[c] or v != v) else acc[c]", "min": "v if (v < acc[c] or v != v) else acc[c]"}
 
-DRIVERS = ("elementwise", "full", "axis")
+DRIVERS = ("elementwise", "full", "axis", "box")
 
 
 def _acc(dtype: np.dtype) -> str:
@@ -176,10 +197,17 @@ def _acc(dtype: np.dtype) -> str:
 
 def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: np.dtype | None = None) -> str:
     """The module source of one kernel: the ``driver`` named ``kernel`` with ``group``'s statements inlined."""
-    depth = {"elementwise": 8, "full": 12, "axis": 16}[driver]
-    body, params, values = value_source(group, " " * depth)
+    ndim = len(group.root.shape)
+    depth = {"elementwise": 8, "full": 12, "axis": 16, "box": 4 + 4 * ndim}[driver]
+    body, params, values = value_source(group, " " * depth, box=driver == "box")
     fill = {"params": ", ".join(params), "tile": TILE, "body": body}
-    if driver == "elementwise":
+    if driver == "box":
+        loops = "\n".join(f"{' ' * (4 + 4 * d)}for i{d} in range(lo[{d}], hi[{d}]):" for d in range(1, ndim))
+        at = ", ".join(f"i{d}" for d in range(ndim))
+        stores = "\n".join(f"{' ' * depth}out{j}[{at}] = {v}" for j, v in enumerate(values))
+        source = _BOX.format(outs=", ".join(f"out{j}" for j in range(len(values))), loops=loops, stores=stores,
+                             **fill)
+    elif driver == "elementwise":
         stores = "\n".join(f"        out{j}[i] = {v}" for j, v in enumerate(values))
         source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in range(len(values))), stores=stores, **fill)
     else:

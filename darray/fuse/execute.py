@@ -37,6 +37,7 @@ from .._core.elementwise import local_operand
 from .._core.reductions import _cut, _finish, _highest, _lowest, combine
 from .cache import compiled
 from .codegen import TILE, Group, kernel_source
+from .stencil import run_stencil
 from .graph import KERNEL, REDUCTIONS, Node, common_dtype, in_kernel, topological
 
 __all__ = ["Plan", "run", "rank_threads", "MIN_CELLS_PER_THREAD"]
@@ -174,6 +175,8 @@ class _Run:
             return astype(args[0], node.attrs[0])
         if node.op == "where":
             return where(*args)
+        if node.op == "shift":  # a stencil's window, as darray's shifted view
+            return args[0][tuple(slice(a, b) for a, b in node.attrs)]
         return getattr(elementwise, node.op)(*args)
 
     def _fused(self, roots: list, reduction: Node | None):
@@ -186,6 +189,11 @@ class _Run:
             nodes, leaves = _collect(roots)
         else:
             nodes, leaves = [], [root]
+        if reduction is None and any(leaf.op == "shift" for leaf in leaves):
+            found = run_stencil(self, roots, nodes, leaves, lambda group, roles: self._kernel(group, roles, "box"),
+                                _spread)
+            if found is not None:
+                return found
         values = [self.value(leaf) for leaf in leaves]
         main = next((v for v in values if type(v) is DArray and v.shape == root.shape), None)
         if main is None or main._xp is not NUMPY or main._layout.has_halo:

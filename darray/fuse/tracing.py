@@ -11,7 +11,8 @@ knows, resolve to :data:`NAMESPACE`, which records the same operations
 :class:`~darray.fuse.graph.Untraceable`. So does everything that needs a value:
 ``bool(t)`` (data-dependent control flow), indexing, ``len``, conversion to
 NumPy, and DArrays or NumPy arrays captured from outside the arguments. The
-call then runs eagerly.
+call then runs eagerly. Indexing is traced in one form: slices of step 1 of
+an argument (``u[1:-1, 2:]``), the shifted views of a stencil.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .._core.dtypes import check_dtype
 from .graph import REDUCTIONS, Node, Untraceable, check_reduction, elementwise_node, reduction_dtype
 from .cache import SCALARS
 
-__all__ = ["Tracer", "NAMESPACE", "trace", "tracing_function"]
+__all__ = ["Tracer", "NAMESPACE", "trace", "tracing_function", "shifted"]
 
 #: NumPy ufunc names that darray's table spells otherwise.
 _NUMPY_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
@@ -78,6 +79,22 @@ def _reduction(name: str):
 
 _REDUCE = {name: _reduction(name) for name in REDUCTIONS}
 _FUNCTIONS = {"where": lambda c, a, b, /: apply("where", c, a, b), "astype": astype, **_REDUCE}
+
+
+def shifted(node: Node, key) -> Node:
+    """The node of ``argument[key]`` for basic slices of step 1 (a stencil's shifted view of an argument)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if node.op != "input" or len(key) > len(node.shape) or any(type(k) is not slice for k in key):
+        raise Untraceable("only slices of step 1 of an argument are traced")
+    key = key + (slice(None),) * (len(node.shape) - len(key))
+    bounds = []
+    for k, n in zip(key, node.shape):
+        start, stop, step = k.indices(n)
+        if step != 1:
+            raise Untraceable("only slices of step 1 of an argument are traced")
+        bounds.append((start, max(start, stop)))
+    shape = tuple(b - a for a, b in bounds)
+    return Node("shift", (node,), node.dtype, shape, tuple(bounds))
 
 
 class _Namespace:
@@ -149,7 +166,10 @@ class Tracer:
             locals()[_row.operator] = _binary(_row.name, False)
             if _row.inplace:
                 locals()["__r" + _row.operator[2:]] = _binary(_row.name, True)
-    for _what in ("__bool__", "__len__", "__iter__", "__getitem__", "__setitem__", "__int__", "__float__",
+    def __getitem__(self, key):
+        return Tracer(shifted(self.node, key))
+
+    for _what in ("__bool__", "__len__", "__iter__", "__setitem__", "__int__", "__float__",
                   "__complex__", "__index__", "__array__", "__dlpack__"):
         locals()[_what] = _refuse(_what)
     del _name, _f, _row, _what

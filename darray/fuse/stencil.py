@@ -1,0 +1,180 @@
+"""Stencils: fused groups that read shifted slices of arguments, with the halo exchange behind the interior.
+
+A group whose leaves are slices ``u[1:-1, 2:]`` of arguments (``shift``
+nodes) computes each rank's block of the result -- the layout eager darray
+gives ``u[1:-1, 2:] + u[:-2, 1:-1]`` -- from the source blocks padded by the
+ghost cells those windows reach (with the sources' own halo when it is wide
+enough, else a padded copy of the same blocks). Per call:
+
+1. the halo exchange of every source starts (non-blocking,
+   :func:`darray._core.halo.exchange_halos`);
+2. the kernel computes the interior: the cells whose windows lie inside the
+   rank's own cells;
+3. the exchange is waited for;
+4. the kernel computes the boundary strips (at most two per axis).
+
+One kernel (:mod:`darray.fuse.codegen`, the ``box`` driver) serves every box
+and rank: the window offsets are arguments. Groups with a reduction, broadcast
+operands, sources of different layouts, or a result layout on another grid
+are left to the general path, which evaluates the slices eagerly (darray's
+shifted views and their alignment).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._backend import NUMPY
+from .._core.array import DArray
+from .._core.elementwise import _cheapest_layout, align_target
+from .._core.halo import exchange_halos
+from .._core.redistribute import redistribute_to
+from .codegen import Group
+
+__all__ = ["strips", "run_stencil"]
+
+
+def strips(shape, interior) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The boxes ``(lo, hi)`` that cover ``shape`` outside the box ``interior``: slabs, axis by axis.
+
+    >>> strips((4, 5), ((1, 1), (3, 4)))
+    [((0, 0), (1, 5)), ((3, 0), (4, 5)), ((1, 0), (3, 1)), ((1, 4), (3, 5))]
+    """
+    lo, hi = interior
+    boxes = []
+    below, above = [0] * len(shape), list(shape)
+    for a, n in enumerate(shape):
+        for start, stop in ((0, lo[a]), (hi[a], n)):
+            if start < stop:
+                boxes.append((tuple(below[:a]) + (start,) + tuple(below[a + 1:]),
+                              tuple(above[:a]) + (stop,) + tuple(above[a + 1:])))
+        below[a], above[a] = lo[a], hi[a]
+    return boxes
+
+
+def _windows(shifts, values):
+    """Per shift leaf its source DArray and slices; the sources' one layout, or None."""
+    sources = [values[id(s.args[0])] for s in shifts]
+    layout = sources[0]._layout
+    if any(type(x) is not DArray or x._xp is not NUMPY or x._layout.without_halo() != layout.without_halo()
+           for x in sources):
+        return None
+    return sources
+
+
+def _halo_needed(shifts, source_layout, out_layout) -> tuple[int, ...]:
+    """Per axis, the ghost width every rank's windows reach beyond its own cells (replicated metadata)."""
+    need = [0] * len(out_layout.shape)
+    for rank in range(np.prod(out_layout.dims, dtype=int)):
+        own = source_layout.block_slices(rank)
+        out = out_layout.block_slices(rank)
+        if any(o.start == o.stop for o in out):
+            continue
+        for s in shifts:
+            for a, ((start, _), o, b) in enumerate(zip(s.attrs, out, own)):
+                need[a] = max(need[a], b.start - (o.start + start), (o.stop + start) - b.stop)
+    return tuple(need)
+
+
+def _eager_layouts(nodes: list, values: dict, comm) -> dict:
+    """The layout eager darray gives each of ``nodes`` (by id), evaluated pairwise from the leaves' ``values``
+    (the shifted views' layouts): the engine's rules (:mod:`darray._core.elementwise`) on layout-only stubs."""
+    stubs = dict(values)
+    for node in nodes:
+        args = [stubs[id(a)] for a in node.args]
+        first = args[0]
+        darrays = [a for a in args if type(a) is DArray]
+        if len(darrays) == 1 and not darrays[0]._layout.has_halo and node.op != "where":
+            layout = darrays[0]._layout  # one array (unary, or with scalars): its layout
+        elif len(args) == 2 and type(first) is DArray and type(args[1]) is DArray \
+                and first._layout == args[1]._layout and not first._layout.has_halo:
+            layout = first._layout
+        else:
+            layout = align_target(node.op, args)[1]
+            if node.op != "where":
+                layout = _cheapest_layout(darrays, layout)
+        stubs[id(node)] = DArray._wrap(None, layout, comm, NUMPY)
+    return {key: stub._layout for key, stub in stubs.items() if type(stub) is DArray}
+
+
+def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread):
+    """``roots`` computed by the box kernel, or None when the group does not fit the stencil path.
+
+    ``run`` evaluates leaves (``run.value``); ``kernel_for(group, roles)`` compiles the box kernel;
+    ``spread(kernel, rows, cells_per_row, *args)`` runs it over rows on the rank's threads.
+    """
+    shifts = [leaf for leaf in leaves if leaf.op == "shift"]
+    shape = roots[0].shape
+    if not shape or any(s.shape != shape for s in shifts):
+        return None
+    inputs = {id(s.args[0]): run.value(s.args[0]) for s in shifts}
+    sources = _windows(shifts, inputs)
+    if sources is None:
+        return None
+    values = {id(s): x[tuple(slice(a, b) for a, b in s.attrs)] for x, s in zip(sources, shifts)}
+    values.update((id(leaf), run.value(leaf)) for leaf in leaves if leaf.op != "shift")
+    target = sources[0]
+    found = _eager_layouts(nodes, values, target._comm)
+    layout = found[id(roots[0])]
+    base = sources[0]._layout
+    if any(found[id(r)] != layout for r in roots) or layout.has_halo or layout.dims != base.dims or layout.split != base.split:
+        return None
+    full, scalars, fv, sv = [], [], [], []
+    for leaf in leaves:
+        if leaf.op == "shift":
+            continue
+        v = values[id(leaf)]
+        if type(v) is DArray:
+            if v.shape != shape or v._layout != layout or v._xp is not NUMPY:
+                return None
+            full.append(leaf)
+            fv.append(v.local)
+        else:
+            scalars.append(leaf)
+            sv.append(v)
+    need = _halo_needed(shifts, base, layout)
+    wide = base
+    if any(h < n for h, n in zip(base.halo, need)):
+        try:
+            wide = base.with_halo("fuse", tuple(max(h, n) for h, n in zip(base.halo, need)), "none")
+        except ValueError:  # a halo darray does not hold: the general path
+            return None
+    padded = {id(x): x if x._layout == wide else redistribute_to(x, wide) for x in sources}
+    started = [exchange_halos(x, wait=False) for x in {id(x): x for x in padded.values()}.values()]
+    rank = target._comm.rank
+    out_lo = [s.start for s in layout.block_slices(rank)]
+    block = layout.block_shape(rank)
+    offsets, windows = [], []
+    interior_lo, interior_hi = [0] * len(shape), list(block)
+    for x, s in zip(sources, shifts):
+        p = padded[id(x)]
+        own = p._layout.block_slices(rank)
+        h = p._layout.halo
+        offsets.append(np.array([o + a - b.start + w for o, (a, _), b, w in zip(out_lo, s.attrs, own, h)],
+                                dtype=np.int64))
+        windows.append(p._block)
+        for d, (o, (a, _), b) in enumerate(zip(out_lo, s.attrs, own)):
+            interior_lo[d] = max(interior_lo[d], b.start - a - o)
+            interior_hi[d] = min(interior_hi[d], b.stop - a - o)
+    group = Group(roots, nodes, full, [], scalars, shifts)
+    kernel = kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
+                                tuple(id(x) for x in shifts)))
+    outs = [np.empty(block, dtype=r.dtype) for r in roots]
+    params = [*fv, *(v for pair in zip(windows, offsets) for v in pair), *sv]
+
+    def box(lo, hi):
+        if all(a < b for a, b in zip(lo, hi)):
+            bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+            rows = hi[0] - lo[0]
+            spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
+                   int(np.prod([b - a for a, b in zip(lo, hi)])) // rows, *bounds, *outs, *params)
+
+    lo = tuple(min(a, n) for a, n in zip(interior_lo, block))  # inside the block, possibly empty
+    inner = (lo, tuple(min(max(a, b), n) for a, b, n in zip(lo, interior_hi, block)))
+    box(*inner)
+    for handle in started:
+        handle.wait()
+    for lo, hi in strips(block, inner):
+        box(lo, hi)
+    return [DArray._wrap(o, layout, target._comm, NUMPY) for o in outs]
+

@@ -1,0 +1,118 @@
+"""darray.fuse stencils: shifted slices of arguments, the halo exchange started before the interior.
+
+Fused against eager darray (the same values bitwise and the same result
+layout) and NumPy on the gathered field, over the catalogue's layouts: cuts
+along either axis, uneven and empty blocks, one-cell blocks narrower than the
+windows' reach (multi-hop halos), 2x2 grids, a source with a halo of its own,
+replicated; 1-d, 2-d and 3-d. The order of a fused stencil's steps (interior,
+wait, boundary strips) is checked on every rank count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray._backend import to_numpy
+from darray.fuse import execute as fuse_execute, stencil as fuse_stencil
+from darray.testing import assert_equal
+
+from _cases import layouts, values
+from test_fuse import FUSING, numpy_version
+
+pytestmark = pytest.mark.mpi
+
+
+@da.fuse
+def jacobi(u):
+    return 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+@da.fuse
+def wave(u, v, c):
+    """Two results from two fields, windows two cells wide, a Python scalar."""
+    lap = u[2:-2, 1:-1] + u[:-4, 1:-1] + u[4:, 1:-1] - 3 * u[2:-2, 1:-1]
+    return v[2:-2, 1:-1] + c * lap, da.where(lap > 0, lap, v[2:-2, :-2])
+
+
+@da.fuse
+def diffuse(u, c):
+    return u[1:-1] + c * (u[2:] - 2 * u[1:-1] + u[:-2])
+
+
+@da.fuse
+def box3(u):
+    return u[1:, 1:, 1:] - u[:-1, :-1, :-1] + u[1:, :-1, 1:] * 2
+
+
+def check(f, *args, exact=True):
+    """Fused ``f(*args)`` equals eager darray (bitwise unless not ``exact``: a sum's rounding) and NumPy."""
+    gathered = [to_numpy(a.gather()) if isinstance(a, da.DArray) else a for a in args]
+    want = numpy_version(f)(*gathered)
+    eager = f.__wrapped__(*args)
+    got = f(*args)
+    for g, e, w in zip(*((r if isinstance(r, tuple) else (r,)) for r in (got, eager, want))):
+        assert g.layout == e.layout, (g.layout, e.layout)
+        assert_equal(g, to_numpy(e.gather()), rtol=0 if exact else 1e-12)
+        assert_equal(g, np.asarray(w), rtol=1e-12)
+
+
+LAYOUTS_2D = layouts((13, 9), "split0", "uneven0", "last0", "first-empty0", "thin0", "split1", "thin1", "halo0",
+                     "grid2x2", "grid2x2-uneven", "grid2x2-10-uneven", "replicated")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS_2D, ids=str)
+def test_jacobi_and_wave(layout):
+    u = layout.array(values((13, 9), key="u"))
+    v = layout.array(values((13, 9), key="v"))
+    check(jacobi, u)
+    check(wave, u, v, 0.3)
+    check(jacobi, u.astype(da.float32))
+
+
+@pytest.mark.parametrize("layout", layouts((17,), "split0", "uneven0", "thin0", "halo0", "replicated"), ids=str)
+def test_1d(layout):
+    u = layout.array(values((17,), key="u"))
+    check(diffuse, u, 0.1)
+    check(diffuse, layout.array(values((17,), "int32", key="u")), 2)
+
+
+@pytest.mark.parametrize("layout", layouts((5, 6, 7), "split0", "split2", "uneven1", "grid2x2", "grid1x2x2"),
+                         ids=str)
+def test_3d(layout):
+    check(box3, layout.array(values((5, 6, 7), key="u")))
+
+
+def test_windows_of_other_shapes_run_eagerly():
+    @da.fuse
+    def ragged(u):
+        return u[1:, :] + u[:-1, :].sum()  # a reduction of a window: the general path
+
+    u = da.asarray(values((13, 9), key="u"), split=0)
+    check(ragged, u, exact=False)
+
+
+def test_interior_before_the_wait(monkeypatch):
+    log = []
+    spread, exchange = fuse_execute._spread, fuse_stencil.exchange_halos
+
+    class Handle:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def wait(self):
+            log.append("wait")
+            return self.handle.wait()
+
+    def logged_spread(kernel, total, *args):
+        log.append("box")
+        return spread(kernel, total, *args)
+
+    monkeypatch.setattr(fuse_execute, "_spread", logged_spread)
+    monkeypatch.setattr(fuse_stencil, "exchange_halos", lambda x, wait: Handle(exchange(x, wait=wait)))
+    u = da.asarray(values((40, 9), key="u"), split=0)
+    check(jacobi, u)
+    if FUSING:
+        assert log[:2] == ["box", "wait"], log  # the interior (every rank has one here), then the wait
+        assert log.count("box") >= (2 if da.default_communicator().size > 1 else 1), log  # then the strips
