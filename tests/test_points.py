@@ -149,9 +149,11 @@ def test_radius(kind, cut, r, most):
     check(pts.radius(x, x, r, max_neighbors=most), ref_radius(g, g, r, most))
 
 
-def test_queries_2d_points():
-    g = cloud("clustered", d=2)
+@pytest.mark.parametrize("d, dtype", [(2, np.float64), (1, np.float32)])
+def test_queries_other_dimensions_and_float32(d, dtype):
+    g = cloud("clustered", d=d).astype(dtype)
     x = sharded(g, "uneven")
+    g = g.astype(np.float64)  # distances are float64
     check(pts.knn(x, x, 5), ref_knn(g, g, 5))
     check(pts.radius(x, x, 0.1), ref_radius(g, g, 0.1))
 

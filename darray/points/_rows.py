@@ -82,9 +82,11 @@ class RowRoute:
     Examples
     --------
     >>> import numpy as np, darray as da
-    >>> route = RowRoute(da.default_communicator(), np.zeros(3, dtype=np.int64))
-    >>> route.send(np.arange(6.0).reshape(3, 2), "example").tolist()
-    [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    >>> comm = da.default_communicator()
+    >>> route = RowRoute(comm, np.full(3, comm.rank))  # every rank keeps its three rows
+    >>> got = route.send(np.arange(6.0).reshape(3, 2), "example")
+    >>> got.tolist(), route.back(-got, "example").tolist()
+    ([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], [[-0.0, -1.0], [-2.0, -3.0], [-4.0, -5.0]])
     """
 
     def __init__(self, comm, dest: np.ndarray):
