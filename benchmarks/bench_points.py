@@ -16,7 +16,11 @@ Bytes: what all ranks sent in one ``knn`` (darray's tracer), split into the
 ghost points and the rest (queries to their home ranks, answers back), and
 the ideal ghost bytes: each point that is a neighbour of a query homed on
 another rank, sent once to that rank (24 bytes of coordinates + 8 of index).
-The answers are checked against cKDTree's. Only rank 0 prints.
+The answers are checked against cKDTree's. Then one message-passing
+training step on the kNN graph of the partitioned points (a
+:class:`darray.points.GhostPlan` built once;
+``GraphConv(3, 16) -> ReLU -> GraphConv(16, 1)``, forward + backward + Adam):
+its time and every rank's peak resident memory. Only rank 0 prints.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 import darray as da
-from bench_attention import timed  # the same timing rule (this folder is on sys.path)
-from darray import points
+from bench_attention import peak_rss_mb, timed  # the same timing and memory rules (this folder is on sys.path)
+from darray import nn, optim, points
+from darray.nn import functional as F
 
 
 def _sent(comm, run) -> dict:
@@ -49,6 +54,28 @@ def comm_allgather_labels(comm, labels):
     """Every rank's labels (a fixed-width allgather of a joined string)."""
     text = np.frombuffer(",".join(labels).encode().ljust(4096), dtype=np.uint8)
     return [set(bytes(row).decode().strip().split(",")) - {""} for row in np.asarray(comm.allgather(text))]
+
+
+def _training(comm, part, k, reps):
+    """Seconds to build the GhostPlan of the kNN graph of the partitioned points, and for one training step."""
+    x = part.points
+    src, dst = points.to_edges(points.knn(x, part, k)[1], x.shape[0])
+    src = part.renumber(src)  # caller's numbering -> rows of the partitioned points
+    comm.barrier()
+    t0 = time.perf_counter()
+    plan = points.GhostPlan(src, dst, x)
+    t_plan = float(np.asarray(comm.allreduce(np.array([time.perf_counter() - t0]), "max"))[0])
+    nn.init.manual_seed(0)
+    layers = nn.ModuleList([nn.GraphConv(3, 16, aggr="mean"), nn.GraphConv(16, 1, aggr="mean")])
+    opt = optim.Adam(layers.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = F.mse_loss(layers[1](F.relu(layers[0](x, plan)), plan), 0.0)
+        loss.backward()
+        opt.step()
+
+    return t_plan, timed(comm, step, reps)
 
 
 def main(argv=None) -> None:
@@ -73,6 +100,8 @@ def main(argv=None) -> None:
     got_i, got_d = np.asarray(i.gather()), np.asarray(d.gather())
     pairs = np.unique(np.stack([got_i.ravel(), np.repeat(owner, args.k)], axis=1), axis=0)
     ideal = int((owner[pairs[:, 0]] != pairs[:, 1]).sum()) * 32
+    t_plan, t_step = _training(comm, part, args.k, args.reps)
+    peaks = np.asarray(comm.allgather(np.array([peak_rss_mb()])))[:, 0]
     if comm.rank == 0:
         t0 = time.perf_counter()
         tree = cKDTree(g)
@@ -88,6 +117,9 @@ def main(argv=None) -> None:
         print(f"  distances equal cKDTree's: {same}")
         print(f"  ghost bytes {ghosts:,} vs ideal {ideal:,} ({ghosts / ideal if ideal else 0:.2f}x); "
               f"queries + answers {other:,} bytes")
+        print(f"  GhostPlan  {t_plan:8.3f} s   (from the kNN graph's edges, once)")
+        print(f"  train step {t_step:8.3f} s   (2 GraphConv layers, forward + backward + Adam)")
+        print(f"  peak memory per rank: {', '.join(f'{p:.0f} MB' for p in peaks)}")
     comm.barrier()
 
 

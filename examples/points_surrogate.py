@@ -94,7 +94,7 @@ def main(argv=None) -> list[float]:
     xyz, speed = part.points, part.features[0]
     _, neighbours = points.knn(xyz, part, args.k)  # the point itself first (distance 0): a self-loop
     src, dst = points.to_edges(neighbours, args.n)  # src numbered in the caller's order
-    src = points.gather(_caller_to_partition(part), src).data[:, 0]  # ... now in the partition's order
+    src = part.renumber(src)  # ... now as rows of the partitioned points
     edges = points.GhostPlan(src, dst, xyz)  # built once: every step is one persistent ghost exchange per layer
     features = edge_features(xyz, edges)
     nn.init.manual_seed(0)
@@ -121,12 +121,6 @@ def main(argv=None) -> list[float]:
     plot(args, losses, np.asarray(xyz.gather()), np.asarray(target.gather())[:, 0],
          np.asarray(prediction.gather())[:, 0], root)
     return losses
-
-
-def _caller_to_partition(part) -> da.DArray:
-    """``(N, 1)`` int64, cut like the caller's points: the partitioned row of each caller's point."""
-    rows = da.arange(part.points.shape[0], split=0, sizes=list(part.sizes))  # partitioned row numbers
-    return part.restore(rows[:, None])
 
 
 def plot(args, losses, xyz, target, prediction, root) -> None:

@@ -105,7 +105,9 @@ def test_partition(kind, cut):
           and max(sizes) - min(sizes) <= 1
           and bool(((local >= box[0]) & (local <= box[1])).all())
           and np.array_equal(host(part.restore(part.points)), g)
-          and np.array_equal(host(part.restore(part.take(feat))), host(feat)))
+          and np.array_equal(host(part.restore(part.take(feat))), host(feat))
+          and np.array_equal(index[host(part.renumber(da.asarray(np.arange(N)[::-1].copy(), split=0)))],
+                             np.arange(N)[::-1]))
     assert not agree(COMM, ok)
 
 

@@ -21,6 +21,7 @@ from .._core import DArray
 from .._errors import message
 from ._rcb import assign
 from ._rows import RowRoute, check_rows, host_rows, offsets_of, row_sizes, rows_of, wrap_rows
+from .message import gather
 
 __all__ = ["Partition", "partition", "check_points", "METHODS"]
 
@@ -82,6 +83,26 @@ class Partition:
         check_rows("Partition.restore", "values", values, self.points.shape[0], self.sizes)
         back = self._route.back(host_rows(values), "points.partition")
         return wrap_rows(back, values.shape[1:], self._source_sizes, values)
+
+    def renumber(self, indices: DArray) -> DArray:
+        """Point indices in the caller's numbering (a 1-d integer DArray, e.g. edges from :func:`to_edges`)
+        as row numbers of :attr:`points` (collective; each index is looked up on the rank holding it).
+
+        Examples
+        --------
+        >>> import numpy as np, darray as da
+        >>> from darray.points import partition
+        >>> part = partition(da.asarray(np.array([[3.0], [0.0], [2.0], [1.0]]), split=0))
+        >>> caller = da.asarray(np.array([1, 3]), split=0)
+        >>> rows = part.renumber(caller)
+        >>> bool((np.asarray(part.index.gather())[np.asarray(rows.gather())] == [1, 3]).all())
+        True
+        """
+        rank = self.points._comm.rank
+        start = int(offsets_of(self.sizes)[rank])
+        rows = wrap_rows(np.arange(start, start + self.sizes[rank], dtype=np.int64)[:, None], (1,), self.sizes,
+                         self.index)
+        return gather(self.restore(rows), indices).data[:, 0]
 
     def __repr__(self):
         return f"Partition(N={self.points.shape[0]}, d={self.points.shape[1]}, sizes={self.sizes})"
