@@ -282,6 +282,7 @@ def test_eager_mode(monkeypatch):
 def test_without_numba_runs_eagerly_and_warns_once(monkeypatch):
     monkeypatch.setattr(fuse_decorator, "_jit", False)
     monkeypatch.setattr(fuse_decorator, "_warned", False)
+    monkeypatch.setenv("DARRAY_FUSE", "auto")  # (the eager mode never looks for numba)
 
     @da.fuse
     def f(a, b):

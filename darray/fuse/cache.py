@@ -1,7 +1,8 @@
 """Caches: traced graphs by call signature, compiled kernels by source.
 
 A call's signature (:func:`signature`) is what tracing depends on: per DArray
-argument its layout, dtype, local library and communicator; per Python scalar
+argument its layout, dtype, local library, communicator and which other
+argument is the same object (one node of the trace); per Python scalar
 argument its type (the value is a kernel argument); any other argument by
 value (it is a constant of the trace). A new signature traces again.
 
@@ -34,9 +35,10 @@ _kernels: dict[str, object] = {}
 def signature(args: tuple, kwargs: dict):
     """The hashable signature of a call, or None when an argument has none (the call then runs eagerly)."""
     key = []
-    for name, a in [(None, a) for a in args] + sorted(kwargs.items()):
+    first: dict[int, int] = {}  # the same DArray in several places is one node of the trace
+    for i, (name, a) in enumerate([(None, a) for a in args] + sorted(kwargs.items())):
         if type(a) is DArray:
-            key.append((name, "D", a._layout, a._block.dtype, id(a._xp), id(a._comm)))
+            key.append((name, "D", a._layout, a._block.dtype, id(a._xp), id(a._comm), first.setdefault(id(a), i)))
         elif type(a) in SCALARS:
             key.append((name, "S", type(a)))
         else:

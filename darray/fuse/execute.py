@@ -50,13 +50,14 @@ class Plan:
     """A traced graph ready to run: its input and output nodes, and per scalar argument the integer ranges that
     its value must fit (NumPy raises OverflowError otherwise: such a call runs eagerly)."""
 
-    def __init__(self, inputs: list, outputs: list, container):
+    def __init__(self, inputs: list, outputs: list, container, writes: list):
         self.inputs = inputs
         self.outputs = outputs
         self.container = container
+        self.writes = writes
         self.kernels: dict = {}
         self.ranges: list[tuple[object, int, int]] = []
-        for node in topological(outputs):
+        for node in topological([*outputs, *(value for _, _, value in writes)]):
             if not in_kernel(node):
                 continue
             rule = KERNEL[node.op].cast
@@ -159,6 +160,8 @@ class _Run:
 
     def outputs(self, outputs: list) -> list:
         """The values of ``outputs``: the fusable elementwise ones of one shape together, in one kernel."""
+        if not outputs:
+            return []
         together = [n for n in outputs if in_kernel(n) and n.shape == outputs[0].shape]
         if len(together) > 1:
             fused = self._fused(together, None)
@@ -281,5 +284,11 @@ def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
 
 def run(plan: Plan, args: tuple, kwargs: dict):
     """The traced function's result for this call (a DArray, or the traced container of DArrays)."""
-    results = _Run(plan, args, kwargs).outputs(plan.outputs)
+    state = _Run(plan, args, kwargs)
+    results = state.outputs([*plan.outputs, *(value for _, _, value in plan.writes)])
+    for (target, bounds, _), value in zip(plan.writes, results[len(plan.outputs):]):  # in program order
+        state.value(target)[tuple(slice(a, b) for a, b in bounds)] = value  # darray's assignment
+    results = results[:len(plan.outputs)]
+    if plan.container is type(None):
+        return None
     return results[0] if plan.container is None else plan.container(results)

@@ -84,6 +84,9 @@ def _eager_layouts(nodes: list, values: dict, comm) -> dict:
         args = [stubs[id(a)] for a in node.args]
         first = args[0]
         darrays = [a for a in args if type(a) is DArray]
+        if not darrays:  # arithmetic of scalar arguments: a Python scalar eagerly
+            stubs[id(node)] = 0
+            continue
         if len(darrays) == 1 and not darrays[0]._layout.has_halo and node.op != "where":
             layout = darrays[0]._layout  # one array (unary, or with scalars): its layout
         elif len(args) == 2 and type(first) is DArray and type(args[1]) is DArray \
@@ -115,9 +118,10 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread)
     values.update((id(leaf), run.value(leaf)) for leaf in leaves if leaf.op != "shift")
     target = sources[0]
     found = _eager_layouts(nodes, values, target._comm)
-    layout = found[id(roots[0])]
+    layout = found.get(id(roots[0]))
     base = sources[0]._layout
-    if any(found[id(r)] != layout for r in roots) or layout.has_halo or layout.dims != base.dims or layout.split != base.split:
+    if layout is None or any(found.get(id(r)) != layout for r in roots) or layout.has_halo or layout.dims != base.dims \
+            or layout.split != base.split:
         return None
     full, scalars, fv, sv = [], [], [], []
     for leaf in leaves:

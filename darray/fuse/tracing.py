@@ -12,7 +12,9 @@ knows, resolve to :data:`NAMESPACE`, which records the same operations
 ``bool(t)`` (data-dependent control flow), indexing, ``len``, conversion to
 NumPy, and DArrays or NumPy arrays captured from outside the arguments. The
 call then runs eagerly. Indexing is traced in one form: slices of step 1 of
-an argument (``u[1:-1, 2:]``), the shifted views of a stencil.
+an argument (``u[1:-1, 2:]``), the shifted views of a stencil; and so is
+assignment to such a slice of an argument (``out[1:-1] = ...``), as long as
+the function does not read that argument again afterwards.
 """
 
 from __future__ import annotations
@@ -38,10 +40,23 @@ _NUMPY_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin
                 "mod": "remainder", "power": "pow", "right_shift": "bitwise_right_shift", "true_divide": "divide"}
 
 
+#: The slice assignments of the trace running now, in program order: ``(argument node, bounds, value node)``.
+_writes: list = []
+
+
+def _read(node: Node) -> Node:
+    """``node``, refused if it is an argument written by a slice assignment before (or a window of one): eager
+    darray would read the new values through that view, the graph holds the values from before."""
+    source = node.args[0] if node.op == "shift" else node
+    if source.op == "input" and any(w[0] is source for w in _writes):
+        raise Untraceable("a read of an argument after a slice assignment to it")
+    return node
+
+
 def _node(x) -> Node:
     """The node of an operand: a tracer's own, or a constant for a Python / NumPy scalar."""
     if type(x) is Tracer:
-        return x.node
+        return _read(x.node)
     if type(x) in SCALARS or isinstance(x, np.generic) and x.dtype.kind in "biufc":
         dtype = x.dtype if isinstance(x, np.generic) else np.asarray(x).dtype
         return Node("constant", (), dtype, (), (x,))
@@ -58,14 +73,14 @@ def astype(x, dtype, /, *, copy: bool = True, device=None) -> Tracer:
     """Record ``x.astype(dtype)`` (a copy, as eager darray by default; ``device`` is not traced)."""
     if device is not None or type(x) is not Tracer:
         raise Untraceable("astype")
-    return Tracer(elementwise_node("astype", (x.node, check_dtype("astype", dtype))))
+    return Tracer(elementwise_node("astype", (_read(x.node), check_dtype("astype", dtype))))
 
 
 def _reduction(name: str):
     def reduce(x, /, *, axis=None, keepdims: bool = False, dtype=None, out=None):
         if type(x) is not Tracer or dtype is not None or out is not None or type(keepdims) is not bool:
             raise Untraceable(name)
-        node = x.node
+        node = _read(x.node)
         check_reduction(name, node)
         axes = normalize_axes(name, axis, len(node.shape))
         if name in ("min", "max") and any(node.shape[a] == 0 for a in axes):
@@ -167,9 +182,16 @@ class Tracer:
             if _row.inplace:
                 locals()["__r" + _row.operator[2:]] = _binary(_row.name, True)
     def __getitem__(self, key):
-        return Tracer(shifted(self.node, key))
+        return Tracer(shifted(_read(self.node), key))
 
-    for _what in ("__bool__", "__len__", "__iter__", "__setitem__", "__int__", "__float__",
+    def __setitem__(self, key, value):
+        window = shifted(_read(self.node), key)
+        node = _node(value)
+        if np.broadcast_shapes(node.shape, window.shape) != window.shape:
+            raise Untraceable("a slice assignment of another shape")
+        _writes.append((self.node, window.attrs, node))
+
+    for _what in ("__bool__", "__len__", "__iter__", "__int__", "__float__",
                   "__complex__", "__index__", "__array__", "__dlpack__"):
         locals()[_what] = _refuse(_what)
     del _name, _f, _row, _what
@@ -192,16 +214,19 @@ def tracing_function(f):
 
 
 def trace(f, args: tuple, kwargs: dict):
-    """Run ``f`` on tracers for the DArray and scalar arguments: ``(inputs, outputs, tuple_result)``.
+    """Run ``f`` on tracers for the DArray and scalar arguments: ``(inputs, outputs, container, writes)``.
 
-    ``inputs`` are the argument nodes in order (None for other arguments); ``outputs`` the result nodes.
-    Raises :class:`~darray.fuse.graph.Untraceable` (or whatever ``f`` raises) when the graph cannot hold it.
+    ``inputs`` are the argument nodes in order (None for other arguments); ``outputs`` the result nodes
+    (``container``: the result's tuple or list type, None for one value, ``type(None)`` for no result);
+    ``writes`` the slice assignments to arguments, in program order. Raises
+    :class:`~darray.fuse.graph.Untraceable` (or whatever ``f`` raises) when the graph cannot hold it.
     """
     inputs: list = []
+    same: dict[int, Node] = {}  # one node per DArray object (an argument passed twice, e.g. in and out)
 
     def wrap(position, a):
         if type(a) is DArray:
-            node = Node("input", (), a._block.dtype, a.shape, (position,))
+            node = same.setdefault(id(a), Node("input", (), a._block.dtype, a.shape, (position,)))
         elif type(a) in SCALARS:
             node = Node("scalar", (), np.asarray(a).dtype, (), (position, a))
         else:
@@ -212,9 +237,16 @@ def trace(f, args: tuple, kwargs: dict):
 
     targs = tuple(wrap(i, a) for i, a in enumerate(args))
     tkwargs = {k: wrap(k, a) for k, a in kwargs.items()}
-    result = tracing_function(f)(*targs, **tkwargs)
+    _writes.clear()
+    try:
+        result = tracing_function(f)(*targs, **tkwargs)
+        writes = list(_writes)
+    finally:
+        _writes.clear()
+    if result is None and writes:
+        return inputs, [], type(None), writes
     many = isinstance(result, (tuple, list))
     results = tuple(result) if many else (result,)
     if not results or any(type(r) is not Tracer or r.node.op in ("input", "scalar", "constant") for r in results):
         raise Untraceable("the result must be computed from the arguments (traced values)")
-    return inputs, [r.node for r in results], type(result) if many else None
+    return inputs, [_read(r.node) for r in results], type(result) if many else None, writes
