@@ -16,10 +16,16 @@ What is traced: the arithmetic, comparison, bitwise and logical operators;
 the functions of darray's elementwise table as ``da.exp(x)`` or
 ``numpy.exp(x)``; ``where``; ``astype``; broadcasting against replicated
 arrays and Python scalars; and ``sum``, ``mean``, ``max``, ``min``, ``prod``
-over all axes or one axis (as functions, methods or ``numpy.sum``). Anything
-else -- another darray function, indexing, ``if`` on a traced value, arrays
-captured from outside the arguments -- makes that signature run eagerly: the
-plain function, with eager darray's results and its errors at the call.
+over all axes or one axis (as functions, methods or ``numpy.sum``); slices of
+step 1 of an argument (``u[1:-1, 2:]``: a stencil's windows,
+:mod:`~darray.fuse.stencil`: the halo exchange starts, the interior is
+computed, the exchange is waited for, the boundary strips are computed), and
+assignment to such slices of arguments (``out[1:-1] = ...``, done by darray
+after every value is computed). Anything else -- another darray function,
+other indexing, ``if`` on a traced value, arrays captured from outside the
+arguments, reading an argument after assigning to it -- makes that signature
+run eagerly: the plain function, with eager darray's results and its errors
+at the call.
 Operations inside the graph that a kernel does not compute exactly as NumPy
 (integer ``//``, ``%`` and powers, shifts, ``round``, complex special
 functions) run eagerly between the fused groups around them.
