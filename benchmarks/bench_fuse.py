@@ -19,6 +19,11 @@ barriers, after one warm-up (which compiles the kernel):
   copy bandwidth every rank gets at once (``np.copyto`` of a block, 16 bytes
   per cell: one read, one write);
 - the elementwise part alone, ``a * b + c`` into a new array: fused and eager;
+- ``--side N`` (default 2048): a Jacobi sweep of an ``N x N`` field with a
+  halo of one cell, ``out[1:-1, 1:-1] = 0.25 * (four windows of u)``, fused
+  (halo exchange behind the interior) and eager, against NumPy's slices on
+  this rank's block and the bound of one read of ``u`` and one write of
+  ``out`` per cell (the copy time);
 - on NumPy blocks, when numexpr is installed: ``numexpr.evaluate`` of
   ``a*b + c`` and ``sum(a*b + c)`` on this rank's block, one thread, against
   the fused kernels on one thread (why darray.fuse compiles with numba).
@@ -46,6 +51,27 @@ def w1(a, b, c):
 @da.fuse
 def fma(a, b, c):
     return a * b + c
+
+
+@da.fuse
+def jacobi(u, out):
+    out[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+
+
+def sweeps(comm, side: int, reps: int) -> dict[str, float]:
+    """The Jacobi sweep fused, eagerly, in NumPy on this rank's block, and its copy bound."""
+    u = da.random.default_rng(5).random((side, side), split=0, halo=1)
+    out = da.zeros((side, side), split=0, halo=1)
+    block = np.ascontiguousarray(u.local)
+    local = np.empty_like(block)
+
+    def numpy_sweep():
+        local[1:-1, 1:-1] = 0.25 * (block[:-2, 1:-1] + block[2:, 1:-1] + block[1:-1, :-2] + block[1:-1, 2:])
+
+    return {"jacobi fused": timed(comm, lambda: jacobi(u, out), reps),
+            "jacobi eager": timed(comm, lambda: jacobi.__wrapped__(u, out), reps),
+            "jacobi numpy": timed(comm, numpy_sweep, reps),
+            "jacobi bound": timed(comm, lambda: np.copyto(local, block), reps)}
 
 
 def hand_written(blocks):
@@ -90,10 +116,11 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log2n", type=int, default=24, help="cells: 2**log2n (default 24)")
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--smoke", action="store_true", help="2**16 cells, one rep")
+    parser.add_argument("--side", type=int, default=2048, help="Jacobi field side (default 2048)")
+    parser.add_argument("--smoke", action="store_true", help="2**16 cells, a 64 x 64 field, one rep")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.log2n, args.reps = 16, 1
+        args.log2n, args.reps, args.side = 16, 1, 64
     comm = da.default_communicator()
     n = 1 << args.log2n
     rng = np.random.default_rng(0)
@@ -114,6 +141,7 @@ def main(argv=None) -> None:
     bandwidth = 16 * cells / times["copy"]  # bytes per second per rank, every rank copying at once
     times["bound"] = 24 * cells / bandwidth
     extra = compilers(blocks, args.reps)
+    stencil = sweeps(comm, args.side, args.reps)
     check = abs(float(w1(*arrays)) - float(w1.__wrapped__(*arrays)))
     if comm.rank == 0:
         print(f"W1 sum(a*b + c), 2**{args.log2n} float64 cells, {comm.size} rank(s), "
@@ -123,6 +151,8 @@ def main(argv=None) -> None:
             print(f"  {name:14s} {t * 1e3:9.2f} ms   {t / times['hand']:5.2f}x hand   {t / times['numpy']:5.2f}x numpy")
         print(f"  fused / bound {times['fused'] / times['bound']:.2f}x; fused / eager "
               f"{times['fused'] / times['eager']:.2f}x; fused a*b+c / eager {times['fused a*b+c'] / times['eager a*b+c']:.2f}x")
+        print(f"Jacobi sweep, {args.side} x {args.side} float64, halo 1: " + ", ".join(
+            f"{k.split()[1]} {t * 1e3:.2f} ms ({t / stencil['jacobi numpy']:.2f}x numpy)" for k, t in stencil.items()))
         if extra:
             print("  one thread, this rank's block: " + ", ".join(f"{k} {t * 1e3:.1f} ms" for k, t in extra.items()))
 
