@@ -112,11 +112,15 @@ def compilers(blocks, reps: int) -> dict[str, float]:
         fuse_execute.rank_threads = threads
 
 
+#: Integer options: flag, default, meaning.
+OPTIONS = (("--log2n", 24, "W1 cells: 2**log2n"), ("--reps", 5, "timed repetitions"),
+           ("--side", 2048, "Jacobi field side"))
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--log2n", type=int, default=24, help="cells: 2**log2n (default 24)")
-    parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--side", type=int, default=2048, help="Jacobi field side (default 2048)")
+    for flag, default, text in OPTIONS:
+        parser.add_argument(flag, type=int, default=default, help=f"{text} (default {default})")
     parser.add_argument("--smoke", action="store_true", help="2**16 cells, a 64 x 64 field, one rep")
     args = parser.parse_args(argv)
     if args.smoke:
