@@ -76,12 +76,20 @@ def test_example_agrees_across_rank_counts(case):
                                         f"{chr(10).join(_summary(out))}\nvs\n{chr(10).join(lines)}")
 
 
-def test_vit_surrogate_trains_with_the_same_losses_at_1_2_and_4_ranks(tmp_path):
-    """examples/train_vit_surrogate.py: patches, neighbourhood and ring attention; losses.txt agree to rounding."""
+#: training example -> small arguments; each writes OUT/losses.txt and prints "<P> rank(s)"
+TRAINING = {
+    "train_vit_surrogate": ["--n", "24", "--patch", "4", "--dim", "8", "--steps", "4", "--every", "2",
+                            "--no-progress"],  # patches, neighbourhood and ring attention
+    "points_surrogate": ["--n", "240", "--k", "6", "--steps", "4", "--every", "2"],  # RCB, kNN, GhostPlan
+}
+
+
+@pytest.mark.parametrize("example", sorted(TRAINING))
+def test_training_example_has_the_same_losses_at_1_2_and_4_ranks(example, tmp_path):
+    """The training examples learn, and their losses.txt agree to rounding at 1, 2 and 4 ranks."""
     import numpy as np
 
-    args = [str(EXAMPLES / "train_vit_surrogate.py"), "--n", "24", "--patch", "4", "--dim", "8", "--steps", "4",
-            "--every", "2", "--no-progress"]
+    args = [str(EXAMPLES / f"{example}.py"), *TRAINING[example]]
     runs = {1: [sys.executable]}
     if MPIEXEC.is_file():
         runs.update({n: [str(MPIEXEC), "-n", str(n), sys.executable] for n in (2, 4)})
