@@ -102,7 +102,7 @@ def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, lis
     for j, leaf in enumerate(group.shifted):  # p{j}: a padded block, o{j}: where the window starts in it
         names[id(leaf)] = f"z{j}"
         params += [f"p{j}", f"o{j}"]
-        lines.append(f"z{j} = p{j}[{', '.join(f'i{d} + o{j}[{d}]' for d in range(ndim))}]")
+        lines.append(f"z{j} = p{j}[{', '.join(f'i{d} + o{j}_{d}' for d in range(ndim))}]")  # (box driver)
     if group.broadcast:
         params.append("shp")
         lines.append("r = i")
@@ -136,6 +136,7 @@ def kernel(lo, hi, {outs}, {params}):
 # threads' split), the others from lo[d] to hi[d].
 _BOX = """
 def kernel(lo0, hi0, lo, hi, {outs}, {params}):
+{offsets}
     for i0 in range(lo0, hi0):
 {loops}
 {body}
@@ -205,8 +206,9 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
         loops = "\n".join(f"{' ' * (4 + 4 * d)}for i{d} in range(lo[{d}], hi[{d}]):" for d in range(1, ndim))
         at = ", ".join(f"i{d}" for d in range(ndim))
         stores = "\n".join(f"{' ' * depth}out{j}[{at}] = {v}" for j, v in enumerate(values))
+        offsets = "\n".join(f"    o{j}_{d} = o{j}[{d}]" for j in range(len(group.shifted)) for d in range(ndim))
         source = _BOX.format(outs=", ".join(f"out{j}" for j in range(len(values))), loops=loops, stores=stores,
-                             **fill)
+                             offsets=offsets, **fill)
     elif driver == "elementwise":
         stores = "\n".join(f"        out{j}[i] = {v}" for j, v in enumerate(values))
         source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in range(len(values))), stores=stores, **fill)

@@ -37,7 +37,7 @@ from .._core.elementwise import local_operand
 from .._core.reductions import _cut, _finish, _highest, _lowest, combine
 from .cache import compiled
 from .codegen import TILE, Group, kernel_source
-from .stencil import run_stencil
+from .stencil import WRITTEN, run_stencil
 from .graph import KERNEL, REDUCTIONS, Node, common_dtype, in_kernel, topological
 
 __all__ = ["Plan", "run", "rank_threads", "MIN_CELLS_PER_THREAD"]
@@ -55,6 +55,11 @@ class Plan:
         self.outputs = outputs
         self.container = container
         self.writes = writes
+        # values of assignments whose target nothing reads (and nothing else writes): the kernel may write them
+        read = {id(n) for n in topological([*outputs, *(value for _, _, value in writes)])}
+        targets = [id(t) for t, _, _ in writes]
+        self.direct = {id(value): (target, bounds) for target, bounds, value in writes
+                       if id(target) not in read and targets.count(id(target)) == 1 and in_kernel(value)}
         self.kernels: dict = {}
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
@@ -162,7 +167,8 @@ class _Run:
         """The values of ``outputs``: the fusable elementwise ones of one shape together, in one kernel."""
         if not outputs:
             return []
-        together = [n for n in outputs if in_kernel(n) and n.shape == outputs[0].shape]
+        together = [n for n in outputs if in_kernel(n) and n.shape == outputs[0].shape
+                    and id(n) not in self.plan.direct]
         if len(together) > 1:
             fused = self._fused(together, None)
             if fused is not None:
@@ -193,8 +199,10 @@ class _Run:
         else:
             nodes, leaves = [], [root]
         if reduction is None and any(leaf.op == "shift" for leaf in leaves):
+            direct = self.plan.direct.get(id(root)) if len(roots) == 1 else None
+            into = None if direct is None else (self.value(direct[0]), direct[1])
             found = run_stencil(self, roots, nodes, leaves, lambda group, roles: self._kernel(group, roles, "box"),
-                                _spread)
+                                _spread, into)
             if found is not None:
                 return found
         values = [self.value(leaf) for leaf in leaves]
@@ -287,7 +295,8 @@ def run(plan: Plan, args: tuple, kwargs: dict):
     state = _Run(plan, args, kwargs)
     results = state.outputs([*plan.outputs, *(value for _, _, value in plan.writes)])
     for (target, bounds, _), value in zip(plan.writes, results[len(plan.outputs):]):  # in program order
-        state.value(target)[tuple(slice(a, b) for a, b in bounds)] = value  # darray's assignment
+        if value is not WRITTEN:  # (else the kernel wrote it into the target's block)
+            state.value(target)[tuple(slice(a, b) for a, b in bounds)] = value  # darray's assignment
     results = results[:len(plan.outputs)]
     if plan.container is type(None):
         return None

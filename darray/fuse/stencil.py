@@ -13,6 +13,10 @@ enough, else a padded copy of the same blocks). Per call:
 3. the exchange is waited for;
 4. the kernel computes the boundary strips (at most two per axis).
 
+The value of a slice assignment ``out[1:-1, 1:-1] = ...`` is written straight
+into ``out``'s block when nothing else in the function reads ``out``, the
+blocks line up and the dtypes agree (no temporary, no copy).
+
 One kernel (:mod:`darray.fuse.codegen`, the ``box`` driver) serves every box
 and rank: the window offsets are arguments. Groups with a reduction, broadcast
 operands, sources of different layouts, or a result layout on another grid
@@ -31,7 +35,10 @@ from .._core.halo import exchange_halos
 from .._core.redistribute import redistribute_to
 from .codegen import Group
 
-__all__ = ["strips", "run_stencil"]
+__all__ = ["strips", "run_stencil", "WRITTEN"]
+
+#: What the stencil path returns for a value it wrote straight into its assignment's target.
+WRITTEN = object()
 
 
 def strips(shape, interior) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -100,11 +107,26 @@ def _eager_layouts(nodes: list, values: dict, comm) -> dict:
     return {key: stub._layout for key, stub in stubs.items() if type(stub) is DArray}
 
 
-def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread):
+def _aligned(out, target, bounds) -> bool:
+    """Whether every rank's block of ``out`` (a value's layout) is, shifted by the slice ``bounds``, exactly the
+    cells of that slice that the rank owns in ``target``: then the kernel may write into the target's block."""
+    if out.dims != target.dims or out.split != target.split:
+        return False
+    for rank in range(int(np.prod(out.dims))):
+        for o, t, (lo, hi) in zip(out.block_slices(rank), target.block_slices(rank), bounds):
+            start, stop = max(t.start, lo), min(t.stop, hi)
+            if (o.start + lo, o.stop + lo) != (start, stop) and not (o.start == o.stop and start >= stop):
+                return False
+    return True
+
+
+def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread, into=None):
     """``roots`` computed by the box kernel, or None when the group does not fit the stencil path.
 
     ``run`` evaluates leaves (``run.value``); ``kernel_for(group, roles)`` compiles the box kernel;
-    ``spread(kernel, rows, cells_per_row, *args)`` runs it over rows on the rank's threads.
+    ``spread(kernel, rows, cells_per_row, *args)`` runs it over rows on the rank's threads. ``into``:
+    ``(target DArray, slice bounds)`` of an assignment of the one root that nothing else reads: when the
+    blocks line up and the dtypes agree, the kernel writes there (returning ``[WRITTEN]``).
     """
     shifts = [leaf for leaf in leaves if leaf.op == "shift"]
     shape = roots[0].shape
@@ -164,6 +186,12 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread)
     kernel = kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
                                 tuple(id(x) for x in shifts)))
     outs = [np.empty(block, dtype=r.dtype) for r in roots]
+    written = into is not None and into[0]._xp is NUMPY and into[0].dtype == roots[0].dtype \
+        and _aligned(layout, into[0]._layout, into[1])
+    if written:
+        own = into[0]._layout.block_slices(rank)
+        outs = [into[0].local[tuple(slice(o + lo - t.start, o + lo - t.start + n)
+                                    for o, (lo, _), t, n in zip(out_lo, into[1], own, block))]]
     params = [*fv, *(v for pair in zip(windows, offsets) for v in pair), *sv]
 
     def box(lo, hi):
@@ -180,5 +208,8 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread)
         handle.wait()
     for lo, hi in strips(block, inner):
         box(lo, hi)
+    if written:
+        into[0]._halo_fresh = False  # its owned cells changed: ghosts are stale
+        return [WRITTEN]
     return [DArray._wrap(o, layout, target._comm, NUMPY) for o in outs]
 
