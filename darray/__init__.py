@@ -78,7 +78,7 @@ from ._version import __version__  # noqa: E402  (pyproject.toml reads it from t
 __all__ = sorted({
     "from_dlpack", "broadcast_shapes", "isin",
     "interop", "io", "from_dask", "to_dask", "lib",
-    "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim",
+    "linalg", "matmul", "matrix_transpose", "tensordot", "vecdot", "autodiff", "nn", "optim", "points", "fuse",
     "fft",
     "argmax", "argmin", "argsort", "count_nonzero", "nonzero", "searchsorted", "sort", "unique_all",
     "unique_counts", "unique_inverse", "unique_values", "where",
