@@ -42,7 +42,7 @@ from .._backend import is_numpy_namespace
 from .._core import DArray, redistribute_to, to_backend_dtype, to_numpy_dtype
 from .._core.advanced import _index_array, _values_in
 from .._core.fetch import _route, as_rows, rows_layout
-from .._core.reductions import _finish, normalize_axes
+from .._core.reductions import finish_reduction, normalize_axes
 from .._errors import message
 from .._layout import normalize_axis
 
@@ -253,7 +253,7 @@ def reduce(f, array, axis=0, dtype=None, out=None, keepdims=False, initial=NO_VA
         extra = {} if dtype is None else {"dtype": dtype}
         result = reduction(x, axis=axes, keepdims=keepdims, **extra)
     else:
-        result = _finish(x, _reduce_axes(reducer, x, axes, dtype, rdt), axes, keepdims)
+        result = finish_reduction(x, _reduce_axes(reducer, x, axes, dtype, rdt), axes, keepdims)
         if given:
             result = _post(f, result, initial)
     return _into(name, out, result)

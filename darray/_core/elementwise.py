@@ -23,8 +23,8 @@ from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .special_cases import standard_kernel
 from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align_target", "local_operand", "wrap_like",
-           "NUMPY_BOOL_ARITHMETIC"]
+__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align_target", "cheapest_layout", "local_operand",
+           "wrap_like", "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
 # Functions whose result has the dtype of two equal floating-point operands: only these may
@@ -240,7 +240,7 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     _check(row, [check_dtype(row.name, x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
                  for x in args if not isinstance(x, _SCALARS)], darrays[0]._xp)
     target, layout = align_target(row.name, args)
-    layout = _cheapest_layout(darrays, layout)
+    layout = cheapest_layout(darrays, layout)
     f = _func(target._xp, row.name)
     parts = [_aligned_parts(row.name, x, layout, target) for x in args]
     out = _temporary_output(row, args, parts, layout, temps) if temps and type(f) is np.ufunc else None
@@ -400,7 +400,7 @@ def align_target(func: str, args) -> tuple[DArray, Layout]:
     return target, _expand(target._layout, shape)
 
 
-def _cheapest_layout(darrays, layout: Layout) -> Layout:
+def cheapest_layout(darrays, layout: Layout) -> Layout:
     """``layout``, or the balanced layout of its grid when aligning the operands to that moves no more.
 
     Shifted views of one array (``u[2:] + u[:-2]``) have blocks a cell or two

@@ -34,7 +34,8 @@ from .._layout import Layout, normalize_axis
 from .array import DArray
 from .dtypes import CATEGORIES, check_category, to_backend_dtype, to_numpy_dtype
 
-__all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes", "combine"]
+__all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes", "combine",
+           "grid_dims_cutting", "finish_reduction", "lowest_value", "highest_value"]
 
 _ALL_AXES = tuple(tuple(range(n)) for n in range(33))
 
@@ -53,7 +54,7 @@ def normalize_axes(func: str, axis, ndim: int) -> tuple[int, ...]:
     return (normalize_axis(func, axis, ndim),)
 
 
-def _cut(x: DArray, axes) -> tuple[bool, ...]:
+def grid_dims_cutting(x: DArray, axes) -> tuple[bool, ...]:
     """Per grid dim: does it cut one of ``axes`` (so partials must be combined along it)?"""
     derived = x._layout._derived
     key = ("cut", axes)
@@ -63,7 +64,7 @@ def _cut(x: DArray, axes) -> tuple[bool, ...]:
     return found
 
 
-def _finish(x: DArray, local, axes, keepdims: bool) -> DArray:
+def finish_reduction(x: DArray, local, axes, keepdims: bool) -> DArray:
     """Wrap a keepdims-shaped result block (dropping the reduced axes unless ``keepdims``)."""
     layout = x._layout.reduced(axes, keepdims)
     if not keepdims and local.ndim:
@@ -168,7 +169,7 @@ def _simple(func: str, op: str, neutral):
             if dtype is None:
                 block = xp.astype(block, getattr(xp, _BOOL_AS[func]))
                 back = xp.bool if func in ("min", "max") else None
-        cut = _cut(x, axes)
+        cut = grid_dims_cutting(x, axes)
         if True not in cut:
             if ufunc is not None and xp is _NUMPY:  # skip NumPy's Python wrapper: microseconds per call
                 out = ufunc.reduce(block, axis=axes, keepdims=keepdims, **kwargs)
@@ -189,7 +190,7 @@ def _simple(func: str, op: str, neutral):
         else:
             partial = getattr(xp, func)(block, axis=axes, keepdims=True, **kwargs)
         partial = combine(partial, op, x._comm, x._layout, cut)
-        return _finish(x, partial if back is None else xp.astype(partial, back), axes, keepdims)
+        return finish_reduction(x, partial if back is None else xp.astype(partial, back), axes, keepdims)
 
     traced = _traced(general, func)
     reduce.__wrapped__ = general
@@ -217,14 +218,14 @@ def _traced(func, name: str):
     return traced
 
 
-def _lowest(dtype):
+def lowest_value(dtype):
     dtype = to_numpy_dtype(dtype)
     if dtype.kind == "b":
         return False
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
-def _highest(dtype):
+def highest_value(dtype):
     dtype = to_numpy_dtype(dtype)
     if dtype.kind == "b":
         return True
@@ -233,8 +234,8 @@ def _highest(dtype):
 
 sum = _simple("sum", "sum", None)
 prod = _simple("prod", "prod", None)
-min = _simple("min", "min", _highest)
-max = _simple("max", "max", _lowest)
+min = _simple("min", "min", highest_value)
+max = _simple("max", "max", lowest_value)
 all = _simple("all", "land", None)
 any = _simple("any", "lor", None)
 
@@ -265,7 +266,7 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     axes = normalize_axes("mean", axis, x.ndim)
     check_category("mean", x.dtype, "any")
     xp = x._xp
-    cut = _cut(x, axes)
+    cut = grid_dims_cutting(x, axes)
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -288,7 +289,7 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
         return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     partial = combine(xp.sum(block, axis=axes, keepdims=True), "sum", x._comm, x._layout, cut)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _finish(x, partial / count, axes, keepdims)
+        return finish_reduction(x, partial / count, axes, keepdims)
 
 
 #: Bytes of the scratch buffer of the squared-deviation pass: a few row chunks of the block at a time stay
@@ -444,7 +445,7 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     axes = normalize_axes(_func, axis, x.ndim)
     check_category(_func, x.dtype, "numeric")
     xp = x._xp
-    cut = _cut(x, axes)
+    cut = grid_dims_cutting(x, axes)
     if True not in cut and xp is _NUMPY:
         out = xp.var(x.local, axis=axes, correction=correction, keepdims=keepdims)
         return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
@@ -462,7 +463,7 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     else:
         with np.errstate(divide="ignore", invalid="ignore"):  # NumPy's nan / inf: empty, count <= correction
             out = _corrected_m2(xp, acc, count) / divisor
-    return _finish(x, out, axes, keepdims)
+    return finish_reduction(x, out, axes, keepdims)
 
 
 def std(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bool = False, ddof=None) -> DArray:

@@ -34,7 +34,7 @@ from .._api.searching import where
 from .._backend import NUMPY
 from .._core.array import DArray
 from .._core.elementwise import local_operand
-from .._core.reductions import _cut, _finish, _highest, _lowest, combine
+from .._core.reductions import grid_dims_cutting, finish_reduction, highest_value, lowest_value, combine
 from .cache import compiled
 from .codegen import TILE, Group, kernel_source
 from .stencil import WRITTEN, run_stencil
@@ -272,21 +272,21 @@ class _Run:
                 kernel = self._kernel(group, roles, "axis", name, acc)
                 _spread(kernel, a, k * b, k, b, partial, *params)
                 partial = partial.reshape(kept)
-        cut = _cut(main, axes)
+        cut = grid_dims_cutting(main, axes)
         partial = combine(partial, "sum" if name == "mean" else name, main._comm, main._layout, cut)
         if name == "mean":
             count = math.prod(main.shape[i] for i in axes)
             with np.errstate(divide="ignore", invalid="ignore"):
                 np.divide(partial, count, out=partial)
-        return _finish(main, partial, axes, keepdims)
+        return finish_reduction(main, partial, axes, keepdims)
 
 
 def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
     """The partial of an empty block (darray's eager neutral elements)."""
     if name == "min":
-        return _highest(dtype)
+        return highest_value(dtype)
     if name == "max":
-        return _lowest(dtype)
+        return lowest_value(dtype)
     return acc.type(1 if name == "prod" else 0)
 
 

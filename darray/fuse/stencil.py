@@ -30,7 +30,7 @@ import numpy as np
 
 from .._backend import NUMPY
 from .._core.array import DArray
-from .._core.elementwise import _cheapest_layout, align_target
+from .._core.elementwise import cheapest_layout, align_target
 from .._core.halo import exchange_halos
 from .._core.redistribute import redistribute_to
 from .codegen import Group
@@ -102,7 +102,7 @@ def _eager_layouts(nodes: list, values: dict, comm) -> dict:
         else:
             layout = align_target(node.op, args)[1]
             if node.op != "where":
-                layout = _cheapest_layout(darrays, layout)
+                layout = cheapest_layout(darrays, layout)
         stubs[id(node)] = DArray._wrap(None, layout, comm, NUMPY)
     return {key: stub._layout for key, stub in stubs.items() if type(stub) is DArray}
 
