@@ -140,8 +140,7 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
                 if ba.dtype not in accepted or bb.dtype not in accepted:
                     _accept(row, first._xp, ba, bb)
                 f = _func(first._xp, row.name)
-                if temps and type(f) is np.ufunc and ba.dtype == bb.dtype and ba.dtype.kind in "fc" and ba.ndim \
-                        and row.name in _SAME_DTYPE:
+                if temps and _keeps_dtype(row, f, ba, bb):
                     reuse = _reusable(first) if temps & 1 else None
                     if reuse is None and temps & 2:
                         reuse = _reusable(b)
@@ -168,8 +167,7 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
     f = _func(x._xp, row.name)
     if scalar == 0.5 and row.name == "pow" and not reflected:
         return DArray._wrap(half_power(x._xp, f, block, scalar), x._layout, x._comm, x._xp)
-    if temporary and type(f) is np.ufunc and block.dtype.kind in "fc" and row.name in _SAME_DTYPE and block.ndim \
-            and (type(scalar) is not complex or block.dtype.kind == "c"):  # a Python scalar keeps the array's dtype
+    if temporary and _keeps_dtype(row, f, block, scalar):
         reuse = _reusable(x)
         if reuse is not None:
             out = f(scalar, block, out=reuse) if reflected else f(block, scalar, out=reuse)
@@ -178,6 +176,20 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
     if type(out) is not np.ndarray and isinstance(out, np.generic):
         out = np.asarray(out)
     return DArray._wrap(out, x._layout, x._comm, x._xp)
+
+
+def _keeps_dtype(row: Elementwise, f, block, other) -> bool:
+    """Whether ``f(block, other)`` has ``block``'s dtype, so that a temporary ``block`` may take the result.
+
+    NumPy ufuncs of the same-dtype functions on float or complex blocks, with
+    ``other`` of the block's dtype or a Python scalar (which keeps the array's
+    dtype; a complex one only a complex array's).
+    """
+    if type(f) is not np.ufunc or row.name not in _SAME_DTYPE or block.dtype.kind not in "fc" or not block.ndim:
+        return False
+    if type(other) in _SCALARS:
+        return type(other) is not complex or block.dtype.kind == "c"
+    return getattr(other, "dtype", None) == block.dtype
 
 
 def _reusable(x: DArray):
@@ -243,7 +255,7 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     layout = cheapest_layout(darrays, layout)
     f = _func(target._xp, row.name)
     parts = [_aligned_parts(row.name, x, layout, target) for x in args]
-    out = _temporary_output(row, args, parts, layout, temps) if temps and type(f) is np.ufunc else None
+    out = _temporary_output(row, f, args, parts, layout, temps) if temps else None
     if all(not isinstance(p, list) for p in parts):
         if row.name == "pow" and not isinstance(parts[0], _SCALARS) and _is_half(parts[1]):
             return wrap_like(half_power(target._xp, f, *parts), layout, target)
@@ -251,32 +263,24 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target, out), layout, target)
 
 
-def _temporary_output(row: Elementwise, args: tuple, parts: list, layout: Layout, temps: int):
+def _temporary_output(row: Elementwise, f, args: tuple, parts: list, layout: Layout, temps: int):
     """The block of a temporary operand that can take the result in place, or None.
 
     The operand must be unreferenced (``temps``, from the operator), hold its
-    own buffer that nothing else views, already lie on the result's blocks
-    (its part is its whole block) and have the result's dtype. Shifted-slice
+    own buffer that nothing else views (:func:`_reusable`; ``parts`` holds the
+    one reference it expects of its caller), already lie on the result's blocks
+    (its part is its whole block) and keep the result's dtype. Shifted-slice
     stencils then allocate no block per operator beyond NumPy's own.
     """
-    if row.name not in _SAME_DTYPE or len(args) != 2 or layout.has_halo:
+    if len(args) != 2 or layout.has_halo:
         return None
     for i in (0, 1):
-        x, other = args[i], args[1 - i]
-        if not temps >> i & 1 or type(x) is not DArray or parts[i] is not x._block:
-            continue
-        block = x._block
-        if type(block) is not np.ndarray or block.base is not None or block.dtype.kind not in "fc" or not block.ndim \
-                or x._layout.blocks_key != layout.blocks_key:
-            continue
-        if type(other) is DArray:
-            if other.dtype != block.dtype:
-                continue
-        elif not (type(other) in (bool, int, float) or (type(other) is complex and block.dtype.kind == "c")):
-            continue  # (a Python scalar keeps the array's dtype; NumPy scalars and arrays may not)
-        # references: x._block, x._local (the block itself once x.local was asked), parts[i], ``block``, the argument
-        if sys.getrefcount(block) <= 4 + (x._local is block):
-            return block
+        x = args[i]
+        if temps >> i & 1 and type(x) is DArray and parts[i] is x._block and type(x._block) is np.ndarray \
+                and x._layout.blocks_key == layout.blocks_key and _keeps_dtype(row, f, x._block, args[1 - i]):
+            reuse = _reusable(x)
+            if reuse is not None:
+                return reuse
     return None
 
 
