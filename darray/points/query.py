@@ -143,12 +143,10 @@ def knn(query: DArray, points, k: int):
     k = int(k)
     search = _Search(*_setup("knn", query, points))
     d0, g0 = nearest(search.own, search.own_g, search.q, k, search.n, search.kd)
-    reach = d0[:, k - 1] if k else np.zeros(search.q.shape[0])
-    coords, gids = search.ghosts(reach)
+    coords, gids = search.ghosts(d0[:, k - 1])  # (k >= 1) the local k-th distance bounds the search
     if coords.shape[0]:
         d0, g0 = merge(d0, g0, *nearest(coords, gids, search.q, k, search.n), k, search.n)
-    d, g = d0, g0
-    return search.answer(d, np.float64), search.answer(g, np.int64)
+    return search.answer(d0, np.float64), search.answer(g0, np.int64)
 
 
 def radius(query: DArray, points, r: float, max_neighbors: int | None = None):
