@@ -224,14 +224,13 @@ def _plain_basic(key) -> bool:
 
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
-    block, layout = x._block, x._layout
-    if type(block) is np.ndarray and layout.is_replicated and not layout.has_halo and _plain_basic(key):
+    if _numpy_replicated(x) and _plain_basic(key):
         try:
-            part = block[key]
+            part = x._block[key]
         except (IndexError, TypeError, ValueError):
             part = None
         if type(part) is np.ndarray:  # (a NumPy scalar for a 0-d result: the general path makes it 0-d)
-            return _wrap(part, _replicated_layout(layout.dims, part.shape), x._comm, x._xp)
+            return _wrap(part, _replicated_layout(x._layout.dims, part.shape), x._comm, x._xp)
     plan = _remembered(x, key)
     if plan is not None:  # the stencil-loop case: a view of the block, decided once per layout and key
         part = x.local[plan[3] or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
