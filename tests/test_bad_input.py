@@ -492,6 +492,8 @@ case("spawn", lambda: rng().spawn("2"), TypeError, "str", label="Generator.spawn
 
 # stencils and overlap
 ST = da.stencil
+case("fuse", lambda: da.fuse(42), TypeError, "not-callable")
+case("add", lambda: da.fuse(lambda a, b: a + b)(f64(), vec(5)), ValueError, "shapes", label="fused call")  # as eager
 case("laplacian", lambda: ST.laplacian(f64(), order=3), ValueError, "order", label="stencil.laplacian")
 case("laplacian", lambda: ST.laplacian(f64(), mode="sideways"), ValueError, "mode", label="stencil.laplacian")
 case("laplacian", lambda: ST.laplacian(np.ones((4, 4))), TypeError, "numpy", label="stencil.laplacian")

@@ -122,4 +122,7 @@ def fuse(f=None):
     """
     if f is None:
         return fuse
+    if not callable(f):
+        raise TypeError(f"darray.fuse: expected a function of DArrays and scalars to decorate; got "
+                        f"{type(f).__name__}")
     return Fused(f)
