@@ -17,8 +17,10 @@ cut like it.
 - :func:`gather`, :func:`scatter_add`, :func:`scatter_mean`,
   :func:`scatter_max`: message passing by global index, on the tape.
 
-Local search uses scipy's cKDTree (the ``points`` extra: ``pip install
-'darray[points]'``), imported on first use.
+Local search uses scipy's cKDTree on NumPy blocks (the ``points`` extra:
+``pip install 'darray[points]'``, imported on first use) and an exact
+brute-force kernel in the blocks' own namespace on the others (CuPy, torch,
+array-api-strict), a chunk of queries at a time: the same answers.
 
 Examples
 --------

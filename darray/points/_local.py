@@ -1,5 +1,9 @@
 """Exact neighbour search within one rank's points: scipy's cKDTree finds candidates, NumPy decides.
 
+(That is the search for NumPy blocks; :func:`darray.points._search.searcher`
+gives the other backends :class:`~darray.points._brute.BruteSearch`, a
+brute-force kernel in their own namespace with the same answers.)
+
 Distances are always recomputed here with one fixed formula
 (:func:`distances`: squares summed axis by axis, then the square root), and
 neighbours are ordered by ``(distance, global index)``: the answer does not
@@ -13,7 +17,7 @@ import numpy as np
 
 from .._errors import message
 
-__all__ = ["distances", "merge", "nearest", "within", "tree"]
+__all__ = ["distances", "first_k", "merge", "nearest", "sorted_rows", "within", "tree"]
 
 #: Relative slack of the tree's searches: a candidate the tree's own rounding might miss is still found.
 SLACK = 1e-9
@@ -38,7 +42,7 @@ def distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.sqrt(total)
 
 
-def _first_k(qi: np.ndarray, d: np.ndarray, g: np.ndarray, m: int, k: int, pad: int):
+def first_k(qi: np.ndarray, d: np.ndarray, g: np.ndarray, m: int, k: int, pad: int):
     """Per query ``0 <= qi < m``, the ``k`` candidates first by ``(distance, global index)``, padded with ``(inf, pad)``."""
     order = np.lexsort((g, d, qi))
     qi, d, g = qi[order], d[order], g[order]
@@ -52,7 +56,7 @@ def _first_k(qi: np.ndarray, d: np.ndarray, g: np.ndarray, m: int, k: int, pad: 
     return out_d, out_g
 
 
-def _sorted_rows(d: np.ndarray, g: np.ndarray, k: int, pad: int):
+def sorted_rows(d: np.ndarray, g: np.ndarray, k: int, pad: int):
     """Each row of candidates ``(m, c)`` ordered by ``(distance, global index)``, cut or padded to ``k`` columns."""
     by_index = np.argsort(g, axis=1, kind="stable")
     d, g = np.take_along_axis(d, by_index, 1), np.take_along_axis(g, by_index, 1)
@@ -67,7 +71,7 @@ def _sorted_rows(d: np.ndarray, g: np.ndarray, k: int, pad: int):
 
 def merge(d0: np.ndarray, g0: np.ndarray, d1: np.ndarray, g1: np.ndarray, k: int, pad: int):
     """The first ``k`` of two candidate lists per query, by ``(distance, global index)``."""
-    d, g = _sorted_rows(np.concatenate([d0, d1], axis=1), np.concatenate([g0, g1], axis=1), k, pad)
+    d, g = sorted_rows(np.concatenate([d0, d1], axis=1), np.concatenate([g0, g1], axis=1), k, pad)
     return d[:, :k], g[:, :k]
 
 
@@ -86,7 +90,7 @@ def nearest(points: np.ndarray, gids: np.ndarray, queries: np.ndarray, k: int, p
     kk = min(k + 1, n)
     _, idx = kd.query(queries, k=kk)
     idx = idx.reshape(m, kk)
-    d, g = _sorted_rows(distances(queries[:, None, :], points[idx]), gids[idx], k + 1, pad)
+    d, g = sorted_rows(distances(queries[:, None, :], points[idx]), gids[idx], k + 1, pad)
     out_d, out_g = d[:, :k].copy(), g[:, :k].copy()
     tied = np.flatnonzero(d[:, k] <= d[:, k - 1] * (1 + SLACK) + 1e-300) if kk > k else np.zeros(0, dtype=np.int64)
     if tied.size:
@@ -94,7 +98,7 @@ def nearest(points: np.ndarray, gids: np.ndarray, queries: np.ndarray, k: int, p
         lengths = np.fromiter((len(c) for c in near), dtype=np.int64, count=tied.size)
         pi = np.concatenate([np.asarray(c, dtype=np.int64) for c in near])
         qi = np.repeat(np.arange(tied.size), lengths)
-        out_d[tied], out_g[tied] = _first_k(qi, distances(queries[tied][qi], points[pi]), gids[pi], tied.size, k, pad)
+        out_d[tied], out_g[tied] = first_k(qi, distances(queries[tied][qi], points[pi]), gids[pi], tied.size, k, pad)
     return out_d, out_g
 
 
@@ -111,3 +115,4 @@ def within(points: np.ndarray, gids: np.ndarray, queries: np.ndarray, r: float, 
     g = gids[pi]
     order = np.lexsort((g, d, qi))
     return qi[order], g[order], d[order]
+

@@ -23,7 +23,8 @@ import numpy as np
 from .._backend import to_numpy
 from .._core import DArray
 from .._errors import message
-from ._local import SLACK, _first_k, merge, nearest, tree, within
+from ._local import SLACK, first_k, merge
+from ._search import searcher
 from ._rows import RowRoute, host_rows, row_sizes, wrap_rows
 from .partition import Partition, check_points, partition
 
@@ -57,8 +58,13 @@ class _Search:
         self.q = self.route.send(q, "points.queries")
         self.own = host_rows(part.points).astype(np.float64, copy=False)
         self.own_g = host_rows(part.index)[:, 0]
-        self.kd = tree(self.own) if self.own.shape[0] and self.q.shape[0] else None
+        self.xp, self.device = part.points._xp, part.points.device
+        self.local = self.search(self.own, self.own_g)
         self.n = part.points.shape[0]
+
+    def search(self, coords: np.ndarray, gids: np.ndarray):
+        """The local search of candidates ``coords`` for this backend (cKDTree on NumPy blocks, brute force else)."""
+        return searcher(coords, gids, self.xp, self.device)
 
     def ghosts(self, reach: np.ndarray):
         """Points of other ranks within ``reach`` (per home query) of this rank's queries: ``(coords, indices)``.
@@ -142,10 +148,10 @@ def knn(query: DArray, points, k: int):
         raise ValueError(message("knn", "k must be at least 1", k, "k >= 1"))
     k = int(k)
     search = _Search(*_setup("knn", query, points))
-    d0, g0 = nearest(search.own, search.own_g, search.q, k, search.n, search.kd)
+    d0, g0 = search.local.nearest(search.q, k, search.n)
     coords, gids = search.ghosts(d0[:, k - 1])  # (k >= 1) the local k-th distance bounds the search
     if coords.shape[0]:
-        d0, g0 = merge(d0, g0, *nearest(coords, gids, search.q, k, search.n), k, search.n)
+        d0, g0 = merge(d0, g0, *search.search(coords, gids).nearest(search.q, k, search.n), k, search.n)
     return search.answer(d0, np.float64), search.answer(g0, np.int64)
 
 
@@ -183,12 +189,12 @@ def radius(query: DArray, points, r: float, max_neighbors: int | None = None):
     search = _Search(*_setup("radius", query, points))
     r, m = float(r), search.q.shape[0]
     coords, gids = search.ghosts(np.full(m, r))
-    found = [within(search.own, search.own_g, search.q, r, search.kd), within(coords, gids, search.q, r)]
+    found = [search.local.within(search.q, r), search.search(coords, gids).within(search.q, r)]
     qi, g, d = (np.concatenate(parts) for parts in zip(*found))
     most = int(np.bincount(qi, minlength=m).max()) if m else 0
     width = int(max_neighbors) if max_neighbors is not None else \
         int(to_numpy(search.comm.allreduce(np.array([most], dtype=np.int64), "max"))[0])
-    d, g = _first_k(qi, d, g, m, width, search.n)
+    d, g = first_k(qi, d, g, m, width, search.n)
     return search.answer(d, np.float64), search.answer(g, np.int64)
 
 

@@ -1,0 +1,55 @@
+"""The local search of one rank's candidate points, by backend: a cKDTree on NumPy blocks, brute force on others.
+
+Both searches answer ``nearest(queries, k, pad)`` and ``within(queries, r)``
+on host float64 queries with host NumPy results, identical bit for bit
+(:mod:`darray.points._local` for the tree, :mod:`darray.points._brute` for
+the kernel in the blocks' own namespace).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._backend import is_numpy_namespace
+from ._brute import BruteSearch
+from ._local import nearest, tree, within
+
+__all__ = ["TreeSearch", "searcher"]
+
+
+class TreeSearch:
+    """Candidate ``points`` (host float64 ``(n, d)``, global indices ``gids``) searched with a cKDTree built on first use."""
+
+    def __init__(self, points: np.ndarray, gids: np.ndarray):
+        self.points, self.gids, self._kd = points, gids, None
+
+    @property
+    def kd(self):
+        if self._kd is None:
+            self._kd = tree(self.points)
+        return self._kd
+
+    def nearest(self, queries: np.ndarray, k: int, pad: int):
+        """:func:`nearest` of the candidates."""
+        if queries.shape[0] == 0 or self.points.shape[0] == 0:
+            return nearest(self.points, self.gids, queries, k, pad)
+        return nearest(self.points, self.gids, queries, k, pad, self.kd)
+
+    def within(self, queries: np.ndarray, r: float):
+        """:func:`within` of the candidates."""
+        if queries.shape[0] == 0 or self.points.shape[0] == 0:
+            return within(self.points, self.gids, queries, r)
+        return within(self.points, self.gids, queries, r, self.kd)
+
+
+def searcher(points: np.ndarray, gids: np.ndarray, xp=None, device=None):
+    """The local search of the candidates ``points`` (global indices ``gids``) for blocks of namespace ``xp``.
+
+    NumPy blocks (or ``xp=None``): a :class:`TreeSearch` (scipy's cKDTree);
+    any other namespace: a :class:`~darray.points._brute.BruteSearch` on the
+    blocks' ``device``. Both answer ``nearest(queries, k, pad)`` and
+    ``within(queries, r)`` with the same results.
+    """
+    if xp is None or is_numpy_namespace(xp):
+        return TreeSearch(points, gids)
+    return BruteSearch(points, gids, xp, device)
