@@ -46,7 +46,7 @@ GROUPS: dict[str, list[str]] = {
     "Seeing the communication (darray extensions)": ["tracing", "explain"],
     "Dask hand-off (darray extensions)": ["from_dask", "to_dask"],
 }
-SUBMODULES = ["linalg", "fft", "random", "stencil", "nn", "optim", "autodiff", "io", "interop"]
+SUBMODULES = ["linalg", "fft", "random", "stencil", "nn", "optim", "autodiff", "io", "interop", "points", "fuse"]
 
 
 def _is_routine(obj) -> bool:
