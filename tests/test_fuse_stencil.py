@@ -93,7 +93,8 @@ def test_windows_of_other_shapes_run_eagerly():
     check(ragged, u, exact=False)
 
 
-def test_interior_before_the_wait(monkeypatch):
+def logged_steps(monkeypatch) -> list:
+    """A log that the fused stencil steps append to: ``"box"`` per kernel launch, ``"wait"`` per exchange waited."""
     log = []
     spread, exchange = fuse_execute._spread, fuse_stencil.exchange_halos
 
@@ -111,6 +112,11 @@ def test_interior_before_the_wait(monkeypatch):
 
     monkeypatch.setattr(fuse_execute, "_spread", logged_spread)
     monkeypatch.setattr(fuse_stencil, "exchange_halos", lambda x, wait: Handle(exchange(x, wait=wait)))
+    return log
+
+
+def test_interior_before_the_wait(monkeypatch):
+    log = logged_steps(monkeypatch)
     u = da.asarray(values((40, 9), key="u"), split=0)
     check(jacobi, u)
     if FUSING:

@@ -3,7 +3,7 @@
 CI installs numba (the ``test`` extra brings ``darray[jit]``), so this module
 is the run "without the compiler": an autouse fixture makes ``import numba``
 fail (``sys.modules["numba"] = None``) and forgets whether numba was found,
-then the test functions of :mod:`test_fuse`, :mod:`test_fuse_stencil` and
+then the test functions of :mod:`test_fuse`, :mod:`test_fuse_stencil`, :mod:`test_fuse_overlap` and
 :mod:`test_fuse_readme` run again (collected here under the same names),
 with their ``FUSING`` flag off: every call must run the plain function and
 give eager darray's and NumPy's results, and the counters must say so. The
@@ -22,6 +22,7 @@ import pytest
 import darray as da
 import test_fuse
 import test_fuse_readme
+import test_fuse_overlap
 import test_fuse_stencil
 from darray.fuse import decorator as fuse_decorator
 from darray.testing import assert_equal, assert_raises_everywhere
@@ -30,10 +31,12 @@ from _cases import values
 
 pytestmark = pytest.mark.mpi
 
-MODULES = (test_fuse, test_fuse_stencil, test_fuse_readme)
+MODULES = (test_fuse, test_fuse_stencil, test_fuse_overlap, test_fuse_readme)
 
-# the fuse tests, collected again in this module (pytest collects the test functions a module holds)
-globals().update({name: f for m in MODULES for name, f in vars(m).items() if name.startswith("test_")})
+# the fuse tests (and the fixtures they define), collected again in this module (pytest collects the test
+# functions a module holds)
+globals().update({name: f for m in MODULES for name, f in vars(m).items()
+                  if name.startswith("test_") or name == "stencil_calls"})
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,10 @@ step 1 of an argument (``u[1:-1, 2:]``: a stencil's windows,
 :mod:`~darray.fuse.stencil`: the halo exchange starts, the interior is
 computed, the exchange is waited for, the boundary strips are computed), and
 assignment to such slices of arguments (``out[1:-1] = ...``, done by darray
-after every value is computed). Anything else -- another darray function,
+after every value is computed); ``map_overlap(func, u, depth=..., boundary=...)``
+of arguments, its NumPy block function traced on windows of the padded block
+(:mod:`~darray.fuse.overlap`) into the same stencil kernels, every boundary
+kind read past the edges (``out=`` an assignment). Anything else -- another darray function,
 other indexing, ``if`` on a traced value, arrays captured from outside the
 arguments, reading an argument after assigning to it -- makes that signature
 run eagerly: the plain function, with eager darray's results and its errors

@@ -37,6 +37,7 @@ from .._core.elementwise import local_operand
 from .._core.reductions import grid_dims_cutting, finish_reduction, highest_value, lowest_value, combine
 from .cache import compiled
 from .codegen import TILE, Group, kernel_source
+from .overlap import halo_value
 from .stencil import WRITTEN, run_stencil
 from .graph import KERNEL, REDUCTIONS, Node, common_dtype, in_kernel, topological
 
@@ -56,10 +57,16 @@ class Plan:
         self.container = container
         self.writes = writes
         # values of assignments whose target nothing reads (and nothing else writes): the kernel may write them
-        read = {id(n) for n in topological([*outputs, *(value for _, _, value in writes)])}
+        # (True: the target is also read, through stencil windows of the one assignment of the function -- then
+        # only where those windows read a padded copy of it, made before the kernel runs)
+        nodes = topological([*outputs, *(value for _, _, value in writes)])
+        read = {id(n) for n in nodes}
+        plain = {id(a) for n in nodes if n.op not in ("shift", "halo") for a in n.args} | {id(n) for n in outputs}
+        plain |= {id(value) for _, _, value in writes}
         targets = [id(t) for t, _, _ in writes]
-        self.direct = {id(value): (target, bounds) for target, bounds, value in writes
-                       if id(target) not in read and targets.count(id(target)) == 1 and in_kernel(value)}
+        self.direct = {id(value): (target, bounds, id(target) in read) for target, bounds, value in writes
+                       if targets.count(id(target)) == 1 and in_kernel(value) and (
+                           id(target) not in read or not outputs and len(writes) == 1 and id(target) not in plain)}
         self.kernels: dict = {}
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
@@ -186,6 +193,8 @@ class _Run:
             return where(*args)
         if node.op == "shift":  # a stencil's window, as darray's shifted view
             return args[0][tuple(slice(a, b) for a, b in node.attrs)]
+        if node.op == "halo":  # a window of a map_overlap block, as map_overlap reads it
+            return halo_value(args[0], *node.attrs)
         return getattr(elementwise, node.op)(*args)
 
     def _fused(self, roots: list, reduction: Node | None):
@@ -198,9 +207,9 @@ class _Run:
             nodes, leaves = _collect(roots)
         else:
             nodes, leaves = [], [root]
-        if reduction is None and any(leaf.op == "shift" for leaf in leaves):
+        if reduction is None and any(leaf.op in ("shift", "halo") for leaf in leaves):
             direct = self.plan.direct.get(id(root)) if len(roots) == 1 else None
-            into = None if direct is None else (self.value(direct[0]), direct[1])
+            into = None if direct is None else (self.value(direct[0]), *direct[1:])
             found = run_stencil(self, roots, nodes, leaves, lambda group, roles: self._kernel(group, roles, "box"),
                                 _spread, into)
             if found is not None:

@@ -34,6 +34,7 @@ from .._core.elementwise import cheapest_layout, align_target
 from .._core.halo import exchange_halos
 from .._core.redistribute import redistribute_to
 from .codegen import Group
+from .overlap import window_bounds
 
 __all__ = ["strips", "run_stencil", "WRITTEN"]
 
@@ -78,7 +79,7 @@ def _halo_needed(shifts, source_layout, out_layout) -> tuple[int, ...]:
         if any(o.start == o.stop for o in out):
             continue
         for s in shifts:
-            for a, ((start, _), o, b) in enumerate(zip(s.attrs, out, own)):
+            for a, ((start, _), o, b) in enumerate(zip(window_bounds(s), out, own)):
                 need[a] = max(need[a], b.start - (o.start + start), (o.stop + start) - b.stop)
     return tuple(need)
 
@@ -120,15 +121,28 @@ def _aligned(out, target, bounds) -> bool:
     return True
 
 
+def _padded_layout(layout, need: tuple, kinds: tuple | None):
+    """``layout`` itself when its halo is at least ``need`` wide (and, for a map_overlap window, its boundary
+    is ``kinds`` where ghost cells are read), else the layout of a padded copy; None when darray refuses it."""
+    kinds = kinds if kinds is not None else layout.boundary
+    if all(h >= n and (not n or b == k) for h, n, b, k in zip(layout.halo, need, layout.boundary, kinds)):
+        return layout
+    try:
+        return layout.with_halo("fuse", tuple(max(h, n) for h, n in zip(layout.halo, need)), kinds)
+    except ValueError:  # a halo darray does not hold: the general path
+        return None
+
+
 def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread, into=None):
     """``roots`` computed by the box kernel, or None when the group does not fit the stencil path.
 
     ``run`` evaluates leaves (``run.value``); ``kernel_for(group, roles)`` compiles the box kernel;
     ``spread(kernel, rows, cells_per_row, *args)`` runs it over rows on the rank's threads. ``into``:
-    ``(target DArray, slice bounds)`` of an assignment of the one root that nothing else reads: when the
-    blocks line up and the dtypes agree, the kernel writes there (returning ``[WRITTEN]``).
+    ``(target DArray, slice bounds, read)`` of an assignment of the one root that nothing else reads (``read``:
+    but for this group's windows): when the blocks line up, the dtypes agree (and, ``read``, the windows read a
+    padded copy of the target), the kernel writes there (returning ``[WRITTEN]``).
     """
-    shifts = [leaf for leaf in leaves if leaf.op == "shift"]
+    shifts = [leaf for leaf in leaves if leaf.op in ("shift", "halo")]
     shape = roots[0].shape
     if not shape or any(s.shape != shape for s in shifts):
         return None
@@ -136,8 +150,9 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     sources = _windows(shifts, inputs)
     if sources is None:
         return None
-    values = {id(s): x[tuple(slice(a, b) for a, b in s.attrs)] for x, s in zip(sources, shifts)}
-    values.update((id(leaf), run.value(leaf)) for leaf in leaves if leaf.op != "shift")
+    values = {id(s): x[tuple(slice(a, b) for a, b in s.attrs)] if s.op == "shift" else
+              DArray._wrap(None, x._layout.without_halo(), x._comm, NUMPY) for x, s in zip(sources, shifts)}
+    values.update((id(leaf), run.value(leaf)) for leaf in leaves if id(leaf) not in values)
     target = sources[0]
     found = _eager_layouts(nodes, values, target._comm)
     layout = found.get(id(roots[0]))
@@ -147,7 +162,7 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
         return None
     full, scalars, fv, sv = [], [], [], []
     for leaf in leaves:
-        if leaf.op == "shift":
+        if leaf.op in ("shift", "halo"):
             continue
         v = values[id(leaf)]
         if type(v) is DArray:
@@ -159,13 +174,16 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
             scalars.append(leaf)
             sv.append(v)
     need = _halo_needed(shifts, base, layout)
-    wide = base
-    if any(h < n for h, n in zip(base.halo, need)):
-        try:
-            wide = base.with_halo("fuse", tuple(max(h, n) for h, n in zip(base.halo, need)), "none")
-        except ValueError:  # a halo darray does not hold: the general path
-            return None
-    padded = {id(x): x if x._layout == wide else redistribute_to(x, wide) for x in sources}
+    padded = {}
+    for x, s in zip(sources, shifts):
+        if id(x) not in padded:
+            kinds = {leaf.attrs[1] for leaf, y in zip(shifts, sources) if y is x and leaf.op == "halo"}
+            if len(kinds) > 1:  # one source read with two boundary rules: the general path
+                return None
+            wide = _padded_layout(x._layout, need, kinds.pop() if kinds else None)
+            if wide is None:
+                return None
+            padded[id(x)] = x if x._layout == wide else redistribute_to(x, wide)
     started = [exchange_halos(x, wait=False) for x in {id(x): x for x in padded.values()}.values()]
     rank = target._comm.rank
     out_lo = [s.start for s in layout.block_slices(rank)]
@@ -176,10 +194,10 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
         p = padded[id(x)]
         own = p._layout.block_slices(rank)
         h = p._layout.halo
-        offsets.append(np.array([o + a - b.start + w for o, (a, _), b, w in zip(out_lo, s.attrs, own, h)],
+        offsets.append(np.array([o + a - b.start + w for o, (a, _), b, w in zip(out_lo, window_bounds(s), own, h)],
                                 dtype=np.int64))
         windows.append(p._block)
-        for d, (o, (a, _), b) in enumerate(zip(out_lo, s.attrs, own)):
+        for d, (o, (a, _), b) in enumerate(zip(out_lo, window_bounds(s), own)):
             interior_lo[d] = max(interior_lo[d], b.start - a - o)
             interior_hi[d] = min(interior_hi[d], b.stop - a - o)
     group = Group(roots, nodes, full, [], scalars, shifts)
@@ -187,7 +205,8 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
                                 tuple(id(x) for x in shifts)))
     outs = [np.empty(block, dtype=r.dtype) for r in roots]
     written = into is not None and into[0]._xp is NUMPY and into[0].dtype == roots[0].dtype \
-        and _aligned(layout, into[0]._layout, into[1])
+        and _aligned(layout, into[0]._layout, into[1]) \
+        and (not into[2] or padded.get(id(into[0]), into[0]) is not into[0])  # (windows of it read a copy)
     if written:
         own = into[0]._layout.block_slices(rank)
         outs = [into[0].local[tuple(slice(o + lo - t.start, o + lo - t.start + n)

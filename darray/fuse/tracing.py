@@ -30,6 +30,7 @@ from .._core.table import BY_NAME, ELEMENTWISE
 from .._core.dtypes import check_dtype
 from .graph import REDUCTIONS, Node, Untraceable, check_reduction, elementwise_node, reduction_dtype
 from .cache import SCALARS
+from .overlap import check_call, padded, translate, window
 
 __all__ = ["Tracer", "NAMESPACE", "trace", "tracing_function", "shifted"]
 
@@ -42,12 +43,14 @@ _NUMPY_NAMES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin
 
 #: The slice assignments of the trace running now, in program order: ``(argument node, bounds, value node)``.
 _writes: list = []
+#: The DArray arguments of the trace running now, by the id of their node (map_overlap checks their blocks).
+_arguments: dict = {}
 
 
 def _read(node: Node) -> Node:
     """``node``, refused if it is an argument written by a slice assignment before (or a window of one): eager
     darray would read the new values through that view, the graph holds the values from before."""
-    source = node.args[0] if node.op == "shift" else node
+    source = node.args[0] if node.op in ("shift", "halo") else node
     if source.op == "input" and any(w[0] is source for w in _writes):
         raise Untraceable("a read of an argument after a slice assignment to it")
     return node
@@ -92,12 +95,36 @@ def _reduction(name: str):
     return reduce
 
 
+def map_overlap(func, *arrays, depth=1, boundary="none", trim=True, out=None, **kwargs):
+    """Record ``da.map_overlap(func, *arrays, ...)``: ``func`` traced on the padded blocks
+    (:mod:`darray.fuse.overlap`); ``out=`` an assignment to that argument, as a slice assignment."""
+    given = [*arrays, *([] if out is None else [out])]
+    if not arrays or any(type(a) is not Tracer or a.node.op != "input" for a in given):
+        raise Untraceable("map_overlap of values that are not arguments of the fused function")
+    nodes = [_read(a.node) for a in arrays]
+    halo, kinds = check_call(func, [_arguments[id(n)] for n in nodes], depth, boundary, trim,
+                             None if out is None else _arguments[id(out.node)], kwargs)
+    result = func(*(Tracer(padded(n, halo, kinds)) for n in nodes), **kwargs)
+    if type(result) is not Tracer:
+        raise Untraceable("map_overlap: func returned something else than an expression of its blocks")
+    value = translate(result.node, trim)
+    if out is None:
+        return Tracer(value)
+    if out.node.dtype != value.dtype:
+        raise Untraceable("map_overlap: out= of another dtype (a cast on assignment)")
+    _writes.append((out.node, tuple((0, n) for n in out.node.shape), value))
+    return out  # reading it again runs the function eagerly (a read after an assignment)
+
+
 _REDUCE = {name: _reduction(name) for name in REDUCTIONS}
-_FUNCTIONS = {"where": lambda c, a, b, /: apply("where", c, a, b), "astype": astype, **_REDUCE}
+_FUNCTIONS = {"where": lambda c, a, b, /: apply("where", c, a, b), "astype": astype, "map_overlap": map_overlap,
+              **_REDUCE}
 
 
 def shifted(node: Node, key) -> Node:
     """The node of ``argument[key]`` for basic slices of step 1 (a stencil's shifted view of an argument)."""
+    if node.op == "padded":  # a window of a map_overlap block
+        return window(node, key)
     key = key if isinstance(key, tuple) else (key,)
     if node.op != "input" or len(key) > len(node.shape) or any(type(k) is not slice for k in key):
         raise Untraceable("only slices of step 1 of an argument are traced")
@@ -185,11 +212,13 @@ class Tracer:
         return Tracer(shifted(_read(self.node), key))
 
     def __setitem__(self, key, value):
-        window = shifted(_read(self.node), key)
+        if self.node.op != "input":
+            raise Untraceable("an assignment to something else than an argument")
+        target = shifted(_read(self.node), key)
         node = _node(value)
-        if np.broadcast_shapes(node.shape, window.shape) != window.shape:
+        if np.broadcast_shapes(node.shape, target.shape) != target.shape:
             raise Untraceable("a slice assignment of another shape")
-        _writes.append((self.node, window.attrs, node))
+        _writes.append((self.node, target.attrs, node))
 
     for _what in ("__bool__", "__len__", "__iter__", "__int__", "__float__",
                   "__complex__", "__index__", "__array__", "__dlpack__"):
@@ -227,6 +256,7 @@ def trace(f, args: tuple, kwargs: dict):
     def wrap(position, a):
         if type(a) is DArray:
             node = same.setdefault(id(a), Node("input", (), a._block.dtype, a.shape, (position,)))
+            _arguments[id(node)] = a
         elif type(a) in SCALARS:
             node = Node("scalar", (), np.asarray(a).dtype, (), (position, a))
         else:
@@ -235,14 +265,16 @@ def trace(f, args: tuple, kwargs: dict):
         inputs.append(node)
         return Tracer(node)
 
+    _writes.clear()
+    _arguments.clear()
     targs = tuple(wrap(i, a) for i, a in enumerate(args))
     tkwargs = {k: wrap(k, a) for k, a in kwargs.items()}
-    _writes.clear()
     try:
         result = tracing_function(f)(*targs, **tkwargs)
         writes = list(_writes)
     finally:
         _writes.clear()
+        _arguments.clear()
     if result is None and writes:
         return inputs, [], type(None), writes
     many = isinstance(result, (tuple, list))
