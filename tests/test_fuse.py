@@ -350,3 +350,56 @@ def test_results_do_not_depend_on_the_thread_count(layout, monkeypatch):
     monkeypatch.setattr(fuse_execute, "rank_threads", lambda: 3)
     for r, s in zip(f(a, b), one):
         assert_equal(r, s, rtol=0)
+
+
+# ------------------------------------------------------------------ whole-array assignments (an optimizer's update)
+@da.fuse
+def adam(p, g, m, v, lr, b1, b2, eps, t):
+    m1 = b1 * m + (1 - b1) * g
+    v1 = b2 * v + (1 - b2) * (g * g)
+    p[:] = p - lr * (m1 / (1 - b1 ** t)) / (da.sqrt(v1 / (1 - b2 ** t)) + eps)
+    m[:] = m1
+    v[:] = v1
+
+
+@pytest.mark.parametrize("layout", layouts((37,), "split0", "uneven0", "first-empty0", "halo0", "replicated"),
+                         ids=str)
+def test_optimizer_update_in_place(layout):
+    """Three arrays updated from each other: one kernel writes them in place (no temporaries), as eagerly."""
+    def one(dtype):
+        start = [values((37,), dtype, key=k) for k in "pgmv"]
+        start[3] = np.abs(start[3])
+        got, eager = [layout.array(x.copy()) for x in start], [layout.array(x.copy()) for x in start]
+        want = [x.copy() for x in start]
+        blocks = [x._block for x in got]
+        for t in (1, 2):
+            assert adam(*got, 1e-3, 0.9, 0.999, 1e-8, t) is None
+            adam.__wrapped__(*eager, 1e-3, 0.9, 0.999, 1e-8, t)
+            numpy_version(adam)(*want, 1e-3, 0.9, 0.999, 1e-8, t)
+        for x, e, w, b in zip(got, eager, want, blocks):
+            assert x._block is b  # the same arrays, written in place
+            assert_equal(x, to_numpy(e.gather()), rtol=0)
+            assert_equal(x, w, rtol=1e-6 if dtype == "float32" else 1e-12)
+
+    each(["float64", "float32"], one)
+
+
+@da.fuse
+def scalar_floats(a, s, t):
+    return a * (1 - s) + (s * t) ** 2 / (a + 2)  # Python floats eagerly: weak, float32 stays float32
+
+
+@da.fuse
+def scalar_ints(a, n):
+    return a + (n + 1)  # a Python int eagerly: its value, not int64, meets the array (runs eagerly)
+
+
+def test_arithmetic_of_python_scalars_stays_weak():
+    a = da.asarray(values(SHAPE, "float32", key="a"), split=0)
+    check(scalar_floats, a, 0.9, 3, exact_eager=True)
+    assert scalar_floats(a, 0.9, 3).dtype == np.float32
+    i = da.asarray(values(SHAPE, "int8", key="i"), split=0)
+    check(scalar_ints, i, 5, exact_eager=True)
+    assert scalar_ints(i, 5).dtype == np.int8
+    if FUSING:
+        assert scalar_floats.stats["fused"] == 2 and scalar_ints.stats["fused"] == 0, scalar_ints.stats

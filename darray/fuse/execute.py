@@ -39,7 +39,7 @@ from .cache import compiled
 from .codegen import TILE, Group, kernel_source
 from .overlap import halo_value
 from .stencil import WRITTEN, run_stencil
-from .graph import KERNEL, REDUCTIONS, Node, common_dtype, in_kernel, topological
+from .graph import KERNEL, REDUCTIONS, Node, common_dtype, in_kernel, numpy_function, topological
 
 __all__ = ["Plan", "run", "rank_threads", "MIN_CELLS_PER_THREAD"]
 
@@ -67,6 +67,14 @@ class Plan:
         self.direct = {id(value): (target, bounds, id(target) in read) for target, bounds, value in writes
                        if targets.count(id(target)) == 1 and in_kernel(value) and (
                            id(target) not in read or not outputs and len(writes) == 1 and id(target) not in plain)}
+        # a function of whole-array assignments only (``m[:] = b1 * m + g``), elementwise, no windows: one
+        # kernel computes every value, each cell's reads before its writes, so it may write the targets' blocks
+        values = [value for _, _, value in writes]
+        self.inplace = {id(value): target for target, bounds, value in writes
+                        if not outputs and len(set(map(id, values))) == len(values) == len(set(targets))
+                        and all(in_kernel(v) and v.shape == t.shape and b == tuple((0, n) for n in t.shape)
+                                for t, b, v in writes)
+                        and not any(n.op in ("shift", "halo") for n in nodes)}
         self.kernels: dict = {}
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
@@ -176,8 +184,10 @@ class _Run:
             return []
         together = [n for n in outputs if in_kernel(n) and n.shape == outputs[0].shape
                     and id(n) not in self.plan.direct]
-        if len(together) > 1:
-            fused = self._fused(together, None)
+        inplace = self.plan.inplace and len(together) == len(outputs)
+        if len(together) > 1 or inplace:
+            into = [self.value(self.plan.inplace[id(n)]) for n in together] if inplace else None
+            fused = self._fused(together, None, into)
             if fused is not None:
                 self.values.update((id(n), v) for n, v in zip(together, fused))
         return [self.value(n) for n in outputs]
@@ -187,6 +197,9 @@ class _Run:
         if node.op in REDUCTIONS:
             axes, keepdims = node.attrs
             return getattr(statistical, node.op)(args[0], axis=axes, keepdims=keepdims)
+        if node.weak:  # Python scalars only: a Python scalar, as eagerly
+            with np.errstate(all="ignore"):
+                return numpy_function(node.op)(*args).item()
         if node.op == "astype":
             return astype(args[0], node.attrs[0])
         if node.op == "where":
@@ -197,9 +210,10 @@ class _Run:
             return halo_value(args[0], *node.attrs)
         return getattr(elementwise, node.op)(*args)
 
-    def _fused(self, roots: list, reduction: Node | None):
+    def _fused(self, roots: list, reduction: Node | None, into: list | None = None):
         """``roots`` (or ``roots[0]`` reduced by ``reduction``) computed by one kernel: the list of values, or the
-        reduction's; None when the leaves do not allow it."""
+        reduction's; None when the leaves do not allow it. ``into``: DArrays the kernel may write the roots into
+        (whole-array assignments, :attr:`Plan.inplace`) where they have the blocks and dtypes of the roots."""
         root = roots[0]
         if reduction is not None and reduction.attrs[0] and len(reduction.attrs[0]) not in (1, len(root.shape)):
             return None
@@ -239,7 +253,7 @@ class _Run:
         params = [*fv, *([np.array(shape, dtype=np.int64)] if broadcast else []), *bv, *sv]
         roles = (tuple(id(x) for x in full), tuple(id(x) for x in broadcast), tuple(id(x) for x in scalars))
         if reduction is None:
-            return self._elementwise(group, roles, main, shape, params)
+            return self._elementwise(group, roles, main, shape, params, into)
         return self._reduce(group, roles, reduction, main, shape, params)
 
     def _kernel(self, group: Group, roles, driver: str, reduction: str | None = None, acc=None):
@@ -249,10 +263,14 @@ class _Run:
             found = self.plan.kernels[key] = compiled(kernel_source(group, driver, reduction, acc))
         return found
 
-    def _elementwise(self, group: Group, roles, main: DArray, shape, params) -> list[DArray]:
+    def _elementwise(self, group: Group, roles, main: DArray, shape, params, into=None) -> list:
         kernel = self._kernel(group, roles, "elementwise")
-        outs = [np.empty(shape, dtype=r.dtype) for r in group.roots]
+        written = into is not None and all(t._layout == main._layout and t._xp is NUMPY and t.dtype == r.dtype
+                                           and t._block.flags.c_contiguous for t, r in zip(into, group.roots))
+        outs = [t._block for t in into] if written else [np.empty(shape, dtype=r.dtype) for r in group.roots]
         _spread(kernel, math.prod(shape), 1, *(o.reshape(-1) for o in outs), *params)
+        if written:
+            return [WRITTEN] * len(outs)
         return [DArray._wrap(o, main._layout, main._comm, NUMPY) for o in outs]
 
     def _reduce(self, group: Group, roles, reduction: Node, main: DArray, shape, params) -> DArray:

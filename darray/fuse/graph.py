@@ -31,7 +31,7 @@ from .._core.table import BY_NAME
 from .._errors import message
 
 __all__ = ["Node", "Untraceable", "REDUCTIONS", "KERNEL", "elementwise_node", "in_kernel", "reduction_dtype",
-           "check_reduction", "common_dtype", "topological"]
+           "numpy_function", "check_reduction", "common_dtype", "topological"]
 
 #: Reductions a traced function may end with: name -> NumPy ufunc (None: mean, a sum divided by the count).
 REDUCTIONS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maximum, "mean": None}
@@ -52,6 +52,7 @@ class Node:
     dtype: np.dtype = field(default_factory=lambda: np.dtype(bool))
     shape: tuple = ()
     attrs: tuple = ()
+    weak: bool = False  # computed from Python scalars only: eagerly a Python float or complex, weak too
 
     @property
     def is_scalar(self) -> bool:
@@ -62,6 +63,8 @@ class Node:
         """What NumPy promotes like this node: a Python scalar, or an empty array of the dtype."""
         if self.is_scalar:
             return self.attrs[-1]
+        if self.weak:
+            return self.dtype.type(1).item()
         return np.empty(0, self.dtype)
 
 
@@ -74,12 +77,13 @@ def _check(name: str, args) -> None:
     row = BY_NAME[name]
     allowed = CATEGORIES[row.category] | ({"b"} if name in NUMPY_BOOL_ARITHMETIC else set())
     for a in args:
-        if not a.is_scalar and a.dtype.kind not in allowed:
+        if not (a.is_scalar or a.weak) and a.dtype.kind not in allowed:
             raise Untraceable(message(name, "unsupported dtype", f"{_KIND_NAMES.get(a.dtype.kind)} dtype",
                                       f"a {row.category} dtype"))
 
 
-def _numpy_function(name: str):
+def numpy_function(name: str):
+    """NumPy's function for the op ``name`` of darray's table (``where`` included)."""
     return getattr(np, {"acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
                         "atan": "arctan", "atan2": "arctan2", "atanh": "arctanh", "bitwise_invert": "invert",
                         "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
@@ -101,14 +105,17 @@ def elementwise_node(name: str, args: tuple) -> Node:
         _check(name, args)
         with np.errstate(all="ignore"):
             try:
-                dtype = _numpy_function(name)(*(a.probe() for a in args)).dtype
+                dtype = numpy_function(name)(*(a.probe() for a in args)).dtype
             except (TypeError, ValueError, OverflowError) as e:
                 raise Untraceable(str(e)) from None
     try:
         shape = np.broadcast_shapes(*(a.shape for a in args))
     except ValueError as e:
         raise Untraceable(str(e)) from None
-    return Node(name, tuple(args), np.dtype(dtype), shape, (dtype,) if name == "astype" else ())
+    weak = name != "astype" and all(a.is_scalar or a.weak for a in args)
+    if weak and np.dtype(dtype).kind not in "fc":  # a Python int or bool eagerly: its range decides, not a dtype
+        raise Untraceable(f"{name} of Python scalars with an integer or boolean result")
+    return Node(name, tuple(args), np.dtype(dtype), shape, (dtype,) if name == "astype" else (), weak)
 
 
 def reduction_dtype(name: str, dtype: np.dtype) -> np.dtype:
@@ -188,7 +195,7 @@ def in_kernel(node: Node) -> bool:
     op = node.op
     if op not in KERNEL:
         return False
-    kinds = {a.dtype.kind for a in node.args if not a.is_scalar}
+    kinds = {a.dtype.kind for a in node.args if not (a.is_scalar or a.weak)}
     kind = node.dtype.kind
     if op == "pow" and kind not in "fc" or op in ("pow", "divide") and kind == "c":
         return False  # numba raises ZeroDivisionError for complex division by zero (NumPy: inf/nan)
