@@ -1,11 +1,13 @@
 """kNN graph of a 3-d point cloud across ranks (darray.points) against scipy's cKDTree in one process.
 
-    python benchmarks/bench_points.py [--n 100000] [--k 16] [--reps 1]
+    python benchmarks/bench_points.py [--n 100000] [--k 16] [--reps 1] [--graph-only]
     mpiexec -n 2 python benchmarks/bench_points.py --n 1000000
+    mpiexec -n 4 python benchmarks/bench_points.py --n 10000000 --graph-only   # fits 24 GiB
     python benchmarks/bench_points.py --smoke        # 2000 points
 
 ``n`` uniform points in the unit cube, in random order, cut in balanced rows
-(no locality: the partition has to make it). Timed, each the slowest rank
+(no locality: the partition has to make it; each rank draws only its own
+rows, rank 0 all of them for cKDTree). Timed, each the slowest rank
 between barriers (one warm-up, the median of ``--reps``):
 
 - ``partition``: :func:`darray.points.partition` (recursive coordinate bisection, one all-to-all);
@@ -16,11 +18,24 @@ Bytes: what all ranks sent in one ``knn`` (darray's tracer), split into the
 ghost points and the rest (queries to their home ranks, answers back), and
 the ideal ghost bytes: each point that is a neighbour of a query homed on
 another rank, sent once to that rank (24 bytes of coordinates + 8 of index).
-The answers are checked against cKDTree's. Then one message-passing
-training step on the kNN graph of the partitioned points (a
+The ideal is counted from a kNN of the partitioned points themselves (the
+same neighbour lists, each rank's queries its own region's points: no
+global gather of the neighbour lists). The distances are checked against
+cKDTree's on rank 0 (``gather(root=0)``). Then, unless ``--graph-only``, one
+message-passing training step on the kNN graph of the partitioned points (a
 :class:`darray.points.GhostPlan` built once;
-``GraphConv(3, 16) -> ReLU -> GraphConv(16, 1)``, forward + backward + Adam):
-its time and every rank's peak resident memory. Only rank 0 prints.
+``GraphConv(3, 16) -> ReLU -> GraphConv(16, 1)``, forward + backward + Adam)
+is timed. Last, every rank's peak resident memory (the whole run, cKDTree's
+on rank 0 included). Only rank 0 prints.
+
+Memory (k = 16): the neighbour lists are 256 bytes a point (distances and
+indices); darray's local search takes its queries a chunk at a time, so each
+rank holds a few copies of its share of them: about 1 KB a point in all
+(10^6 points, one rank, ``--graph-only``: 1.1 GB peak). Rank 0 also holds all
+points, cKDTree's tree and answer and the gathered distances: about 4.5 GB
+more at 10^7. So 10^7 points with ``--graph-only`` take about 15 GB on one
+machine at 1, 2 or 4 ranks. ``--graph-only`` skips the GhostPlan and the
+training step (features, activations and their gradients per node and edge).
 """
 
 from __future__ import annotations
@@ -37,17 +52,28 @@ from darray import nn, optim, points
 from darray.nn import functional as F
 
 
-def _sent(comm, run) -> dict:
-    """Bytes all ranks send in one ``run()``, per exchange label."""
+#: Rows per random stream: each rank draws its own rows, the same points at every rank count.
+STREAM = 1 << 20
+
+
+def cloud_rows(start: int, stop: int, seed: int = 0) -> np.ndarray:
+    """Rows ``start:stop`` of the benchmark's uniform points (``(n, 3)`` in the unit cube, any ``n``)."""
+    parts = [np.random.default_rng([seed, c]).random((STREAM, 3))[max(start - c * STREAM, 0):stop - c * STREAM]
+             for c in range(start // STREAM, -(-stop // STREAM))]
+    return np.concatenate(parts) if parts else np.zeros((0, 3))
+
+
+def _sent(comm, run):
+    """Bytes all ranks send in one ``run()``, per exchange label, and what ``run()`` returned."""
     with da.tracing() as trace:
-        run()
+        result = run()
     labels = sorted({e["op"] for e in trace.events if e["kind"] == "comm"})
     labels = sorted(set().union(*comm_allgather_labels(comm, labels)))
     out = {}
     for label in labels:
         mine = sum(e["nbytes"] for e in trace.events if e["kind"] == "comm" and e["op"] == label)
         out[label] = int(np.asarray(comm.allreduce(np.array([mine], dtype=np.int64), "sum"))[0])
-    return out
+    return out, result
 
 
 def comm_allgather_labels(comm, labels):
@@ -56,10 +82,25 @@ def comm_allgather_labels(comm, labels):
     return [set(bytes(row).decode().strip().split(",")) - {""} for row in np.asarray(comm.allgather(text))]
 
 
-def _training(comm, part, k, reps):
+def _total(comm, value) -> int:
+    return int(np.asarray(comm.allreduce(np.array([value], dtype=np.int64), "sum"))[0])
+
+
+def ideal_ghost_bytes(comm, part, indices) -> int:
+    """Ghost bytes if each rank received, once, every point outside its region that is a neighbour of one of its
+    own points (``indices``: the kNN of the partitioned points, caller's numbering): 32 bytes a point."""
+    n = part.points.shape[0]
+    mine = np.zeros(n + 1, dtype=bool)
+    mine[np.asarray(part.index.local)] = True
+    mine[n] = True  # padding (fewer than k points)
+    neighbours = np.asarray(indices.local).ravel()
+    return _total(comm, np.unique(neighbours[~mine[neighbours]]).shape[0]) * 32
+
+
+def _training(comm, part, indices, reps):
     """Seconds to build the GhostPlan of the kNN graph of the partitioned points, and for one training step."""
     x = part.points
-    src, dst = points.to_edges(points.knn(x, part, k)[1], x.shape[0])
+    src, dst = points.to_edges(indices, x.shape[0])
     src = part.renumber(src)  # caller's numbering -> rows of the partitioned points
     comm.barrier()
     t0 = time.perf_counter()
@@ -78,48 +119,61 @@ def _training(comm, part, k, reps):
     return t_plan, timed(comm, step, reps)
 
 
+def _peaks(comm) -> np.ndarray:
+    """Every rank's peak resident memory so far (MB)."""
+    return np.asarray(comm.allgather(np.array([peak_rss_mb()])))[:, 0]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--graph-only", action="store_true",
+                        help="build the kNN graph only: no GhostPlan, no training step")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args(argv)
-    n = 2000 if args.smoke else args.n
+    n, k = (2000 if args.smoke else args.n), args.k
     comm = da.default_communicator()
-    g = np.random.default_rng(0).random((n, 3))
-    x = da.asarray(g, split=0)
+    sizes = [n // comm.size + (r < n % comm.size) for r in range(comm.size)]
+    start = sum(sizes[:comm.rank])
+    x = da.from_local(cloud_rows(start, start + sizes[comm.rank]), split=0)
     part = points.partition(x)
     t_part = timed(comm, lambda: points.partition(x), args.reps)
-    t_knn = timed(comm, lambda: points.knn(x, part, args.k), args.reps)
-    sent = _sent(comm, lambda: points.knn(x, part, args.k))
-    d, i = points.knn(x, part, args.k)
-    index = np.asarray(part.index.gather())
-    owner = np.empty(n, dtype=np.int64)
-    owner[index] = np.repeat(np.arange(comm.size), part.sizes)
-    got_i, got_d = np.asarray(i.gather()), np.asarray(d.gather())
-    pairs = np.unique(np.stack([got_i.ravel(), np.repeat(owner, args.k)], axis=1), axis=0)
-    ideal = int((owner[pairs[:, 0]] != pairs[:, 1]).sum()) * 32
-    t_plan, t_step = _training(comm, part, args.k, args.reps)
-    peaks = np.asarray(comm.allgather(np.array([peak_rss_mb()])))[:, 0]
+    t_knn = timed(comm, lambda: points.knn(x, part, k), args.reps)
+    sent, result = _sent(comm, lambda: points.knn(x, part, k))
+    got_d = result[0].gather(root=0)
+    del result
+    own_i = points.knn(part.points, part, k)[1]
+    ideal = ideal_ghost_bytes(comm, part, own_i)
+    graph_peaks = _peaks(comm)
+    if not args.graph_only:
+        t_plan, t_step = _training(comm, part, own_i, args.reps)
+    del own_i
+    t_tree = same = None
     if comm.rank == 0:
+        g = cloud_rows(0, n)
         t0 = time.perf_counter()
-        tree = cKDTree(g)
-        ref_d, ref_i = tree.query(g, k=args.k)
+        ref_d, _ = cKDTree(g).query(g, k=k)
         t_tree = time.perf_counter() - t0
-        same = bool(np.array_equal(got_d, ref_d))
+        same = bool(np.array_equal(np.asarray(got_d), ref_d.reshape(n, k)))
+        del ref_d, got_d
+    peaks = _peaks(comm)
+    if comm.rank == 0:
         ghosts = sent.get("points.ghosts", 0)
-        other = sum(v for k, v in sent.items() if k != "points.ghosts")
-        print(f"kNN graph, {n} points in 3-d, k={args.k}, {comm.size} rank(s)")
+        other = sum(v for label, v in sent.items() if label != "points.ghosts")
+        print(f"kNN graph, {n} points in 3-d, k={k}, {comm.size} rank(s)")
         print(f"  partition  {t_part:8.3f} s")
         print(f"  knn        {t_knn:8.3f} s   ({t_knn / t_tree:.2f}x cKDTree on one process)")
         print(f"  cKDTree    {t_tree:8.3f} s   (build + query, rank 0 alone)")
         print(f"  distances equal cKDTree's: {same}")
         print(f"  ghost bytes {ghosts:,} vs ideal {ideal:,} ({ghosts / ideal if ideal else 0:.2f}x); "
               f"queries + answers {other:,} bytes")
-        print(f"  GhostPlan  {t_plan:8.3f} s   (from the kNN graph's edges, once)")
-        print(f"  train step {t_step:8.3f} s   (2 GraphConv layers, forward + backward + Adam)")
-        print(f"  peak memory per rank: {', '.join(f'{p:.0f} MB' for p in peaks)}")
+        print(f"  peak memory per rank after the graph: {', '.join(f'{p:.0f} MB' for p in graph_peaks)}")
+        if not args.graph_only:
+            print(f"  GhostPlan  {t_plan:8.3f} s   (from the kNN graph's edges, once)")
+            print(f"  train step {t_step:8.3f} s   (2 GraphConv layers, forward + backward + Adam)")
+        print(f"  peak memory per rank (whole run, rank 0 with cKDTree): {', '.join(f'{p:.0f} MB' for p in peaks)}")
     comm.barrier()
 
 

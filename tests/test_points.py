@@ -16,6 +16,7 @@ from scipy.spatial import cKDTree
 
 import darray as da
 from darray import points as pts
+from darray.points import _search
 from darray.testing import agree, assert_raises_everywhere, uneven_sizes
 
 from _cases import COMM, P
@@ -125,6 +126,16 @@ def test_knn(kind, cut, k):
     g = cloud(kind)
     x = sharded(g, cut)
     check(pts.knn(x, x, k), ref_knn(g, g, k))
+
+
+@pytest.mark.parametrize("kind", ["uniform", "duplicates"])
+def test_knn_in_chunks_of_queries(kind, monkeypatch):
+    """The tree search and the merge with the ghosts' candidates a few queries at a time: the same answers."""
+    monkeypatch.setattr(_search, "QUERY_CHUNK", 4)
+    g = cloud(kind)
+    x = sharded(g, "uneven")
+    for k in (1, 6, N + 3):
+        check(pts.knn(x, x, k), ref_knn(g, g, k))
 
 
 @pytest.mark.parametrize("qcut", ["rows", "uneven"])

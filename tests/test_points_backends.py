@@ -71,8 +71,9 @@ def test_float32_other_queries_and_empty_sets(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", ["uniform", "clustered", "duplicates"])
 def test_kernel_matches_the_tree_in_chunks_of_one_query(backend, kind, monkeypatch):
-    """Every chunk one query (the byte budget below one row): the same arrays as the cKDTree search."""
+    """Every chunk one query (the byte budget below one row): the same arrays as the cKDTree search (7 at a time)."""
     monkeypatch.setattr(_brute, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(_search, "QUERY_CHUNK", 7)
     g, q = cloud(kind, 60, seed=1), cloud(kind, 25, seed=2)
     gids = np.random.default_rng(4).permutation(1000)[:60]  # global indices in no order
     brute = _search.searcher(g, gids, namespace(backend))

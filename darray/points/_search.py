@@ -3,7 +3,10 @@
 Both searches answer ``nearest(queries, k, pad)`` and ``within(queries, r)``
 on host float64 queries with host NumPy results, identical bit for bit
 (:mod:`darray.points._local` for the tree, :mod:`darray.points._brute` for
-the kernel in the blocks' own namespace).
+the kernel in the blocks' own namespace). kNN searches take the queries
+:data:`QUERY_CHUNK` at a time, so that their temporaries (``k + 1``
+candidates per query, their coordinates, the sorts) stay bounded whatever
+the number of queries.
 """
 
 from __future__ import annotations
@@ -12,9 +15,18 @@ import numpy as np
 
 from .._backend import is_numpy_namespace
 from ._brute import BruteSearch
-from ._local import nearest, tree, within
+from ._local import merge, nearest, tree, within
 
-__all__ = ["TreeSearch", "searcher"]
+__all__ = ["QUERY_CHUNK", "TreeSearch", "chunks", "merge_nearest", "searcher"]
+
+#: Queries per chunk of a kNN search.
+QUERY_CHUNK = 1 << 16
+
+
+def chunks(m: int, step: int | None = None):
+    """Ranges ``(start, stop)`` covering ``range(m)`` in steps of :data:`QUERY_CHUNK` (or ``step``)."""
+    step = QUERY_CHUNK if step is None else step
+    return ((start, min(start + step, m)) for start in range(0, m, step))
 
 
 class TreeSearch:
@@ -30,10 +42,13 @@ class TreeSearch:
         return self._kd
 
     def nearest(self, queries: np.ndarray, k: int, pad: int):
-        """:func:`nearest` of the candidates."""
+        """:func:`nearest` of the candidates, :data:`QUERY_CHUNK` queries at a time."""
         if queries.shape[0] == 0 or self.points.shape[0] == 0:
             return nearest(self.points, self.gids, queries, k, pad)
-        return nearest(self.points, self.gids, queries, k, pad, self.kd)
+        out_d, out_g = np.empty((queries.shape[0], k)), np.empty((queries.shape[0], k), dtype=np.int64)
+        for start, stop in chunks(queries.shape[0]):
+            out_d[start:stop], out_g[start:stop] = nearest(self.points, self.gids, queries[start:stop], k, pad, self.kd)
+        return out_d, out_g
 
     def within(self, queries: np.ndarray, r: float):
         """:func:`within` of the candidates."""
@@ -53,3 +68,12 @@ def searcher(points: np.ndarray, gids: np.ndarray, xp=None, device=None):
     if xp is None or is_numpy_namespace(xp):
         return TreeSearch(points, gids)
     return BruteSearch(points, gids, xp, device)
+
+
+def merge_nearest(search, queries: np.ndarray, k: int, pad: int, d: np.ndarray, g: np.ndarray):
+    """Candidate lists ``(d, g)`` ``(m, k)`` merged in place with the ``k`` nearest of ``search``'s candidates to
+    ``queries``, :data:`QUERY_CHUNK` queries at a time; returns ``(d, g)``."""
+    for start, stop in chunks(queries.shape[0]):
+        d[start:stop], g[start:stop] = merge(d[start:stop], g[start:stop],
+                                             *search.nearest(queries[start:stop], k, pad), k, pad)
+    return d, g

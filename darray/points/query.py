@@ -23,8 +23,8 @@ import numpy as np
 from .._backend import to_numpy
 from .._core import DArray
 from .._errors import message
-from ._local import SLACK, first_k, merge
-from ._search import searcher
+from ._local import SLACK, first_k
+from ._search import merge_nearest, searcher
 from ._rows import RowRoute, host_rows, row_sizes, wrap_rows
 from .partition import Partition, check_points, partition
 
@@ -151,7 +151,7 @@ def knn(query: DArray, points, k: int):
     d0, g0 = search.local.nearest(search.q, k, search.n)
     coords, gids = search.ghosts(d0[:, k - 1])  # (k >= 1) the local k-th distance bounds the search
     if coords.shape[0]:
-        d0, g0 = merge(d0, g0, *search.search(coords, gids).nearest(search.q, k, search.n), k, search.n)
+        merge_nearest(search.search(coords, gids), search.q, k, search.n, d0, g0)
     return search.answer(d0, np.float64), search.answer(g0, np.int64)
 
 
