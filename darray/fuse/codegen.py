@@ -86,10 +86,11 @@ def _template(node: Node) -> str:
     return KIND_TEMPLATES.get((node.op, kind), KERNEL[node.op].template)
 
 
-def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, list[str], list[str]]:
+def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, list[str], list[str], str]:
     """The statements computing ``group``'s roots at flat index ``i`` (or, ``box``, at the n-d index
     ``i0, i1, ...``), each line prefixed by ``indent``; the kernel parameters they read; the names of the
-    roots' values."""
+    roots' values; and the statements of the nodes computed from Python scalars only (for the start of the
+    kernel, outside its loops)."""
     names: dict[int, str] = {}
     params: list[str] = []
     lines: list[str] = []
@@ -116,11 +117,13 @@ def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, lis
     for j, leaf in enumerate(group.scalars):
         names[id(leaf)] = f"s{j}"
         params.append(f"s{j}")
+    prelude: list[str] = []  # arithmetic of Python scalars only: once per call, before the loops
     for k, node in enumerate(group.nodes):
         expr = _template(node).format(*_operands(node, names))
-        lines.append(f"t{k} = {cast(expr, node.dtype)}")
+        (prelude if node.weak else lines).append(f"t{k} = {cast(expr, node.dtype)}")
         names[id(node)] = f"t{k}"
-    return "\n".join(indent + line for line in lines), params, [names[id(r)] for r in group.roots]
+    return ("\n".join(indent + line for line in lines), params, [names[id(r)] for r in group.roots],
+            "".join(f"    {line}\n" for line in prelude))
 
 
 _ELEMENTWISE = """
@@ -137,7 +140,7 @@ def kernel(lo, hi, {outs}, {params}):
 _BOX = """
 def kernel(lo0, hi0, lo, hi, {outs}, {params}):
 {offsets}
-    for i0 in range(lo0, hi0):
+    for i0 in range(np.uint64(lo0), np.uint64(hi0)):
 {loops}
 {body}
 {stores}
@@ -200,13 +203,15 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
     """The module source of one kernel: the ``driver`` named ``kernel`` with ``group``'s statements inlined."""
     ndim = len(group.root.shape)
     depth = {"elementwise": 8, "full": 12, "axis": 16, "box": 4 + 4 * ndim}[driver]
-    body, params, values = value_source(group, " " * depth, box=driver == "box")
+    body, params, values, prelude = value_source(group, " " * depth, box=driver == "box")
     fill = {"params": ", ".join(params), "tile": TILE, "body": body}
     if driver == "box":
-        loops = "\n".join(f"{' ' * (4 + 4 * d)}for i{d} in range(lo[{d}], hi[{d}]):" for d in range(1, ndim))
+        loops = "\n".join(f"{' ' * (4 + 4 * d)}for i{d} in range(np.uint64(lo[{d}]), np.uint64(hi[{d}])):"
+                          for d in range(1, ndim))
         at = ", ".join(f"i{d}" for d in range(ndim))
         stores = "\n".join(f"{' ' * depth}out{j}[{at}] = {v}" for j, v in enumerate(values))
-        offsets = "\n".join(f"    o{j}_{d} = o{j}[{d}]" for j in range(len(group.shifted)) for d in range(ndim))
+        offsets = "\n".join(f"    o{j}_{d} = np.uint64(o{j}[{d}])" for j in range(len(group.shifted))
+                            for d in range(ndim))
         source = _BOX.format(outs=", ".join(f"out{j}" for j in range(len(values))), loops=loops, stores=stores,
                              offsets=offsets, **fill)
     elif driver == "elementwise":
@@ -222,4 +227,6 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
         else:
             first = "k == 0" if reduction in ("min", "max") else "False"
             source = _AXIS.format(first=first, combine=_COMBINE[reduction], **fill)
+    head, rest = source.split("\n", 2)[1:]  # (the template starts with a newline, then the def line)
+    source = f"\n{head}\n{prelude}{rest}"
     return "import numpy as np\nimport numba\n\n\n@numba.njit(cache=True, nogil=True, error_model='numpy')" + source
