@@ -76,6 +76,7 @@ class Plan:
                                 for t, b, v in writes)
                         and not any(n.op in ("shift", "halo") for n in nodes)}
         self.kernels: dict = {}
+        self.buffers: dict = {}  # padded copies of stencil sources, reused by every call (darray.fuse.stencil)
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
             if not in_kernel(node):
