@@ -126,9 +126,11 @@ def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, lis
             "".join(f"    {line}\n" for line in prelude))
 
 
+# (unsigned indices where no broadcast operand needs the unravelled index: no negative-index wraparound, so
+# the loop vectorises)
 _ELEMENTWISE = """
 def kernel(lo, hi, {outs}, {params}):
-    for i in range(lo, hi):
+    for i in range({lo}, {hi}):
 {body}
 {stores}
 """
@@ -216,7 +218,9 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
                              offsets=offsets, **fill)
     elif driver == "elementwise":
         stores = "\n".join(f"        out{j}[i] = {v}" for j, v in enumerate(values))
-        source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in range(len(values))), stores=stores, **fill)
+        lo, hi = ("lo", "hi") if group.broadcast else ("np.uint64(lo)", "np.uint64(hi)")
+        source = _ELEMENTWISE.format(outs=", ".join(f"out{j}" for j in range(len(values))), stores=stores, lo=lo,
+                                     hi=hi, **fill)
     else:
         fill.update(acc=_acc(acc), value=values[0])
         zero = f"np.{acc.name}({1 if reduction == 'prod' else 0})"
