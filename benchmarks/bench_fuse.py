@@ -19,17 +19,20 @@ barriers, after one warm-up (which compiles the kernel):
   copy bandwidth every rank gets at once (``np.copyto`` of a block, 16 bytes
   per cell: one read, one write);
 - the elementwise part alone, ``a * b + c`` into a new array: fused and eager;
-- ``--side N`` (default 2048): a Jacobi sweep of an ``N x N`` field with a
-  halo of one cell, ``out[1:-1, 1:-1] = 0.25 * (four windows of u)``, fused
-  (halo exchange behind the interior) and eager, against NumPy's slices on
-  this rank's block and the bound of one read of ``u`` and one write of
-  ``out`` per cell (the copy time);
+- ``--side N`` (default 2048): the README's sweep and a periodic Jacobi
+  ``map_overlap`` of an ``N x N`` field (:mod:`bench_fuse_stencils`), fused,
+  eager, hand-written (Sendrecv of boundary rows, slices), NumPy's slices on
+  this rank's block, and the bound of one read and one write per cell;
+- ``--params N`` (default 2**22): an Adam update of ``N`` float32 parameters
+  (:mod:`bench_fuse_train`), fused vs eager vs NumPy's in-place operators;
 - on NumPy blocks, when numexpr is installed: ``numexpr.evaluate`` of
   ``a*b + c`` and ``sum(a*b + c)`` on this rank's block, one thread, against
   the fused kernels on one thread (why darray.fuse compiles with numba).
 
-Ratios are printed against ``hand`` (and ``numpy``). The development machine
-is shared and loaded: numbers are indicative only. Only rank 0 prints.
+Ratios are printed against ``hand`` (and ``numpy``), then a Markdown table of
+every workload (ms per call; fused / hand and fused / bound with the targets
+of issue #21), with ``/proc/loadavg``. The development machine is shared and
+loaded: numbers are indicative only. Only rank 0 prints.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ import numpy as np
 
 import darray as da
 from bench_attention import timed  # the same timing rule (this folder is on sys.path)
+from bench_fuse_stencils import stencils
+from bench_fuse_train import optimizer
 from darray.fuse import execute as fuse_execute
 
 
@@ -51,27 +56,6 @@ def w1(a, b, c):
 @da.fuse
 def fma(a, b, c):
     return a * b + c
-
-
-@da.fuse
-def jacobi(u, out):
-    out[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
-
-
-def sweeps(comm, side: int, reps: int) -> dict[str, float]:
-    """The Jacobi sweep fused, eagerly, in NumPy on this rank's block, and its copy bound."""
-    u = da.random.default_rng(5).random((side, side), split=0, halo=1)
-    out = da.zeros((side, side), split=0, halo=1)
-    block = np.ascontiguousarray(u.local)
-    local = np.empty_like(block)
-
-    def numpy_sweep():
-        local[1:-1, 1:-1] = 0.25 * (block[:-2, 1:-1] + block[2:, 1:-1] + block[1:-1, :-2] + block[1:-1, 2:])
-
-    return {"jacobi fused": timed(comm, lambda: jacobi(u, out), reps),
-            "jacobi eager": timed(comm, lambda: jacobi.__wrapped__(u, out), reps),
-            "jacobi numpy": timed(comm, numpy_sweep, reps),
-            "jacobi bound": timed(comm, lambda: np.copyto(local, block), reps)}
 
 
 def hand_written(blocks):
@@ -114,7 +98,24 @@ def compilers(blocks, reps: int) -> dict[str, float]:
 
 #: Integer options: flag, default, meaning.
 OPTIONS = (("--log2n", 24, "W1 cells: 2**log2n"), ("--reps", 5, "timed repetitions"),
-           ("--side", 2048, "Jacobi field side"))
+           ("--side", 2048, "stencil field side"), ("--params", 1 << 22, "Adam update: float32 parameters"))
+
+#: Workload -> (target fused / hand-written, target fused / bound) from issue #21.
+TARGETS = {"W1 sum(a*b + c)": (0.5, 1.3), "README sweep": (0.6, 1.3), "Jacobi map_overlap": (0.6, 1.3),
+           "Adam update": (None, 1.3)}
+
+
+def table(rows: dict[str, dict[str, float]]) -> str:
+    """The summary as a Markdown table: ms per call, and the fused time's ratios with the targets."""
+    lines = ["| workload | fused ms | eager ms | hand ms | numpy ms | bound ms | fused/hand (target) "
+             "| fused/bound (target) | fused/eager |", "|---" * 9 + "|"]
+    for name, r in rows.items():
+        hand_target, bound_target = TARGETS[name]
+        lines.append(f"| {name} | " + " | ".join(f"{r[k] * 1e3:.1f}" for k in ("fused", "eager", "hand", "numpy",
+                                                                            "bound"))
+                     + f" | {r['fused'] / r['hand']:.2f} ({hand_target or '-'}) | {r['fused'] / r['bound']:.2f} "
+                     f"({bound_target}) | {r['fused'] / r['eager']:.2f} |")
+    return "\n".join(lines)
 
 
 def main(argv=None) -> None:
@@ -124,8 +125,9 @@ def main(argv=None) -> None:
     parser.add_argument("--smoke", action="store_true", help="2**16 cells, a 64 x 64 field, one rep")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.log2n, args.reps, args.side = 16, 1, 64
+        args.log2n, args.reps, args.side, args.params = 16, 1, 64, 1 << 16
     comm = da.default_communicator()
+    load0 = open("/proc/loadavg").read().strip()
     n = 1 << args.log2n
     rng = np.random.default_rng(0)
     g = [rng.random(n) for _ in range(3)] if comm.size == 1 else None
@@ -145,9 +147,13 @@ def main(argv=None) -> None:
     bandwidth = 16 * cells / times["copy"]  # bytes per second per rank, every rank copying at once
     times["bound"] = 24 * cells / bandwidth
     extra = compilers(blocks, args.reps)
-    stencil = sweeps(comm, args.side, args.reps)
+    rows = {"W1 sum(a*b + c)": {k: times[k] for k in ("fused", "eager", "hand", "numpy", "bound")}}
+    rows.update(stencils(comm, args.side, args.reps))
+    rows["Adam update"] = optimizer(comm, args.params, args.reps)
+    load = open("/proc/loadavg").read().strip()
     check = abs(float(w1(*arrays)) - float(w1.__wrapped__(*arrays)))
     if comm.rank == 0:
+        print(f"/proc/loadavg at the start {load0}")
         print(f"W1 sum(a*b + c), 2**{args.log2n} float64 cells, {comm.size} rank(s), "
               f"{fuse_execute.rank_threads()} kernel thread(s) per rank; copy bandwidth "
               f"{bandwidth / 1e9:.1f} GB/s per rank; |fused - eager| = {check:.2e}")
@@ -155,8 +161,10 @@ def main(argv=None) -> None:
             print(f"  {name:14s} {t * 1e3:9.2f} ms   {t / times['hand']:5.2f}x hand   {t / times['numpy']:5.2f}x numpy")
         print(f"  fused / bound {times['fused'] / times['bound']:.2f}x; fused / eager "
               f"{times['fused'] / times['eager']:.2f}x; fused a*b+c / eager {times['fused a*b+c'] / times['eager a*b+c']:.2f}x")
-        print(f"Jacobi sweep, {args.side} x {args.side} float64, halo 1: " + ", ".join(
-            f"{k.split()[1]} {t * 1e3:.2f} ms ({t / stencil['jacobi numpy']:.2f}x numpy)" for k, t in stencil.items()))
+        print(f"\n{comm.size} rank(s); W1 2**{args.log2n} float64, stencils {args.side}^2 float64, Adam {args.params} "
+              f"float32; /proc/loadavg {load}; |fused - hand| README {rows['README sweep']['error']:.1e}, "
+              f"Jacobi {rows['Jacobi map_overlap']['error']:.1e}")
+        print(table(rows))
         if extra:
             print("  one thread, this rank's block: " + ", ".join(f"{k} {t * 1e3:.1f} ms" for k, t in extra.items()))
 
