@@ -25,6 +25,15 @@ are arguments of the fused function with the first one's blocks, and no ghost
 cells on an axis with boundary ``"none"`` unless ``trim=True`` (the edge
 blocks see fewer of them). Anything else (``b.copy()``, reductions of the
 block, ``numpy.pad``, another array) makes the fused function run eagerly.
+
+Examples
+--------
+>>> import darray as da
+>>> @da.fuse
+... def smooth(u):
+...     return da.map_overlap(lambda b: (b[:-2] + b[1:-1] + b[2:]) / 3, u, depth=1, boundary="nearest", trim=False)
+>>> [round(v, 3) for v in smooth(da.arange(6.0)).gather().tolist()]
+[0.333, 1.0, 2.0, 3.0, 4.0, 4.667]
 """
 
 from __future__ import annotations
