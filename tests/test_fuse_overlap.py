@@ -242,3 +242,17 @@ def test_interior_before_the_wait(layout, monkeypatch):
     if FUSING:
         assert log[:2] == ["box", "wait"], log  # the interior, then the wait, then the strips
         assert log.count("box") >= 2, log
+
+
+@pytest.mark.parametrize("layout", layouts((17,), "split0", "uneven0", "thin0"), ids=str)
+def test_scalar_argument_inside_the_block_function(layout, stencil_calls):
+    @da.fuse
+    def f(u, c):
+        return da.map_overlap(lambda b: b[1:-1] * c + b[2:], u, depth=1, boundary="periodic", trim=False)
+
+    g = values((17,), key="u")
+    for c in (2.0, -0.5):  # a new value: the same plan, the value passed to the kernel
+        want = reference(lambda b: b[1:-1] * c + b[2:], [g], 1, "periodic", False)
+        check(f, [layout.array(g), c], want, stencil_calls)
+    if FUSING:
+        assert f.stats["traces"] == 1, f.stats
