@@ -19,6 +19,11 @@ can wrap an ndarray (one slot, each operator one NumPy call and a wrap, no
 checks). No array library written in Python can do less per call, so its
 column is the floor for darray's.
 
+With ``--distributed`` at several ranks, part 1 also times the shifted-slice
+sum written by hand with mpi4py (one ``Sendrecv`` of the boundary row, then
+NumPy on the block): darray's cost above that is its overhead per call for a
+stencil on a cut array.
+
 Timings are per process; check the load first (``uptime``): other work on
 the cores inflates every number. Nothing here asserts a time.
 """
@@ -141,6 +146,39 @@ def _arrays(np, n: int, distributed: bool):
     return np.asarray(a, **kw), np.asarray(b, **kw)
 
 
+def _hand_written_shifted_sum(a) -> callable:
+    """``a[1:-1, 1:-1] + a[2:, 1:-1]`` on row blocks of ``a`` (a cut DArray), written with mpi4py and NumPy.
+
+    Each rank receives the next rank's first row (``Sendrecv``: the strip
+    exchange) and adds its rows to the rows below them; the result's blocks are
+    the rows of ``a[1:-1]`` each rank holds.
+    """
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank, size = comm.rank, comm.size
+    block = numpy.ascontiguousarray(a.local)
+    n = a.shape[0]
+    lo = int(a.layout.offsets[0][rank])
+    hi = lo + block.shape[0]
+    first, last = max(lo, 1), min(hi, n - 1)  # this rank's rows of a[1:-1]
+    up = rank - 1 if rank > 0 else MPI.PROC_NULL
+    down = rank + 1 if rank < size - 1 else MPI.PROC_NULL
+    ghost = numpy.empty(block.shape[1])
+
+    def step():
+        comm.Sendrecv(block[0], dest=up, recvbuf=ghost, source=down)
+        out = numpy.empty((max(last - first, 0), block.shape[1] - 2))
+        if last > first:
+            inside = min(last, hi - 1)  # rows whose lower neighbour this rank holds
+            out[:inside - first] = block[first - lo:inside - lo, 1:-1] + block[first - lo + 1:inside - lo + 1, 1:-1]
+            if last > inside:
+                out[-1] = block[last - 1 - lo, 1:-1] + ghost[1:-1]
+        return out
+
+    return step
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=41, help="side of the square arrays (default 41)")
@@ -160,6 +198,12 @@ def main(argv=None) -> None:
             t[label] = _best(stmt, {"np": np, "a": a, "b": b}, args.number) * 1e6
         say(f"{name:34s} {t['numpy']:9.2f} {t['thin']:8.2f} {t['darray']:10.2f} {t['darray'] - t['numpy']:15.2f} "
             f"{t['darray'] / t['numpy']:6.2f}")
+    if args.distributed and comm.size > 1:
+        a, _ = _arrays(darray, args.n, True)
+        hand = _best("step()", {"step": _hand_written_shifted_sum(a)}, args.number) * 1e6
+        ours = _best("a[1:-1, 1:-1] + a[2:, 1:-1]", {"a": a}, args.number) * 1e6
+        say(f"{'a[1:-1, 1:-1] + a[2:, 1:-1]':34s} hand-written mpi4py {hand:.2f} us, darray {ours:.2f} us: "
+            f"{ours - hand:+.2f} us per call")
     say(f"\n{'program':34s} {'NumPy ms':>9s} {'thin ms':>8s} {'darray ms':>10s} {'thin ratio':>11s} {'ratio':>6s}")
     for name, source in PROGRAMS.items():
         t = {label: _best(source, {"np": np, "n": args.n, "steps": args.steps}, 1) * 1e3

@@ -130,9 +130,6 @@ class DArray:
         """This rank's storage: owned cells plus ghost cells (valid after a halo exchange)."""
         return self._block
 
-    def __setitem__(self, key, value) -> None:
-        _setitem(self, key, value)
-
     def __matmul__(self, other):
         if not hasattr(other, "shape"):
             return NotImplemented
@@ -524,4 +521,5 @@ for _name, _attribute in _methods.generated().items():
 from .halo import exchange_halos as _exchange_halos  # noqa: E402
 from .indexing import getitem as _getitem, setitem as _setitem  # noqa: E402
 
-DArray.__getitem__ = _getitem  # (the function itself: no extra call on the hot path of stencil loops)
+DArray.__getitem__ = _getitem  # (the functions themselves: no extra call on the hot path of stencil loops)
+DArray.__setitem__ = _setitem

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._errors import message
 from .._layout import Layout, balanced_sizes
+from .alignment import binary_plan, cells, run_binary, strips
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _recorder
@@ -150,6 +151,11 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
                 if type(out) is not np.ndarray and isinstance(out, np.generic):
                     out = np.asarray(out)
                 return DArray._wrap(out, layout, first._comm, first._xp)
+            if type(b) is DArray and type(first._block) is np.ndarray and type(b._block) is np.ndarray \
+                    and b._comm is first._comm and layout.shape == b._layout.shape:
+                out = _aligned_binary(row, first, b, temps)
+                if out is not None:
+                    return out
             if type(b) in _SCALARS and not layout.has_halo:
                 return _with_scalar(row, first, b, False, temps & 1)
     elif type(first) in _SCALARS and row.nargs == 2:
@@ -176,6 +182,36 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
     if type(out) is not np.ndarray and isinstance(out, np.generic):
         out = np.asarray(out)
     return DArray._wrap(out, x._layout, x._comm, x._xp)
+
+
+def _aligned_binary(row: Elementwise, a: DArray, b: DArray, temps: int) -> DArray | None:
+    """``f(a, b)`` for NumPy-block DArrays of one shape cut differently, by a remembered plan (None: the
+    general path). The plan is worked out by the general path's own rules (:func:`align_target`,
+    :func:`cheapest_layout`) on the first call per pair of layouts and rank, and kept on ``a``'s layout.
+    """
+    xp = a._xp
+    f = _func(xp, row.name)
+    if type(f) is not np.ufunc:
+        return None
+    ba, bb = a._block, b._block  # (the references _reusable expects of its caller)
+    accepted = _accepted(xp, row.name)
+    if ba.dtype not in accepted or bb.dtype not in accepted:
+        _accept(row, xp, ba, bb)
+    rank = a._comm.rank
+    key = ("aligned", b._layout, rank)
+    plan = a._layout._derived.get(key)
+    if plan is None:
+        _, layout = align_target(row.name, (a, b))
+        plan = a._layout._derived[key] = binary_plan(a._layout, b._layout, cheapest_layout([a, b], layout), rank)
+    out = None
+    if temps and not plan.layout.has_halo:
+        for i, (x, other) in enumerate(((a, b), (b, a))):
+            if temps >> i & 1 and plan.operands[i] is None and not x._layout.has_halo \
+                    and _keeps_dtype(row, f, x._block, other._block):
+                out = _reusable(x)
+                if out is not None:
+                    break
+    return wrap_like(run_binary(plan, f, a, b, out), plan.layout, a)
 
 
 def _keeps_dtype(row: Elementwise, f, block, other) -> bool:
@@ -300,56 +336,35 @@ def _aligned_parts(func: str, x, layout: Layout, target: DArray):
         return x.local
     if x.shape != layout.shape:  # broadcast operands are materialised (they are the small ones)
         return local_operand(func, x, layout, target)
-    from .plans import redistribution_plan
-
     rank = x._comm.rank
-    plan = redistribution_plan(x._layout, want, rank)
     if 0 in want.block_shape(rank):  # still a collective: serve the other ranks
         buffer = x._xp.empty(want.block_shape(rank), dtype=x._block.dtype, device=x.device)
-        x._comm.exchange(x._block, [(p, r) for p, r in plan.sends if p != rank], buffer, []).wait()
+        x._comm.exchange(x._block, strips(x._layout, want, rank).sends, buffer, []).wait()
         return buffer
-    sends = [(p, r) for p, r in plan.sends if p != rank]
-    recvs = [(p, r) for p, r in plan.recvs if p != rank]
-    # the received cells (boundary strips, for shifted slices) land in a buffer of their bounding box only
-    corner = [min((r[a].start for _, r in recvs), default=0) for a in range(x.ndim)]
-    box = [max((r[a].stop for _, r in recvs), default=0) - corner[a] for a in range(x.ndim)]
-    moved = [(p, tuple(slice(sl.start - c, sl.stop - c) for sl, c in zip(r, corner))) for p, r in recvs]
-    buffer = x._xp.empty(tuple(max(n, 0) for n in box), dtype=x._block.dtype, device=x.device)
+    moves = strips(x._layout, want, rank)
+    buffer = x._xp.empty(moves.box, dtype=x._block.dtype, device=x.device)
     with _recorder.labelled("align"):
-        x._comm.exchange(x._block, sends, buffer, moved).wait()
-    own_src = [r for p, r in plan.sends if p == rank]
-    own_dst = [r for p, r in plan.recvs if p == rank]
-    pieces = [(dst, x._block[src]) for src, dst in zip(own_src, own_dst)]
-    pieces += [(r, buffer[m]) for (_, r), (_, m) in zip(recvs, moved)]
-    return pieces
+        x._comm.exchange(x._block, moves.sends, buffer, moves.recvs).wait()
+    return [(region, buffer[index] if from_buffer else x._block[index]) for region, from_buffer, index in moves.pieces]
 
 
 def _piecewise(f, parts, shape, target: DArray, out=None):
     """Evaluate ``f`` cell by cell over the partition that the operands' pieces induce (into ``out`` if given)."""
     xp = target._xp
     ndim = len(shape)
-    cuts = [{0, n} for n in shape]
-    for part in parts:
-        if isinstance(part, list):
-            for region, _ in part:
-                for a, sl in enumerate(region):
-                    cuts[a].update((sl.start, sl.stop))
-    bounds = [sorted(c) for c in cuts]
-    cells = [list(zip(b[:-1], b[1:])) for b in bounds]
-    from itertools import product
-
+    parts_cells = cells(shape, [[region for region, _ in part] for part in parts if isinstance(part, list)])
     empty = tuple((0, 0) for _ in shape)
     if type(f) is np.ufunc and is_numpy_namespace(xp):  # write each cell's result in place: no temporaries
         if out is None:
             probe = f(*[_restrict(part, empty, ndim) for part in parts])  # the result dtype, from empty operands
             out = np.empty(shape, dtype=probe.dtype)
         if out.size:
-            for cell in product(*cells):
+            for cell in parts_cells:
                 f(*[_restrict(part, cell, ndim) for part in parts],
                   out=out[(*(slice(lo, hi) for lo, hi in cell), ...)])  # `...`: a view also at 0-d
         return out
     out = None
-    for cell in product(*cells):
+    for cell in parts_cells:
         args = [_restrict(part, cell, ndim) for part in parts]
         value = f(*args)
         if out is None:

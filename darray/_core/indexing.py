@@ -194,6 +194,7 @@ def _remembered(x: DArray, key):
 # NumPy call. Keys NumPy refuses fall through to the general path, which raises darray's error.
 _BASIC_ITEMS = frozenset({slice, int, type(None), type(Ellipsis)})
 _REPLICATED_LAYOUTS: dict = {}
+_GENERAL = object()  # (what _whole_key says for keys that take the general path)
 _wrap = DArray._wrap
 
 
@@ -207,30 +208,54 @@ def _replicated_layout(dims: tuple, shape: tuple) -> Layout:
     return layout
 
 
-def _numpy_replicated(x: DArray) -> bool:
-    layout = x._layout
-    return type(x._block) is np.ndarray and layout.is_replicated and not layout.has_halo
+def _whole_key(x: DArray, key):
+    """``key`` as NumPy takes it on a whole (replicated, NumPy) block of ``x``, or ``_GENERAL``.
 
-
-def _plain_basic(key) -> bool:
-    """A key of Python ints, slices, None and Ellipsis only (NumPy checks the slices' bounds)."""
-    if type(key) is tuple:
+    Basic keys (ints, slices, None, Ellipsis) as they are; a DArray key (a mask or indices) with a
+    whole NumPy block on ``x``'s communicator: that block. On a whole block such keys mean on the block
+    what they mean on the array. Anything else takes the general path.
+    """
+    kind = type(key)
+    if kind is tuple:
         for k in key:
             if type(k) not in _BASIC_ITEMS:
-                return False
-        return True
-    return type(key) in _BASIC_ITEMS
+                return _GENERAL
+        return key
+    if kind in _BASIC_ITEMS:
+        return key
+    if kind is DArray and key._layout.whole and key._comm is x._comm and type(key._block) is np.ndarray:
+        return key._block
+    return _GENERAL
+
+
+def _whole_layout(layout: Layout, shape: tuple) -> Layout:
+    """The interned replicated layout of ``shape`` on ``layout``'s grid, remembered on ``layout`` by shape."""
+    found = layout._derived[shape] = _replicated_layout(layout.dims, shape)
+    return found
 
 
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
-    if _numpy_replicated(x) and _plain_basic(key):
-        try:
-            part = x._block[key]
-        except (IndexError, TypeError, ValueError):
-            part = None
-        if type(part) is np.ndarray:  # (a NumPy scalar for a 0-d result: the general path makes it 0-d)
-            return _wrap(part, _replicated_layout(x._layout.dims, part.shape), x._comm, x._xp)
+    layout = x._layout
+    block = x._block
+    if layout.whole and type(block) is np.ndarray:  # NumPy's indexing, on every rank alike
+        numpy_key = key
+        if type(key) is tuple:  # (the stencil loop's keys: checked here, not by a call)
+            for k in key:
+                if type(k) not in _BASIC_ITEMS:
+                    numpy_key = _whole_key(x, key)
+                    break
+        elif type(key) is not slice:
+            numpy_key = _whole_key(x, key)
+        if numpy_key is not _GENERAL:
+            try:
+                part = block[numpy_key]
+            except (IndexError, TypeError, ValueError):
+                part = None  # the general path raises darray's error
+            if type(part) is np.ndarray:  # (a NumPy scalar for a 0-d result: the general path makes it 0-d)
+                shape = part.shape  # the result's layout: remembered on x's layout by shape (a bare shape key:
+                found = layout._derived.get(shape)  # the other keys there start with a name)
+                return _wrap(part, found or _whole_layout(layout, shape), x._comm, x._xp)
     plan = _remembered(x, key)
     if plan is not None:  # the stencil-loop case: a view of the block, decided once per layout and key
         part = x.local[plan[3] or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
@@ -335,15 +360,17 @@ def setitem(x: DArray, key, value) -> None:
     A DArray value is redistributed to the selection's blocks (only cells
     that change owner move); a NumPy value or scalar is sliced locally.
     """
-    if _numpy_replicated(x) and _plain_basic(key):  # NumPy's assignment, on every rank alike
+    if x._layout.whole and type(x._block) is np.ndarray:  # NumPy's assignment, on every rank alike
         kind = type(value)
-        if kind is DArray and value._comm is x._comm and _numpy_replicated(value):
-            source = value._block
+        if kind is DArray:
+            source = value._block if value._layout.whole and value._comm is x._comm and \
+                type(value._block) is np.ndarray else None
         else:
             source = value if kind in _FILL_SCALARS else None
-        if source is not None:
+        numpy_key = _GENERAL if source is None else _whole_key(x, key)
+        if numpy_key is not _GENERAL:
             try:
-                x._block[key] = source
+                x._block[numpy_key] = source
             except (IndexError, TypeError, ValueError):
                 pass  # (NumPy checks the key and the shapes before writing) the general path raises darray's error
             else:

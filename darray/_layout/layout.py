@@ -57,8 +57,8 @@ class Layout:
     (slice(7, 10, None), slice(0, 4, None))
     """
 
-    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "has_halo", "_key", "_hash", "_derived",
-                 "__dict__")
+    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "has_halo", "whole", "_key", "_hash",
+                 "_derived", "__dict__")
 
     def __init__(self, shape, dims, split, sizes, halo=None, boundary=None):
         self.shape = tuple(shape)
@@ -68,6 +68,8 @@ class Layout:
         self.halo = (0,) * len(self.shape) if halo is None else tuple(halo)
         self.boundary = ("none",) * len(self.shape) if boundary is None else tuple(boundary)
         self.has_halo = any(self.halo)
+        #: every rank's block is the whole array, with no ghost cells (replicated, no halo): NumPy's meaning
+        self.whole = not self.has_halo and all(s is None for s in self.split)
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
         self._derived: dict = {}  # what is computed from this layout (reduced layouts, index plans, ...)
