@@ -42,6 +42,8 @@ _probe: list | None = None
 #: Blocks below this many bytes take the operators' short path (darray._core.operators), which does not
 #: reuse temporaries: NumPy's own threshold for reusing a temporary operand's buffer (NPY_MIN_ELIDE_BYTES).
 SMALL_BLOCK_BYTES = 1 << 18
+#: Entries a layout keeps in its ``_derived`` dict beyond which alignment plans are not remembered.
+_DERIVED_MAX = 1024
 
 
 def _func(xp, name: str):
@@ -202,7 +204,9 @@ def _aligned_binary(row: Elementwise, a: DArray, b: DArray, temps: int) -> DArra
     plan = a._layout._derived.get(key)
     if plan is None:
         _, layout = align_target(row.name, (a, b))
-        plan = a._layout._derived[key] = binary_plan(a._layout, b._layout, cheapest_layout([a, b], layout), rank)
+        plan = binary_plan(a._layout, b._layout, cheapest_layout([a, b], layout), rank)
+        if len(a._layout._derived) < _DERIVED_MAX:  # (a layout met by ever new others keeps only so many)
+            a._layout._derived[key] = plan
     out = None
     if temps and not plan.layout.has_halo:
         for i, (x, other) in enumerate(((a, b), (b, a))):
