@@ -136,7 +136,8 @@ def kernel(lo, hi, {outs}, {params}):
 """
 
 # Four accumulators, cell i adding into q[i % 4] (tiles start at multiples of 4: the same sums whatever the
-# threads' ranges), then (q0 + q1) + (q2 + q3) per tile.
+# threads' ranges), then (q0 + q1) + (q2 + q3) per tile. (Written as a tile of values, then the four lanes
+# added in step: both loops vectorise.)
 # A box of an n-d block (a stencil's interior, or one of its boundary strips): axis 0 from lo0 to hi0 (the
 # threads' split), the others from lo[d] to hi[d].
 _BOX = """
@@ -150,14 +151,28 @@ def kernel(lo0, hi0, lo, hi, {outs}, {params}):
 
 _FULL_ADD = """
 def kernel(tlo, thi, n, parts, {params}):
-    q = np.empty(4, dtype=np.{accname})
+    buf = np.empty({tile}, dtype=np.{accname})
     for t in range(tlo, thi):
-        for lane in range(4):
-            q[lane] = {zero}
-        for i in range(t * {tile}, min(t * {tile} + {tile}, n)):
+        lo = t * {tile}
+        m = min(lo + {tile}, n) - lo
+        for i in range({lo}, {hi}):
 {body}
-            q[i & 3] {op}= {acc}({value})
-        parts[t] = (q[0] {op} q[1]) {op} (q[2] {op} q[3])
+            buf[i - {lo}] = {acc}({value})
+        q0 = q1 = q2 = q3 = {zero}
+        k = 0
+        while k + 4 <= m:
+            q0 {op}= buf[k]
+            q1 {op}= buf[k + 1]
+            q2 {op}= buf[k + 2]
+            q3 {op}= buf[k + 3]
+            k += 4
+        if k < m:
+            q0 {op}= buf[k]
+        if k + 1 < m:
+            q1 {op}= buf[k + 1]
+        if k + 2 < m:
+            q2 {op}= buf[k + 2]
+        parts[t] = (q0 {op} q1) {op} (q2 {op} q3)
 """
 
 _FULL_ORDER = """
@@ -227,7 +242,9 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
         if driver == "full" and reduction in ("min", "max"):
             source = _FULL_ORDER.format(better=_BETTER[reduction], zero=zero, **fill)
         elif driver == "full":
-            source = _FULL_ADD.format(accname=acc.name, zero=zero, op="*" if reduction == "prod" else "+", **fill)
+            lo, hi = ("lo", "lo + m") if group.broadcast else ("np.uint64(lo)", "np.uint64(lo + m)")
+            source = _FULL_ADD.format(accname=acc.name, zero=zero, op="*" if reduction == "prod" else "+", lo=lo,
+                                      hi=hi, **fill)
         else:
             first = "k == 0" if reduction in ("min", "max") else "False"
             source = _AXIS.format(first=first, combine=_COMBINE[reduction], **fill)
