@@ -42,13 +42,14 @@ def flow_speed(xyz: np.ndarray) -> np.ndarray:
 def cloud(n: int, seed: int = 0):
     """``n`` points outside the unit sphere (rows cut over the ranks) and their speed, ``(n, 3)`` and ``(n, 1)``."""
     raw = da.random.default_rng(seed).random((2 * n, 3), split=0)  # twice as many: about half fall inside
+    xp = raw.local.__array_namespace__()  # the local library (NumPy, CuPy, torch, ...): the model's too
     block = np.asarray(raw.local) * 4 - 2
     keep = (block * block).sum(axis=1) > 1.0
-    xyz = da.from_local(block[keep], split=0)
+    xyz = da.from_local(xp.asarray(block[keep]), split=0)
     if xyz.shape[0] < n:
         raise SystemExit(f"points_surrogate: drew {xyz.shape[0]} points outside the sphere, fewer than {n}")
     xyz = xyz[:n]  # the first n in global order: the same cloud at every rank count
-    speed = da.from_local(flow_speed(np.asarray(xyz.local))[:, None], split=0)
+    speed = da.from_local(xp.asarray(flow_speed(np.asarray(xyz.local))[:, None]), split=0)
     return xyz, speed
 
 

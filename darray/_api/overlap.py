@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import _debug
+from .._backend import from_numpy
 from .._core import DArray, redistribute_to
 from .._core.elementwise import align_target, wrap_like
 from .._errors import message
@@ -75,6 +76,8 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         cuts = _visible(a._layout, rank)
         blocks.append(a._block[cuts])
     result = func(*blocks, **kwargs)
+    if isinstance(result, np.ndarray) and type(result) is not type(blocks[0]):  # NumPy code in func, other blocks
+        result = from_numpy(first._xp, result, device=first.device)
     if trim:  # the owned cells sit at [h - cut.start, h - cut.start + n) of what func saw
         halo = normalize_halo("map_overlap", depth, first.ndim)
         result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
