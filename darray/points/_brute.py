@@ -24,7 +24,7 @@ from types import ModuleType
 import numpy as np
 
 from .._backend import from_numpy, to_numpy
-from ._local import first_k, sorted_rows
+from ._local import first_k, ranges, sorted_rows
 
 __all__ = ["BruteSearch", "CHUNK_BYTES", "SUM_SLACK"]
 
@@ -59,8 +59,7 @@ class BruteSearch:
 
     def _chunks(self, m: int):
         """Query row ranges whose ``(rows, n)`` temporaries fit :data:`CHUNK_BYTES`."""
-        step = max(1, CHUNK_BYTES // (8 * _TEMPORARIES * max(self.n, 1)))
-        return ((start, min(start + step, m)) for start in range(0, m, step))
+        return ranges(m, max(1, CHUNK_BYTES // (8 * _TEMPORARIES * max(self.n, 1))))
 
     def _sums(self, queries: np.ndarray):
         """``(c, n)`` squared distances (device) from a chunk of host queries to every candidate."""

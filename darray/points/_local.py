@@ -17,7 +17,13 @@ import numpy as np
 
 from .._errors import message
 
-__all__ = ["distances", "first_k", "merge", "nearest", "sorted_rows", "within", "tree"]
+__all__ = ["distances", "first_k", "merge", "nearest", "ranges", "sorted_rows", "within", "tree"]
+
+
+def ranges(m: int, step: int):
+    """Ranges ``(start, stop)`` covering ``range(m)`` in steps of ``step`` (the chunks of a search)."""
+    return ((start, min(start + step, m)) for start in range(0, m, step))
+
 
 #: Relative slack of the tree's searches: a candidate the tree's own rounding might miss is still found.
 SLACK = 1e-9

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._backend import is_numpy_namespace
 from ._brute import BruteSearch
-from ._local import merge, nearest, tree, within
+from ._local import merge, nearest, ranges, tree, within
 
 __all__ = ["QUERY_CHUNK", "TreeSearch", "chunks", "merge_nearest", "searcher"]
 
@@ -25,8 +25,7 @@ QUERY_CHUNK = 1 << 16
 
 def chunks(m: int, step: int | None = None):
     """Ranges ``(start, stop)`` covering ``range(m)`` in steps of :data:`QUERY_CHUNK` (or ``step``)."""
-    step = QUERY_CHUNK if step is None else step
-    return ((start, min(start + step, m)) for start in range(0, m, step))
+    return ranges(m, QUERY_CHUNK if step is None else step)
 
 
 class TreeSearch:
