@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, nan_carrying, split_self
+from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
 
 __all__ = ["NCCLCommunicator"]
 
@@ -248,7 +248,7 @@ class NCCLCommunicator:
                             f"{recv.dtype}")
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
         for src, dst in pairs:
-            recv[dst] = send[src]
+            copy_region(send, src, recv, dst)
         packed = [(peer, self._contiguous(send[region])) for peer, region in sends if _nonempty(region)]
         unpack = [(peer, region, self._cp.empty(recv[region].shape, dtype=recv.dtype))
                   for peer, region in recvs if _nonempty(region)]
