@@ -56,7 +56,7 @@ def uneven_sizes(n: int, parts: int) -> list[int]:
 
 def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float = 0.0, check_dtype: bool = True,
                  err_msg: str = "") -> None:
-    """Assert that the global array ``x`` equals ``expected`` (a NumPy array of the global shape).
+    """Assert that the global array ``x`` equals ``expected`` (an array of the global shape, any library).
 
     Every rank compares its own block with the matching slice of
     ``expected`` (nothing is gathered); the verdict is agreed across ranks so
@@ -71,7 +71,7 @@ def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float 
     """
     if not isinstance(x, DArray):
         raise TypeError(f"assert_equal: expected a DArray; got {type(x).__name__}")
-    expected = np.asarray(expected)
+    expected = to_numpy(expected)  # also a CuPy / torch array, e.g. another DArray's gather()
     problem = ""
     if x.shape != expected.shape:
         problem = f"shape {x.shape} != expected {expected.shape}"

@@ -16,6 +16,7 @@ from scipy.spatial import cKDTree
 
 import darray as da
 from darray import points as pts
+from darray._backend import to_numpy
 from darray.points import _search
 from darray.testing import agree, assert_raises_everywhere, uneven_sizes
 
@@ -45,7 +46,7 @@ def sharded(g: np.ndarray, cut: str) -> da.DArray:
 
 
 def host(x: da.DArray) -> np.ndarray:
-    return np.asarray(x.gather())
+    return to_numpy(x.gather())
 
 
 def brute(q: np.ndarray, p: np.ndarray):
@@ -99,7 +100,7 @@ def test_partition(kind, cut):
     part = pts.partition(x, [feat])
     index = host(part.index)
     sizes = part.sizes
-    local = np.asarray(part.points.local)
+    local = to_numpy(part.points.local)
     box = part.boxes[COMM.rank]
     ok = (sorted(index.tolist()) == list(range(N)) and np.array_equal(host(part.points), g[index])
           and np.array_equal(host(part.features[0]), np.arange(N * 2.0).reshape(N, 2)[index])
