@@ -81,6 +81,8 @@ NUMPY_ONLY = {
     "tests/test_elementwise.py::test_numpy_array_on_the_left": _UFUNC,
     "tests/test_interop.py::test_xarray_arithmetic_and_isel": "xarray applies np.sin through __array_ufunc__: " + _UFUNC,
     "tests/test_bench.py": "darray bench compares with NumPy / mpi4py programs on NumPy buffers and trains darray.nn",
+    "tests/test_fuse_cuda_source.py": "runs fuse's CUDA C, compiled on the host, over NumPy blocks posing as CuPy "
+                                      "ones (the GPU itself: tests/gpu/test_fuse_cuda.py)",
     **{f"tests/test_numpy_names.py::test_ufunc_names_match_numpy[{name}]": "a NumPy ufunc name without a standard "
        "equivalent: " + _UFUNC for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
     **{f"darray/_api/{path}": "the example runs a ufunc method with NumPy's loops (at, reduceat, accumulate of "

@@ -32,7 +32,7 @@ import numpy as np
 
 from .graph import KERNEL, KIND_TEMPLATES, Node, common_dtype
 
-__all__ = ["Group", "TILE", "DRIVERS", "value_source", "kernel_source", "cast"]
+__all__ = ["Group", "TILE", "DRIVERS", "value_source", "node_statements", "kernel_source", "cast"]
 
 #: Cells per tile of a full reduction (one partial each): small enough to stay in L1 per operand, large
 #: enough that the partials are a fraction of a percent of the block.
@@ -63,7 +63,7 @@ def cast(expr: str, dtype: np.dtype) -> str:
     return f"np.{dtype.name}({expr})"
 
 
-def _operands(node: Node, names: dict) -> list[str]:
+def _operands(node: Node, names: dict, cast=cast) -> list[str]:
     rule = KERNEL[node.op].cast
     args = [names[id(a)] for a in node.args]
     if node.op == "where":
@@ -117,13 +117,25 @@ def value_source(group: Group, indent: str, box: bool = False) -> tuple[str, lis
     for j, leaf in enumerate(group.scalars):
         names[id(leaf)] = f"s{j}"
         params.append(f"s{j}")
-    prelude: list[str] = []  # arithmetic of Python scalars only: once per call, before the loops
-    for k, node in enumerate(group.nodes):
-        expr = _template(node).format(*_operands(node, names))
-        (prelude if node.weak else lines).append(f"t{k} = {cast(expr, node.dtype)}")
-        names[id(node)] = f"t{k}"
+    body, prelude = node_statements(group, names)
+    lines += body
     return ("\n".join(indent + line for line in lines), params, [names[id(r)] for r in group.roots],
             "".join(f"    {line}\n" for line in prelude))
+
+
+def node_statements(group: Group, names: dict, template=_template, cast=cast,
+                    assign=lambda name, expr, dtype: f"{name} = {expr}") -> tuple[list[str], list[str]]:
+    """One statement per node of ``group`` (``t{k}``, its value cast to the node's dtype), reading the leaves
+    by ``names`` (which it extends), in a dialect: numba's by default, CUDA C's (:mod:`darray.fuse.cuda`)
+    with its own ``template``, ``cast`` and ``assign``. Returns the statements of nodes computed from Python
+    scalars only (the prelude) apart."""
+    lines: list[str] = []
+    prelude: list[str] = []  # arithmetic of Python scalars only: once per call, before the loops
+    for k, node in enumerate(group.nodes):
+        expr = template(node).format(*_operands(node, names, cast))
+        (prelude if node.weak else lines).append(assign(f"t{k}", cast(expr, node.dtype), node.dtype))
+        names[id(node)] = f"t{k}"
+    return lines, prelude
 
 
 # (unsigned indices where no broadcast operand needs the unravelled index: no negative-index wraparound, so

@@ -7,7 +7,9 @@ import importlib.util
 import os
 import warnings
 
-from .._backend import NUMPY
+import numpy as np
+from array_api_compat import is_cupy_array
+
 from .._core.array import DArray
 from .cache import signature
 from .execute import Plan, run
@@ -61,9 +63,11 @@ class Fused:
 
     def __call__(self, *args, **kwargs):
         chosen = mode()
-        if chosen == "eager" or not any(type(a) is DArray for a in (*args, *kwargs.values())):
+        arrays = [a for a in (*args, *kwargs.values()) if type(a) is DArray]
+        if chosen == "eager" or not arrays:
             return self._eager(args, kwargs)
-        if not jit_available():
+        on_gpu = all(is_cupy_array(a.local) for a in arrays)  # CUDA kernels through CuPy: no numba needed
+        if not on_gpu and not jit_available():
             if chosen == "jit":
                 raise ImportError("darray.fuse: DARRAY_FUSE=jit needs numba (pip install 'darray[jit]')")
             _warn_eager()
@@ -79,8 +83,8 @@ class Fused:
             return run(plan, args, kwargs)
         try:
             return run(plan, args, kwargs)
-        except Exception as e:  # a kernel numba refused (the same on every rank): eager from now on
-            if not type(e).__module__.startswith("numba"):
+        except Exception as e:  # a kernel numba or NVRTC refused (the same on every rank): eager from now on
+            if not type(e).__module__.startswith(("numba", "cupy.cuda.compiler", "cupy_backends.cuda.libs.nvrtc")):
                 raise
             self._plans[key] = None
             return self._eager(args, kwargs)
@@ -91,8 +95,9 @@ class Fused:
 
     def _trace(self, args, kwargs) -> Plan | None:
         self.stats["traces"] += 1
-        if any(type(a) is DArray and a._xp is not NUMPY for a in (*args, *kwargs.values())):
-            return None  # kernels run on NumPy blocks; other libraries' blocks run eagerly
+        blocks = [a.local for a in (*args, *kwargs.values()) if type(a) is DArray]
+        if not (all(type(b) is np.ndarray for b in blocks) or all(is_cupy_array(b) for b in blocks)):
+            return None  # kernels run on NumPy blocks (numba) or CuPy blocks (CUDA); other libraries run eagerly
         try:
             return Plan(*trace(self.__wrapped__, args, kwargs))
         except Exception:  # untraceable, or an error eager mode raises itself at this call

@@ -26,6 +26,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from array_api_compat import is_cupy_array
 
 from .. import _threads
 from .._api import elementwise, statistical
@@ -35,6 +36,7 @@ from .._backend import NUMPY
 from .._core.array import DArray
 from .._core.elementwise import local_operand
 from .._core.reductions import grid_dims_cutting, finish_reduction, highest_value, lowest_value, combine
+from . import cuda
 from .cache import compiled
 from .codegen import TILE, Group, kernel_source
 from .overlap import halo_value
@@ -76,6 +78,7 @@ class Plan:
                                 for t, b, v in writes)
                         and not any(n.op in ("shift", "halo") for n in nodes)}
         self.kernels: dict = {}
+        self.cuda = cuda.CudaKernels()  # CuPy kernels of the calls on CuPy blocks
         self.buffers: dict = {}  # padded copies of stencil sources, reused by every call (darray.fuse.stencil)
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
@@ -231,8 +234,10 @@ class _Run:
                 return found
         values = [self.value(leaf) for leaf in leaves]
         main = next((v for v in values if type(v) is DArray and v.shape == root.shape), None)
-        if main is None or main._xp is not NUMPY or main._layout.has_halo:
+        if main is None or main._layout.has_halo:
             return None
+        if main._xp is not NUMPY:
+            return self._cuda(roots, reduction, nodes, leaves, values, main, into)
         layout = main._layout
         full, broadcast, scalars, fv, bv, sv = [], [], [], [], [], []
         for leaf, v in zip(leaves, values):
@@ -257,6 +262,65 @@ class _Run:
             return self._elementwise(group, roles, main, shape, params, into)
         return self._reduce(group, roles, reduction, main, shape, params)
 
+    def _cuda(self, roots: list, reduction: Node | None, nodes: list, leaves: list, values: list, main: DArray,
+              into: list | None):
+        """The GPU twin of the rest of :meth:`_fused`: one CuPy kernel when every block is a CuPy array and every
+        node has a CUDA C spelling (:mod:`darray.fuse.cuda`); else None (eager)."""
+        if not is_cupy_array(main.local) or not cuda.on_gpu(nodes, leaves):
+            return None
+        layout, xp = main._layout, main._xp
+        shape = layout.block_shape(main._comm.rank)
+        full, broadcast, scalars, fv, bv, kinds = [], [], [], [], [], []
+        for leaf, v in zip(leaves, values):
+            if type(v) is not DArray:
+                kind = cuda.scalar_dtype(v)
+                if kind is None:
+                    return None
+                scalars.append(leaf)
+                kinds.append(kind.name)
+            elif v.shape == main.shape and v._layout == layout and is_cupy_array(v.local):
+                full.append(leaf)
+                fv.append(v.local)
+            elif v._layout.is_replicated and is_cupy_array(v.local) and roots[0].shape:
+                broadcast.append(leaf)
+                bv.append(xp.broadcast_to(local_operand("fuse", v, layout, main), shape))
+            else:
+                return None
+        group = Group(roots, nodes, full, broadcast, scalars)
+        sv = [v for v in values if type(v) is not DArray]
+        if reduction is None:
+            kernel = self.plan.cuda.elementwise(*cuda.elementwise_source(group, kinds))
+            written = into is not None and all(t._layout == layout and is_cupy_array(t._block) and t.dtype == r.dtype
+                                               for t, r in zip(into, roots))
+            outs = [t._block for t in into] if written else [xp.empty(shape, dtype=r.dtype) for r in roots]
+            kernel(*fv, *bv, *sv, *outs)
+            return [WRITTEN] * len(outs) if written else [DArray._wrap(o, layout, main._comm, xp) for o in outs]
+        name = reduction.op
+        axes, _ = reduction.attrs
+        acc = np.dtype(np.float64) if name == "mean" and group.root.dtype.kind in "biu" else reduction.dtype
+        if acc.name not in cuda.C_TYPES:
+            return None
+        kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        if 0 in shape:
+            partial = xp.full(kept, _neutral(name, group.root.dtype, acc), dtype=acc)
+        else:
+            kernel = self.plan.cuda.reduction(cuda.reduction_parts(group, kinds, name, acc))
+            partial = kernel(*fv, *bv, *sv, axis=axes if len(axes) < len(shape) else None, keepdims=True)
+        return self._finish(reduction, main, partial)
+
+    def _finish(self, reduction: Node, main: DArray, partial) -> DArray:
+        """A reduction's per-rank ``partial`` (keepdims-shaped) combined over the ranks as eager darray does."""
+        name = reduction.op
+        axes, keepdims = reduction.attrs
+        cut = grid_dims_cutting(main, axes)
+        partial = combine(partial, "sum" if name == "mean" else name, main._comm, main._layout, cut)
+        if name == "mean":
+            count = math.prod(main.shape[i] for i in axes)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                partial = partial / count if type(partial) is not np.ndarray else np.divide(partial, count,
+                                                                                             out=partial)
+        return finish_reduction(main, partial, axes, keepdims)
+
     def _kernel(self, group: Group, roles, driver: str, reduction: str | None = None, acc=None):
         key = (tuple(id(r) for r in group.roots), roles, driver, reduction)
         found = self.plan.kernels.get(key)
@@ -276,7 +340,7 @@ class _Run:
 
     def _reduce(self, group: Group, roles, reduction: Node, main: DArray, shape, params) -> DArray:
         name = reduction.op
-        axes, keepdims = reduction.attrs
+        axes = reduction.attrs[0]
         acc = np.dtype(np.float64) if name == "mean" and group.root.dtype.kind in "biu" else reduction.dtype
         ufunc = REDUCTIONS[name] or np.add
         n = math.prod(shape)
@@ -300,13 +364,7 @@ class _Run:
                 kernel = self._kernel(group, roles, "axis", name, acc)
                 _spread(kernel, a, k * b, k, b, partial, *params)
                 partial = partial.reshape(kept)
-        cut = grid_dims_cutting(main, axes)
-        partial = combine(partial, "sum" if name == "mean" else name, main._comm, main._layout, cut)
-        if name == "mean":
-            count = math.prod(main.shape[i] for i in axes)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                np.divide(partial, count, out=partial)
-        return finish_reduction(main, partial, axes, keepdims)
+        return self._finish(reduction, main, partial)
 
 
 def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
