@@ -217,10 +217,29 @@ def _check_correctness(da, dev: Device, comm) -> list[str]:
     check("sum of ones (int64)", lambda: assert_equal(
         da.sum(da.ones(shape, dtype="int64", device=dev.name, split=1, comm=comm)), np.asarray(60000)))
     failures += _check_halo_and_stencils(da, dev, comm, check)
+    check("darray.fuse: a*b+c, sum(a*b+c), max(a-b, axis=0)", lambda: _check_fuse(da, dev, comm))
     check("training step", lambda: _check_training(da, dev, comm))
     check("ring attention (causal), forward and gradients", lambda: _check_attention(da, dev, comm, "ring"))
     check("neighbourhood attention, forward and gradients", lambda: _check_attention(da, dev, comm, "window"))
     return failures
+
+
+def _check_fuse(da, dev: Device, comm) -> None:
+    """Fused kernels (CUDA on CuPy blocks) against NumPy, and that they ran fused."""
+    from darray.testing import assert_equal
+
+    @da.fuse
+    def f(a, b, c):
+        return a * b + c, da.sum(a * b + c), da.max(a - b, axis=0)
+
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal((1001, 33)) for _ in range(3))
+    got = f(*(da.asarray(v, device=dev.name, split=0, comm=comm) for v in (a, b, c)))
+    assert_equal(got[0], a * b + c, rtol=0)
+    assert_equal(got[1], np.asarray(np.sum(a * b + c)), rtol=1e-12)
+    assert_equal(got[2], np.max(a - b, axis=0), rtol=0)
+    if f.stats["fused"] != 1:
+        raise AssertionError(f"the call ran eagerly ({f.stats})")
 
 
 def _layouts(size: int) -> list[dict]:
@@ -443,6 +462,14 @@ def main(argv=None) -> int:
     t_da = bench.row("elementwise", f"a*b+c  darray ({lib} blocks)", lambda: x * y + z)
     s_cp = bench.row("reduction", f"sum    plain {lib} (local only)", lambda: float(xp.sum(xl)))
     s_da = bench.row("reduction", "sum    darray (local + allreduce)", lambda: float(da.sum(x)))
+    fused_sum = da.fuse(lambda a, b, c: da.sum(a * b + c))
+    fused_abc = da.fuse(lambda a, b, c: a * b + c)
+    copy = bench.row("fused", f"copy   plain {lib} (bandwidth: 2 arrays moved)", lambda: xp.asarray(xl, copy=True))
+    f_cp = bench.row("fused", f"sum(a*b+c)  plain {lib}", lambda: float(xp.sum(xl * yl + zl)))
+    f_ea = bench.row("fused", "sum(a*b+c)  darray eager", lambda: float(da.sum(x * y + z)))
+    f_fu = bench.row("fused", "sum(a*b+c)  darray.fuse (one pass)", lambda: float(fused_sum(x, y, z)),
+                     f"{'CUDA kernel' if args.backend == 'cupy' else 'numba' if args.backend == 'numpy' else 'eager'}")
+    e_fu = bench.row("fused", "a*b+c       darray.fuse (one pass)", lambda: fused_abc(x, y, z))
     del x, y, z, xl, yl, zl, blocks
     for size_bytes in (8, 1 << 20, 64 << 20):
         buf = dev.asarray(np.ones(size_bytes // 8))
@@ -503,10 +530,20 @@ def main(argv=None) -> int:
                                                  else f"{seconds * 1e6:9.1f} us")
             print(f"{group:<12} {what:<48} {shown:>12}  {extra}")
         ratios = [(label, a / b) for label, a, b in (("a*b+c", t_da, t_cp), ("sum", s_da, s_cp),
-                                                    ("laplacian", l_da, l_cp)) if a and b]
+                                                    ("laplacian", l_da, l_cp), ("fused sum(a*b+c)", f_fu, f_cp),
+                                                    ("fused a*b+c", e_fu, t_cp)) if a and b]
+        bounds = [(label, t / (copy * moved / 2)) for label, t, moved in (("sum(a*b+c)", f_fu, 3), ("a*b+c", e_fu, 4))
+                  if t and copy]
+        if bounds:  # the STREAM-style bound: the bytes that must move at the copy's bandwidth
+            print("fused / bandwidth bound (copy time x arrays moved / 2): "
+                  + ", ".join(f"{label} {r:.2f}x" for label, r in bounds)
+                  + (f"; eager sum(a*b+c) / fused {f_ea / f_fu:.2f}x" if f_ea and f_fu else ""))
         if ratios:
             print(f"\nratio darray / {lib}: " + ", ".join(f"{label} {r:.2f}x" for label, r in ratios), end="")
         print(f"   (total {time.perf_counter() - t0:.1f} s)")
+        if nccl is None and "share one GPU" in note:
+            print("note: the ranks share one GPU: processes time-slice it, so the communication and stencil rows "
+                  "measure that sharing, not a scaling.")
         if size == 1:
             print("note: one rank: collectives are local no-ops on both transports; run with mpiexec -n 2+ "
                   "(one GPU per rank for NCCL) to time communication.")

@@ -227,6 +227,23 @@ def test_cache_hits_and_retraces_on_a_new_signature():
         assert 4 <= len(signatures) == f.stats["traces"] and f.stats["fused"] == 6, f.stats
 
 
+def test_darray_read_from_a_closure_is_traced():
+    """A fused function defined where darray is a local name (``import darray`` inside a function) fuses too."""
+    def build():
+        import darray as local_da
+
+        @local_da.fuse
+        def f(a, b):
+            return local_da.sum(a * b + 1.0), local_da.max(a - b, axis=0)
+        return f
+
+    f = build()
+    a, b = (da.asarray(values(SHAPE, key=k), split=0) for k in "ab")
+    check(f, a, b)
+    if FUSING:
+        assert f.stats["fused"] == 1, f.stats
+
+
 def test_scalar_outside_the_dtype_range_runs_eagerly_and_raises_like_eager():
     @da.fuse
     def f(a, s):

@@ -227,17 +227,30 @@ class Tracer:
 
 
 def tracing_function(f):
-    """``f`` with its globals bound to darray (the module or traced functions) replaced by :data:`NAMESPACE`."""
+    """``f`` with its globals and closure variables bound to darray (the module or traced functions) replaced by
+    :data:`NAMESPACE` (a function defined inside another that imported darray reads it from a closure cell)."""
     darray = sys.modules["darray"]
     known = {id(getattr(darray, n)): getattr(NAMESPACE, n) for n in (*_FUNCTIONS, *BY_NAME, *_NUMPY_NAMES)
              if hasattr(darray, n)}
-    scope = dict(f.__globals__)
-    for name, value in f.__globals__.items():
+
+    def traced(value):
         if value is darray:
-            scope[name] = NAMESPACE
-        elif id(value) in known and callable(value):
-            scope[name] = known[id(value)]
-    g = types.FunctionType(f.__code__, scope, f.__name__, f.__defaults__, f.__closure__)
+            return NAMESPACE
+        return known[id(value)] if id(value) in known and callable(value) else value
+
+    scope = {name: traced(value) for name, value in f.__globals__.items()}
+    closure = f.__closure__
+    if closure:
+        cells = []
+        for cell in closure:
+            try:
+                value = cell.cell_contents
+            except ValueError:  # not bound yet
+                cells.append(cell)
+                continue
+            cells.append(types.CellType(traced(value)) if traced(value) is not value else cell)
+        closure = tuple(cells)
+    g = types.FunctionType(f.__code__, scope, f.__name__, f.__defaults__, closure)
     g.__kwdefaults__ = f.__kwdefaults__
     return g
 
