@@ -11,7 +11,7 @@ import pytest
 
 from darray._backend import to_numpy
 
-from test_fuse import FUSING
+from test_fuse import PLANNED
 
 pytestmark = pytest.mark.mpi
 
@@ -37,4 +37,4 @@ def test_fused_example_equals_the_eager_one(n):
     start = scope["np"].exp(-50 * ((scope["xs"] - 0.5) ** 2 + (scope["ys"] - 0.5) ** 2))
     assert not numpy.array_equal(v, to_numpy(start.gather()))  # the sweeps did change the field
     stats = scope["sweep"].stats
-    assert stats["fused"] == (3 if FUSING else 0) and stats["eager"] == (0 if FUSING else 3), stats
+    assert stats["fused"] == (3 if PLANNED else 0) and stats["eager"] == (0 if PLANNED else 3), stats

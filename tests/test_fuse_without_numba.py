@@ -41,12 +41,15 @@ globals().update({name: f for m in MODULES for name, f in vars(m).items()
 
 @pytest.fixture(autouse=True)
 def without_numba(monkeypatch):
-    """numba not importable (and not yet looked up); the fuse tests' FUSING flag off; the one warning given."""
+    """numba not importable (and not yet looked up); the fuse tests' FUSING and PLANNED flags off; the one warning
+    given."""
     monkeypatch.setitem(sys.modules, "numba", None)
     monkeypatch.setattr(fuse_decorator, "_jit", None)
     monkeypatch.setattr(fuse_decorator, "_warned", True)
     for m in MODULES:
-        monkeypatch.setattr(m, "FUSING", False)
+        for flag in ("FUSING", "PLANNED"):  # (no numba: NumPy blocks run eagerly, not from a plan)
+            if hasattr(m, flag):
+                monkeypatch.setattr(m, flag, False)
     assert not fuse_decorator.jit_available()
 
 

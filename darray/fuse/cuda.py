@@ -41,8 +41,8 @@ import numpy as np
 from .codegen import Group, node_statements
 from .graph import KERNEL, Node, common_dtype
 
-__all__ = ["C_TYPES", "C_KERNEL", "on_gpu", "scalar_dtype", "elementwise_source", "reduction_parts", "OPTIONS",
-           "CudaKernels"]
+__all__ = ["C_TYPES", "C_KERNEL", "on_gpu", "scalar_dtype", "elementwise_source", "reduction_parts", "full_source",
+           "BLOCK", "OPTIONS", "CudaKernels"]
 
 #: NVRTC options: no contraction into fused multiply-adds (NumPy rounds ``a*b`` before adding ``c``).
 OPTIONS = ("--fmad=false",)
@@ -171,20 +171,84 @@ _REDUCE = {"sum": "a + b", "mean": "a + b", "prod": "a * b", "max": "((a != a ||
            "min": "((a != a || a < b) ? a : b)"}
 
 
+def _map_function(group: Group, scalars: list[str], acc: np.dtype) -> tuple[list[tuple[str, str]], str]:
+    """The kernel parameters and a ``__device__`` function ``darray_map`` of them: the root's value in ``acc``."""
+    params, lines, values = _statements(group, scalars)
+    typed = ", ".join(f"{C_TYPES[t]} {n}" for t, n in params)
+    body = "".join(f"    {line}\n" for line in lines)
+    return params, (f"__device__ {C_TYPES[acc.name]} darray_map({typed}) {{\n{body}"
+                    f"    return {_c_cast(values[0], acc)};\n}}\n")
+
+
 def reduction_parts(group: Group, scalars: list[str], reduction: str, acc: np.dtype) -> dict:
     """Keyword arguments of a ``cupy.ReductionKernel`` reducing ``group``'s root with ``reduction`` in ``acc``.
 
     The root's statements become a ``__device__`` function (the map), its value cast to ``acc``.
     """
-    params, lines, values = _statements(group, scalars)
+    params, preamble = _map_function(group, scalars, acc)
     ctype = C_TYPES[acc.name]
-    typed = ", ".join(f"{C_TYPES[t]} {n}" for t, n in params)
-    body = "".join(f"    {line}\n" for line in lines)
-    preamble = f"__device__ {ctype} darray_map({typed}) {{\n{body}    return {_c_cast(values[0], acc)};\n}}\n"
     in_params = ", ".join(f"{t} {n}" for t, n in params)
     return dict(in_params=in_params, out_params=f"{acc.name} out0", map_expr=f"darray_map({', '.join(n for _, n in params)})",
                 reduce_expr=_REDUCE[reduction], post_map_expr="out0 = a", identity=_identity(reduction, acc),
                 reduce_type=ctype, preamble=preamble)
+
+
+#: Threads per block of :func:`full_source`'s kernel (a power of two: the block's tree reduction halves it).
+BLOCK = 256
+
+_FULL = """{map}
+extern "C" __global__ void darray_fused_full(const long long n, {params}{acc}* parts) {{
+    __shared__ {acc} buf[{block}];
+    {acc} a = {identity};
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {{
+{index}        const {acc} b = darray_map({values});
+        a = {reduce};
+    }}
+    buf[threadIdx.x] = a;
+    __syncthreads();
+    for (unsigned int half = blockDim.x / 2; half > 0; half >>= 1) {{
+        if (threadIdx.x < half) {{
+            {acc} b = buf[threadIdx.x + half];
+            a = buf[threadIdx.x];
+            buf[threadIdx.x] = {reduce};
+        }}
+        __syncthreads();
+    }}
+    if (threadIdx.x == 0) parts[blockIdx.x] = buf[0];
+}}
+"""
+
+
+def full_source(group: Group, scalars: list[str], reduction: str, acc: np.dtype, ndim: int) -> str:
+    """A ``cupy.RawKernel`` reducing ``group``'s root over a whole block in one pass: one partial per thread block.
+
+    Each thread strides over the flat index (full operands C-contiguous, read at ``i``; broadcast operands at
+    the offset of ``i``'s unravelled index, with element strides passed as arguments), then each block reduces
+    its threads' values in shared memory. (CuPy's ReductionKernel reduces to one value with one thread block.)
+    Parameters: ``n``, the full then broadcast operands' pointers, the scalars, the block's shape and each
+    broadcast operand's strides (``ndim`` each, when there are broadcast operands), then ``parts``.
+    """
+    params, preamble = _map_function(group, scalars, acc)
+    values, args, index = [], [], ""
+    for t, name in params:
+        if name[0] in "xy":
+            args.append(f"const {C_TYPES[t]}* p{name}")
+            values.append(f"p{name}[i]" if name[0] == "x" else f"p{name}[o{name}]")
+        else:
+            args.append(f"const {C_TYPES[t]} {name}")
+            values.append(name)
+    broadcast = [name for _, name in params if name[0] == "y"]
+    if broadcast:
+        args += [f"const long long shp{d}" for d in range(ndim)]
+        args += [f"const long long st{name}_{d}" for name in broadcast for d in range(ndim)]
+        index = "        long long r = i, k;\n" + "".join(f"        long long o{name} = 0;\n" for name in broadcast)
+        for d in reversed(range(ndim)):
+            index += f"        k = r % shp{d};\n        r /= shp{d};\n"
+            index += "".join(f"        o{name} += k * st{name}_{d};\n" for name in broadcast)
+    return _FULL.format(map=preamble, params="".join(f"{a}, " for a in args), acc=C_TYPES[acc.name], block=BLOCK,
+                        identity=_identity(reduction, acc), index=index, values=", ".join(values),
+                        reduce=_REDUCE[reduction])
 
 
 class CudaKernels:
@@ -211,6 +275,14 @@ class CudaKernels:
 
             found = self._kernels[key] = cupy.ReductionKernel(name="darray_fused_reduction", options=OPTIONS,
                                                               **parts)
+        return found
+
+    def full(self, source: str):
+        found = self._kernels.get(source)
+        if found is None:
+            import cupy
+
+            found = self._kernels[source] = cupy.RawKernel(source, "darray_fused_full", options=OPTIONS)
         return found
 
     def __len__(self) -> int:

@@ -47,6 +47,8 @@ __all__ = ["Plan", "run", "rank_threads", "MIN_CELLS_PER_THREAD"]
 
 #: A kernel splits its work over threads only when each gets at least this many cells.
 MIN_CELLS_PER_THREAD = 1 << 16
+#: Thread blocks of a full reduction on the GPU (each strides over the block; about 8 per multiprocessor).
+FULL_BLOCKS = 1024
 
 
 class Plan:
@@ -227,9 +229,9 @@ class _Run:
             nodes, leaves = [], [root]
         if reduction is None and any(leaf.op in ("shift", "halo") for leaf in leaves):
             direct = self.plan.direct.get(id(root)) if len(roots) == 1 else None
-            into = None if direct is None else (self.value(direct[0]), *direct[1:])
+            target = None if direct is None else (self.value(direct[0]), *direct[1:])
             found = run_stencil(self, roots, nodes, leaves, lambda group, roles: self._kernel(group, roles, "box"),
-                                _spread, into)
+                                _spread, target)
             if found is not None:
                 return found
         values = [self.value(leaf) for leaf in leaves]
@@ -268,7 +270,7 @@ class _Run:
         node has a CUDA C spelling (:mod:`darray.fuse.cuda`); else None (eager)."""
         if not is_cupy_array(main.local) or not cuda.on_gpu(nodes, leaves):
             return None
-        layout, xp = main._layout, main._xp
+        layout, xp = main._layout, cupy_module()
         shape = layout.block_shape(main._comm.rank)
         full, broadcast, scalars, fv, bv, kinds = [], [], [], [], [], []
         for leaf, v in zip(leaves, values):
@@ -294,7 +296,7 @@ class _Run:
                                                for t, r in zip(into, roots))
             outs = [t._block for t in into] if written else [xp.empty(shape, dtype=r.dtype) for r in roots]
             kernel(*fv, *bv, *sv, *outs)
-            return [WRITTEN] * len(outs) if written else [DArray._wrap(o, layout, main._comm, xp) for o in outs]
+            return [WRITTEN] * len(outs) if written else [DArray._wrap(o, layout, main._comm, main._xp) for o in outs]
         name = reduction.op
         axes, _ = reduction.attrs
         acc = np.dtype(np.float64) if name == "mean" and group.root.dtype.kind in "biu" else reduction.dtype
@@ -303,9 +305,23 @@ class _Run:
         kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
         if 0 in shape:
             partial = xp.full(kept, _neutral(name, group.root.dtype, acc), dtype=acc)
-        else:
+        elif len(axes) < len(shape):
             kernel = self.plan.cuda.reduction(cuda.reduction_parts(group, kinds, name, acc))
-            partial = kernel(*fv, *bv, *sv, axis=axes if len(axes) < len(shape) else None, keepdims=True)
+            partial = kernel(*fv, *bv, *sv, axis=axes, keepdims=True)
+        else:  # every axis: one pass, a partial per thread block, then those few combined by CuPy
+            n = math.prod(shape)
+            blocks = min(-(-n // cuda.BLOCK), FULL_BLOCKS)
+            parts = xp.empty(blocks, dtype=acc)
+            strides = [s // b.itemsize for b in bv for s in b.strides]
+            kernel = self.plan.cuda.full(cuda.full_source(group, kinds, name, acc, len(shape)))
+            kernel((blocks,), (cuda.BLOCK,), (np.int64(n), *(xp.ascontiguousarray(v) for v in fv), *bv,
+                                              *(np.dtype(k).type(v) for k, v in zip(kinds, sv)),
+                                              *(map(np.int64, shape) if bv else ()), *map(np.int64, strides), parts))
+            if name in ("max", "min"):  # (CuPy's max and min propagate NaN as NumPy's)
+                partial = getattr(xp, name)(parts)
+            else:
+                partial = (xp.prod if name == "prod" else xp.sum)(parts, dtype=acc)
+            partial = xp.reshape(partial, kept)
         return self._finish(reduction, main, partial)
 
     def _finish(self, reduction: Node, main: DArray, partial) -> DArray:
@@ -365,6 +381,13 @@ class _Run:
                 _spread(kernel, a, k * b, k, b, partial, *params)
                 partial = partial.reshape(kept)
         return self._finish(reduction, main, partial)
+
+
+def cupy_module():
+    """The CuPy module itself (not array-api-compat's wrapper): its kernels and array functions."""
+    import cupy
+
+    return cupy
 
 
 def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
