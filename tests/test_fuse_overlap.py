@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from array_api_compat import array_namespace
 
 import darray as da
 from darray._backend import to_numpy
@@ -214,7 +215,7 @@ def test_reduction_of_a_map_overlap_and_untraceable_block_functions():
     assert total.stats["fused"] == (1 if PLANNED else 0)
 
     def copied(b):  # trim=True with a new array and an assignment: the tracer refuses, eager map_overlap runs
-        out = b.__array_namespace__().zeros_like(b)
+        out = array_namespace(b).zeros_like(b)
         out[1:-1, 1:-1] = lap2(b)
         return out
 
@@ -225,8 +226,8 @@ def test_reduction_of_a_map_overlap_and_untraceable_block_functions():
         f = fused(func, 1, "periodic", trim=trim, around=False)
         try:
             eager = to_numpy(f.__wrapped__(u).gather())
-        except ValueError:  # eager map_overlap refuses (a wrong block shape): so does the fused function
-            with pytest.raises(ValueError):
+        except (ValueError, TypeError) as e:  # eager map_overlap refuses (a wrong block shape; np.pad of CuPy
+            with pytest.raises(type(e)):   # blocks): so does the fused function
                 f(u)
             continue
         assert_equal(f(u), eager, rtol=0)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import darray as da
+from darray._backend import to_numpy
 from darray._api.sorting import argsort, sort
 from darray.testing import assert_equal
 
@@ -148,7 +149,7 @@ def test_bad_input():
 
 def assert_same_bits(out, expected: np.ndarray, err_msg: str) -> None:
     """``out`` equals ``expected`` bit for bit (tells ``-0.0`` from ``0.0`` and NaN payloads apart)."""
-    got = np.asarray(out.gather())
+    got = to_numpy(out.gather())
     unsigned = f"u{got.dtype.itemsize}"
     assert_equal(da.asarray(got.view(unsigned)), expected.view(unsigned), err_msg=err_msg)
 

@@ -386,7 +386,10 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None, split="auto"
     xp, dev = resolve_device(device)
     layout = make_layout("arange", (n,), comm.size, split, grid, sizes, halo, boundary)
     lo, hi = layout.block_slices(comm.rank)[0].start, layout.block_slices(comm.rank)[0].stop
-    if integral:
+    if integral and step < 0 and to_numpy_dtype(dtype).kind == "u":  # CuPy casts the step to the unsigned dtype
+        local = xp.astype(xp.arange(start + lo * step, start + hi * step, step, dtype=xp.int64, device=dev),
+                          _dtype(xp, dtype))
+    elif integral:
         local = xp.arange(start + lo * step, start + hi * step, step, dtype=_dtype(xp, dtype), device=dev)
         if local.shape[0] != hi - lo:  # pragma: no cover - integer arithmetic is exact
             raise AssertionError("arange: block length mismatch")

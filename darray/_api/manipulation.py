@@ -18,6 +18,7 @@ import numbers
 
 import numpy as np
 
+from .._backend import to_numpy
 from .._core import DArray, to_backend_dtype
 from .._core.elementwise import _expand, align_target, local_operand
 from .._core.indexing import getitem
@@ -255,7 +256,7 @@ def repeat(x, repeats, /, *, axis: int | None = None) -> DArray:
         counts = [s * int(repeats) for s in layout.sizes[axis]]
         local = xp.repeat(x.local, int(repeats), axis=axis)
     else:
-        reps = np.asarray(repeats.gather() if isinstance(repeats, DArray) else repeats)
+        reps = to_numpy(repeats.gather() if isinstance(repeats, DArray) else repeats)  # (CuPy: a device copy)
         if reps.size == 0 and reps.dtype.kind == "f":  # [] is float64 to NumPy, and fine as counts
             reps = reps.astype(np.int64)
         if reps.ndim != 1 or reps.shape[0] not in (1, x.shape[axis]) or reps.dtype.kind not in "iu":
