@@ -88,6 +88,10 @@ def _local_sort(xp, block, axis, descending, stable, index):
         # the standard sorts real numbers only (array_api_strict refuses booleans): sort False/True as 0/1
         out = _local_sort(xp, xp.astype(block, xp.uint8), axis, descending, stable, index)
         return out if index else xp.astype(out, xp.bool)
+    if xp is not NUMPY and xp.isdtype(block.dtype, "real floating") and _ties_in_bits(xp, block):
+        order = _float_order(xp, block, axis, descending)
+        return (order if order.dtype == xp.int64 else xp.astype(order, xp.int64)) if index else \
+            xp.take_along_axis(block, order, axis=axis)
     if index:
         out = xp.argsort(block, axis=axis, descending=descending, stable=stable)
         return out if out.dtype == xp.int64 else xp.astype(out, xp.int64)
@@ -97,6 +101,23 @@ def _local_sort(xp, block, axis, descending, stable, index):
         # some namespaces flip an ascending sort, which reverses ties that differ in bits (-0.0, 0.0)
         return xp.take_along_axis(block, xp.argsort(block, axis=axis, descending=True, stable=True), axis=axis)
     return xp.sort(block, axis=axis, descending=descending, stable=stable)
+
+
+def _ties_in_bits(xp, block) -> bool:
+    """Whether ``block`` holds values that compare equal but differ in bits (``-0.0``, NaNs): a library that sorts
+    by bits (CuPy's radix sort puts ``-0.0`` before ``0.0`` and orders NaN payloads) would show them."""
+    return bool(xp.any(xp.isnan(block))) or bool(xp.any((block == 0) & xp.signbit(block)))
+
+
+def _float_order(xp, block, axis: int, descending: bool):
+    """The stable order of a float block by NumPy's comparison: ``-0.0 == 0.0``, every NaN equal to every other
+    and last (first when ``descending``). Two stable sorts: by value with NaNs and zeros as ``0``, then by NaN-ness
+    (NaNs keep their input order, which the first sort kept among its zeros)."""
+    nan = xp.isnan(block)
+    keys = xp.where(nan | (block == 0), xp.zeros_like(block), block)
+    order = xp.argsort(keys, axis=axis, descending=descending, stable=True)
+    flags = xp.astype(xp.take_along_axis(nan, order, axis=axis), xp.uint8)
+    return xp.take_along_axis(order, xp.argsort(flags, axis=axis, descending=descending, stable=True), axis=axis)
 
 
 def sort_values(block: np.ndarray, axis: int = -1, descending: bool = False) -> np.ndarray:
