@@ -240,6 +240,22 @@ def _check_fuse(da, dev: Device, comm) -> None:
     assert_equal(got[2], np.max(a - b, axis=0), rtol=0)
     if f.stats["fused"] != 1:
         raise AssertionError(f"the call ran eagerly ({f.stats})")
+    sweep = da.fuse(_readme_sweep(da))
+    u = da.asarray(a, device=dev.name, split=0, comm=comm)
+    out = da.zeros(a.shape, device=dev.name, split=0, comm=comm)
+    sweep(u, out)
+    want = np.zeros_like(a)
+    want[1:-1, 1:-1] = a[1:-1, 1:-1] + 0.2 * (a[2:, 1:-1] + a[:-2, 1:-1] - 2 * a[1:-1, 1:-1])
+    assert_equal(out, want, rtol=0)
+    if sweep.stats["fused"] != 1:
+        raise AssertionError(f"the sweep ran eagerly ({sweep.stats})")
+
+
+def _readme_sweep(da):
+    """The README's stencil sweep, written into ``out`` (``da``: the darray module, read from the closure)."""
+    def sweep(u, out):
+        out[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] - 2 * u[1:-1, 1:-1])
+    return sweep
 
 
 def _layouts(size: int) -> list[dict]:
@@ -507,7 +523,17 @@ def main(argv=None) -> int:
     l_cp = bench.row("stencil", f"laplacian {n}^2  plain {lib} (block only)", plain_laplacian)
     l_da = bench.row("stencil", f"laplacian {n}^2  darray (exchange + stencil)",
                      lambda: da.stencil.laplacian(v, mode="wrap"))
-    del u, v, local
+    out = da.zeros_like(v)
+    eager_sweep, fused_sweep = _readme_sweep(da), da.fuse(_readme_sweep(da))
+    o = out.local
+
+    def plain_sweep():  # the block alone (no exchange): the README's statement on the local arrays
+        o[1:-1, 1:-1] = local[1:-1, 1:-1] + 0.2 * (local[2:, 1:-1] + local[:-2, 1:-1] - 2 * local[1:-1, 1:-1])
+    w_cp = bench.row("stencil", f"README sweep {n}^2  plain {lib} (block only)", plain_sweep)
+    w_ea = bench.row("stencil", f"README sweep {n}^2  darray eager", lambda: eager_sweep(v, out))
+    w_fu = bench.row("stencil", f"README sweep {n}^2  darray.fuse", lambda: fused_sweep(v, out),
+                     f"copy bound {copy * n * n / size / (local_rows * 4096) * 1e3:.3f} ms" if copy else "")
+    del u, v, local, out, o
 
     # one training step of the surrogate net on a train_n x train_n field
     _, _, _, (model, optimizer, tx, ty) = _surrogate_step(da, comm, args.backend, args.train_n, args.channels)
@@ -531,7 +557,8 @@ def main(argv=None) -> int:
             print(f"{group:<12} {what:<48} {shown:>12}  {extra}")
         ratios = [(label, a / b) for label, a, b in (("a*b+c", t_da, t_cp), ("sum", s_da, s_cp),
                                                     ("laplacian", l_da, l_cp), ("fused sum(a*b+c)", f_fu, f_cp),
-                                                    ("fused a*b+c", e_fu, t_cp)) if a and b]
+                                                    ("fused a*b+c", e_fu, t_cp), ("README sweep eager", w_ea, w_cp),
+                                                    ("README sweep fused", w_fu, w_cp)) if a and b]
         bounds = [(label, t / (copy * moved / 2)) for label, t, moved in (("sum(a*b+c)", f_fu, 3), ("a*b+c", e_fu, 4))
                   if t and copy]
         if bounds:  # the STREAM-style bound: the bytes that must move at the copy's bandwidth

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.fuse import cuda, execute
+from darray._core.array import DArray
+from darray.fuse import cuda, execute, stencil
 from darray.testing import assert_equal
 
 COMPILER = shutil.which("gcc") or shutil.which("cc")
@@ -33,7 +34,11 @@ pytestmark = pytest.mark.skipif(COMPILER is None, reason="needs a C compiler (gc
 _SHIM = r"""
 #include <tgmath.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
+static const ptrdiff_t* darray_at;  /* the cell's index in the launch's shape: CuPy's _ind.get() */
+static const ptrdiff_t* darray_get(void) { return darray_at; }
+static struct { const ptrdiff_t* (*get)(void); } _ind = { darray_get };
 #define __device__
 #define __global__
 #define __shared__
@@ -68,27 +73,41 @@ class _HostKernels:
                            check=True, capture_output=True, text=True)
         return ctypes.CDLL(str(lib))
 
-    def elementwise(self, in_params: str, out_params: str, operation: str):
-        ins, outs = _params(in_params), _params(out_params)
-        arrays = [(t, n) for t, n in ins if not n.startswith("s")]
-        args = [f"const {cuda.C_TYPES[t]}* p_{n}" for t, n in arrays] + \
-               [f"{cuda.C_TYPES[t]} {n}" for t, n in ins if n.startswith("s")] + \
+    def elementwise(self, in_params: str, out_params: str, operation: str, reduce_dims: bool = True):
+        """Arrays (``x``, ``y``) are read at the flat index of the launch's shape, ``raw`` ones (C-contiguous)
+        by the kernel itself, scalars by value; ``_ind.get()`` is the cell's n-d index."""
+        ins = [tuple(p.split()[-2:]) + (p.startswith("raw "),) for p in in_params.split(", ")]
+        outs = _params(out_params)
+        arrays = [(t, n) for t, n, raw in ins if not raw and n[0] in "xy"]
+        args = [f"const {cuda.C_TYPES[t]}* {'' if raw else 'p_'}{n}" for t, n, raw in ins if raw or n[0] in "xy"] + \
+               [f"{cuda.C_TYPES[t]} {n}" for t, n, raw in ins if not raw and n[0] not in "xy"] + \
                [f"{cuda.C_TYPES[t]}* p_{n}" for t, n in outs]
         loads = "".join(f"const {cuda.C_TYPES[t]} {n} = p_{n}[i];\n" for t, n in arrays)
         decls = "".join(f"{cuda.C_TYPES[t]} {n};\n" for t, n in outs)
         stores = "".join(f"p_{n}[i] = {n};\n" for _, n in outs)
-        kernel = self._build(f'void kernel(long n, {", ".join(args)}) {{\n'
-                             f"for (long i = 0; i < n; ++i) {{\n{loads}{decls}{{\n{operation}\n}}\n{stores}}}\n}}\n").kernel
+        kernel = self._build(
+            f'void kernel(long n, int ndim, const long* shape, {", ".join(args)}) {{\n'
+            f"ptrdiff_t at[16];\ndarray_at = at;\n"
+            f"for (long i = 0; i < n; ++i) {{\nlong r = i;\n"
+            f"for (int d = ndim - 1; d >= 0; --d) {{ at[d] = r % shape[d]; r /= shape[d]; }}\n"
+            f"{loads}{decls}{{\n{operation}\n}}\n{stores}}}\n}}\n").kernel
 
         def call(*values):
-            host = [np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v for v in values]
-            outputs = host[len(ins):]
-            inputs = [np.ascontiguousarray(np.broadcast_to(v, outputs[0].shape)) if isinstance(v, np.ndarray)
-                      else v for v in host[:len(ins)]]
-            arrays_in = [v for v in inputs if isinstance(v, np.ndarray)]
-            scalars = [_c_scalar(t, v) for (t, n), v in zip(ins, inputs) if n.startswith("s")]
-            kernel(ctypes.c_long(outputs[0].size), *(a.ctypes.data_as(ctypes.c_void_p) for a in arrays_in),
-                   *scalars, *(o.ctypes.data_as(ctypes.c_void_p) for o in outputs))
+            outputs = [np.ascontiguousarray(v) for v in values[len(ins):]]
+            shape = outputs[0].shape
+            pointers, scalars = [], []
+            for (t, n, raw), v in zip(ins, values):
+                if raw:
+                    assert v.flags.c_contiguous, "a raw argument is read by its C index"
+                    pointers.append(v)
+                elif n[0] in "xy":
+                    pointers.append(np.ascontiguousarray(np.broadcast_to(v, shape)))
+                else:
+                    scalars.append(_c_scalar(t, v))
+            dims = np.asarray(shape if shape else (1,), dtype=np.int64)
+            kernel(ctypes.c_long(outputs[0].size), ctypes.c_int(dims.size), dims.ctypes.data_as(ctypes.c_void_p),
+                   *(a.ctypes.data_as(ctypes.c_void_p) for a in pointers), *scalars,
+                   *(o.ctypes.data_as(ctypes.c_void_p) for o in outputs))
             for o, v in zip(outputs, values[len(ins):]):
                 if o is not v:
                     v[...] = o
@@ -142,9 +161,7 @@ class _HostKernels:
 
 
 def _c_scalar(dtype: str, value):
-    kind = {"bool": ctypes.c_bool, "int64": ctypes.c_longlong, "float64": ctypes.c_double,
-            "float32": ctypes.c_float, "int32": ctypes.c_int, "uint64": ctypes.c_ulonglong}[dtype]
-    return kind(value)
+    return np.ctypeslib.as_ctypes_type(np.dtype(dtype))(value)
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +175,8 @@ def host_cuda(build_dir, monkeypatch):
     made = _HostKernels(build_dir)
     monkeypatch.setattr(execute, "NUMPY", object())  # every NumPy block now takes _Run._cuda
     monkeypatch.setattr(execute, "is_cupy_array", lambda a: isinstance(a, np.ndarray))
-    monkeypatch.setattr(execute, "cupy_module", lambda: np)
+    monkeypatch.setattr(cuda, "cupy_module", lambda: np)
+    monkeypatch.setattr(stencil, "_library", lambda x: "cupy" if type(x) is DArray else None)
     original = execute.Plan.__init__
 
     def init(self, *args, **kwargs):
@@ -289,3 +307,60 @@ def test_identities_are_the_dtypes_extremes():
     assert cuda._identity("max", np.dtype("uint8")) == "0ULL"
     assert cuda._identity("min", np.dtype("uint64")) == "18446744073709551615ULL"
     assert cuda.OPTIONS == ("--fmad=false",)
+
+
+def _boxes(host_cuda) -> int:
+    return sum("_ind.get()" in source for source in host_cuda.sources)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_stencil_sweep_into_its_target(host_cuda, dtype):
+    """The README's sweep: shifted slices of ``u`` into ``out``'s interior, one box kernel per box."""
+    @da.fuse
+    def sweep(u, out):
+        out[1:-1, 1:-1] = u[1:-1, 1:-1] + 2 * (u[2:, 1:-1] + u[:-2, 1:-1] - 2 * u[1:-1, 1:-1]) - u[1:-1, 2:]
+
+    g = _arrays(dtype, shape=(19, 13), n=1, seed=4)[0]
+    u, out = da.asarray(g, split=0), da.zeros((19, 13), dtype=dtype, split=0)
+    sweep(u, out)
+    want = np.zeros_like(g)
+    want[1:-1, 1:-1] = g[1:-1, 1:-1] + 2 * (g[2:, 1:-1] + g[:-2, 1:-1] - 2 * g[1:-1, 1:-1]) - g[1:-1, 2:]
+    assert_equal(out, want, rtol=0)
+    assert _boxes(host_cuda) == 1 and sweep.stats["fused"] == 1
+
+
+def test_stencil_in_place_and_two_results(host_cuda):
+    @da.fuse
+    def step(u):
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] - 2 * u[1:-1, 1:-1])
+
+    @da.fuse
+    def pair(u):
+        return u[2:, 1:-1] - u[:-2, 1:-1], u[1:-1, 2:] * u[1:-1, :-2]
+
+    g = _arrays("float64", shape=(17, 11), n=1, seed=5)[0]
+    u = da.asarray(g.copy(), split=0)
+    step(u)
+    want = g.copy()
+    want[1:-1, 1:-1] = g[1:-1, 1:-1] + 0.2 * (g[2:, 1:-1] + g[:-2, 1:-1] - 2 * g[1:-1, 1:-1])
+    assert_equal(u, want, rtol=0)
+    a, b = pair(da.asarray(g, split=0))
+    assert_equal(a, g[2:, 1:-1] - g[:-2, 1:-1], rtol=0)
+    assert_equal(b, g[1:-1, 2:] * g[1:-1, :-2], rtol=0)
+    assert _boxes(host_cuda) == 2
+
+
+@pytest.mark.parametrize("boundary", ["periodic", "reflect", "nearest"])
+def test_map_overlap_3d(host_cuda, boundary):
+    def lap(b):
+        return (b[:-2, 1:-1, 1:-1] + b[2:, 1:-1, 1:-1] + b[1:-1, :-2, 1:-1] + b[1:-1, 2:, 1:-1]
+                + b[1:-1, 1:-1, :-2] + b[1:-1, 1:-1, 2:] - 6 * b[1:-1, 1:-1, 1:-1])
+
+    @da.fuse
+    def f(u):
+        return u - 0.1 * da.map_overlap(lap, u, depth=1, boundary=boundary, trim=False)
+
+    g = _arrays("float64", shape=(9, 7, 5), n=1, seed=6)[0]
+    u = da.asarray(g, split=0)
+    assert_equal(f(u), f.__wrapped__(u).gather(), rtol=0)
+    assert _boxes(host_cuda) == 1

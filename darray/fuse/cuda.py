@@ -17,10 +17,12 @@ are within 1-2 ulp of NumPy's, like numba's libm. Reductions add in CuPy's
 tree order (as eager darray on CuPy blocks does), then combine over the ranks
 as eager darray does.
 
+Stencil groups (shifted windows, map_overlap) run as one ElementwiseKernel
+per box (:func:`box_source`): the interior while the halo exchange is in
+flight, then the boundary strips, as on the CPU.
+
 Left to eager darray on CuPy blocks: complex and float16 values (CUDA C has
-no NumPy semantics for them here), ``real``/``imag``/``conj``, and stencil
-groups (shifted windows), which take the eager path's halo exchange and
-alignment.
+no NumPy semantics for them here) and ``real``/``imag``/``conj``.
 
 Examples
 --------
@@ -41,8 +43,8 @@ import numpy as np
 from .codegen import Group, node_statements
 from .graph import KERNEL, Node, common_dtype
 
-__all__ = ["C_TYPES", "C_KERNEL", "on_gpu", "scalar_dtype", "elementwise_source", "reduction_parts", "full_source",
-           "BLOCK", "OPTIONS", "CudaKernels"]
+__all__ = ["cupy_module", "C_TYPES", "C_KERNEL", "on_gpu", "scalar_dtype", "elementwise_source", "reduction_parts",
+           "full_source", "box_source", "BLOCK", "OPTIONS", "CudaKernels"]
 
 #: NVRTC options: no contraction into fused multiply-adds (NumPy rounds ``a*b`` before adding ``c``).
 OPTIONS = ("--fmad=false",)
@@ -77,6 +79,13 @@ _C_KIND = {("abs", "i"): "({0} < 0 ? -{0} : {0})", ("abs", "u"): "{0}", ("abs", 
 
 #: ``pow`` by these constant exponents: NumPy's fast paths (as :func:`darray.fuse.codegen._template`).
 _POW_SPECIAL = {2: "{0} * {0}", 0.5: "sqrt({0})", 1: "{0}", -1: "1.0 / {0}"}
+
+
+def cupy_module():
+    """The CuPy module itself (not array-api-compat's wrapper): its kernels and array functions."""
+    import cupy
+
+    return cupy
 
 
 def _c_cast(expr: str, dtype: np.dtype) -> str:
@@ -145,6 +154,34 @@ def elementwise_source(group: Group, scalars: list[str]) -> tuple[str, str, str]
     lines += [f"out{j} = {v};" for j, v in enumerate(values)]
     outs = ", ".join(f"{r.dtype.name} out{j}" for j, r in enumerate(group.roots))
     return ", ".join(f"{t} {n}" for t, n in params), outs, "\n".join(lines)
+
+
+def box_source(group: Group, scalars: list[str], ndim: int) -> tuple[str, str, str]:
+    """``(in_params, out_params, operation)`` of an ElementwiseKernel computing a stencil group over one box.
+
+    Launched with ``reduce_dims=False`` over views of the box (outputs, full operands), so ``_ind.get()`` is the
+    cell's index in the box. A window leaf ``z{j}`` reads the C-contiguous padded block ``p{j}`` (raw) at that
+    index plus ``q{j}_{d}`` (the box's start plus the window's offset, per axis), with element strides
+    ``r{j}_{d}``: one kernel for the interior and every boundary strip, as the numba ``box`` driver.
+    """
+    names: dict[int, str] = {}
+    params, loads = [], ["const ptrdiff_t* at = _ind.get();"]
+    for j, leaf in enumerate(group.full):
+        names[id(leaf)] = f"x{j}"
+        params.append(f"{leaf.dtype.name} x{j}")
+    for j, leaf in enumerate(group.shifted):
+        names[id(leaf)] = f"z{j}"
+        params.append(f"raw {leaf.dtype.name} p{j}")
+        params += [f"int64 {v}{j}_{d}" for v in "qr" for d in range(ndim)]
+        at = " + ".join(f"(at[{d}] + q{j}_{d}) * r{j}_{d}" for d in range(ndim))
+        loads.append(f"const {C_TYPES[leaf.dtype.name]} z{j} = p{j}[{at}];")
+    for j, (leaf, dtype) in enumerate(zip(group.scalars, scalars)):
+        names[id(leaf)] = f"s{j}"
+        params.append(f"{dtype} s{j}")
+    body, prelude = node_statements(group, names, _c_template, _c_cast, _c_assign)
+    stores = [f"out{j} = {names[id(r)]};" for j, r in enumerate(group.roots)]
+    outs = ", ".join(f"{r.dtype.name} out{j}" for j, r in enumerate(group.roots))
+    return ", ".join(params), outs, "\n".join(loads + prelude + body + stores)
 
 
 #: CUDA C bit patterns of the infinities (no header needed): min's and max's identities for floats.
@@ -257,14 +294,15 @@ class CudaKernels:
     def __init__(self):
         self._kernels: dict = {}
 
-    def elementwise(self, in_params: str, out_params: str, operation: str):
-        key = ("e", in_params, out_params, operation)
+    def elementwise(self, in_params: str, out_params: str, operation: str, reduce_dims: bool = True):
+        key = ("e", in_params, out_params, operation, reduce_dims)
         found = self._kernels.get(key)
         if found is None:
             import cupy
 
             found = self._kernels[key] = cupy.ElementwiseKernel(in_params, out_params, operation,
-                                                                name="darray_fused", options=OPTIONS)
+                                                                name="darray_fused", reduce_dims=reduce_dims,
+                                                                options=OPTIONS)
         return found
 
     def reduction(self, parts: dict):

@@ -270,7 +270,7 @@ class _Run:
         node has a CUDA C spelling (:mod:`darray.fuse.cuda`); else None (eager)."""
         if not is_cupy_array(main.local) or not cuda.on_gpu(nodes, leaves):
             return None
-        layout, xp = main._layout, cupy_module()
+        layout, xp = main._layout, cuda.cupy_module()
         shape = layout.block_shape(main._comm.rank)
         full, broadcast, scalars, fv, bv, kinds = [], [], [], [], [], []
         for leaf, v in zip(leaves, values):
@@ -381,13 +381,6 @@ class _Run:
                 _spread(kernel, a, k * b, k, b, partial, *params)
                 partial = partial.reshape(kept)
         return self._finish(reduction, main, partial)
-
-
-def cupy_module():
-    """The CuPy module itself (not array-api-compat's wrapper): its kernels and array functions."""
-    import cupy
-
-    return cupy
 
 
 def _neutral(name: str, dtype: np.dtype, acc: np.dtype):

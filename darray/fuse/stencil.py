@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from array_api_compat import is_cupy_array
+
 from .._backend import NUMPY
 from .._core.array import DArray
 from .._core.elementwise import cheapest_layout, align_target
 from .._core.halo import exchange_halos
 from .._core.redistribute import redistribute_to
+from . import cuda
 from .codegen import Group
 from .overlap import window_bounds
 
@@ -60,12 +63,20 @@ def strips(shape, interior) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     return boxes
 
 
+def _library(x) -> str | None:
+    """The kernels a DArray's blocks take: ``"numpy"`` (numba), ``"cupy"`` (CUDA), else None."""
+    if type(x) is not DArray:
+        return None
+    return "numpy" if x._xp is NUMPY else "cupy" if is_cupy_array(x._block) else None
+
+
 def _windows(shifts, values):
-    """Per shift leaf its source DArray and slices; the sources' one layout, or None."""
+    """Per shift leaf its source DArray (all of one layout, NumPy or all CuPy blocks), or None."""
     sources = [values[id(s.args[0])] for s in shifts]
     layout = sources[0]._layout
-    if any(type(x) is not DArray or x._xp is not NUMPY or x._layout.without_halo() != layout.without_halo()
-           for x in sources):
+    library = _library(sources[0])
+    if library is None or any(_library(x) != library or x._layout.without_halo() != layout.without_halo()
+                              for x in sources):
         return None
     return sources
 
@@ -146,6 +157,24 @@ def _copy_padded(buffers: dict, key, x: DArray, wide) -> DArray:
     return found
 
 
+def _c_strides(shape) -> tuple[int, ...]:
+    """Element strides of a C-ordered array of ``shape`` (a raw CuPy argument indexed by its flat C index)."""
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return tuple(reversed(out))
+
+
+def _cuda_box(kernels, group: Group, nodes: list, leaves: list, scalars: list, ndim: int):
+    """The CUDA box kernel of a stencil group (:func:`darray.fuse.cuda.box_source`), or None when a node or a
+    scalar has no CUDA C spelling (the general path runs it)."""
+    kinds = [cuda.scalar_dtype(v) for v in scalars]
+    if any(k is None for k in kinds) or not cuda.on_gpu(nodes, leaves):
+        return None
+    return kernels.elementwise(*cuda.box_source(group, [k.name for k in kinds], ndim), reduce_dims=False)
+
+
 def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread, into=None):
     """``roots`` computed by the box kernel, or None when the group does not fit the stencil path.
 
@@ -179,7 +208,7 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
             continue
         v = values[id(leaf)]
         if type(v) is DArray:
-            if v.shape != shape or v._layout != layout or v._xp is not NUMPY:
+            if v.shape != shape or v._layout != layout or v._xp is not target._xp:
                 return None
             full.append(leaf)
             fv.append(v.local)
@@ -215,10 +244,18 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
             interior_lo[d] = max(interior_lo[d], b.start - a - o)
             interior_hi[d] = min(interior_hi[d], b.stop - a - o)
     group = Group(roots, nodes, full, [], scalars, shifts)
-    kernel = kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
-                                tuple(id(x) for x in shifts)))
-    outs = [np.empty(block, dtype=r.dtype) for r in roots]
-    written = into is not None and into[0]._xp is NUMPY and into[0].dtype == roots[0].dtype \
+    gpu = _library(target) == "cupy"
+    if gpu:
+        box_kernel = _cuda_box(run.plan.cuda, group, nodes, leaves, sv, len(shape))
+        if box_kernel is None:
+            return None
+        xp = cuda.cupy_module()
+    else:
+        kernel = kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
+                                    tuple(id(x) for x in shifts)))
+        xp = np
+    outs = [xp.empty(block, dtype=r.dtype) for r in roots]
+    written = into is not None and into[0]._xp is target._xp and into[0].dtype == roots[0].dtype \
         and _aligned(layout, into[0]._layout, into[1]) \
         and (not into[2] or padded.get(id(into[0]), into[0]) is not into[0])  # (windows of it read a copy)
     if written:
@@ -228,7 +265,12 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     params = [*fv, *(v for pair in zip(windows, offsets) for v in pair), *sv]
 
     def box(lo, hi):
-        if all(a < b for a, b in zip(lo, hi)):
+        if gpu and all(a < b for a, b in zip(lo, hi)):
+            cells = tuple(slice(a, b) for a, b in zip(lo, hi))
+            windowed = [v for p, o in zip(windows, offsets) for v in (p, *(int(a + b) for a, b in zip(lo, o)),
+                                                                         *_c_strides(p.shape))]
+            box_kernel(*(f[cells] for f in fv), *windowed, *sv, *(o[cells] for o in outs))
+        elif all(a < b for a, b in zip(lo, hi)):
             bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
             rows = hi[0] - lo[0]
             spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
@@ -244,5 +286,5 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     if written:
         into[0]._halo_fresh = False  # its owned cells changed: ghosts are stale
         return [WRITTEN]
-    return [DArray._wrap(o, layout, target._comm, NUMPY) for o in outs]
+    return [DArray._wrap(o, layout, target._comm, target._xp) for o in outs]
 

@@ -139,3 +139,25 @@ def test_optimizer_update_in_place(cp):
     assert_equal(m, m1, rtol=0)
     assert p.local is block, "the kernel writes the parameter's own block"
     assert _kernels(step) == 1
+
+
+def test_stencil_sweep_and_map_overlap(cp):
+    """Stencil groups: one box kernel for the interior and each boundary strip, reading padded blocks."""
+    @da.fuse
+    def sweep(u, out):
+        out[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] - 2 * u[1:-1, 1:-1])
+
+    @da.fuse
+    def jacobi(u):
+        return da.map_overlap(lambda b: 0.25 * (b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:]), u,
+                              depth=1, boundary="periodic", trim=False)
+
+    g = np.random.default_rng(6).standard_normal((203, 77))
+    u, out = _on_gpu(g), da.zeros(g.shape, device="cupy", split=0)
+    sweep(u, out)
+    want = np.zeros_like(g)
+    want[1:-1, 1:-1] = g[1:-1, 1:-1] + 0.2 * (g[2:, 1:-1] + g[:-2, 1:-1] - 2 * g[1:-1, 1:-1])
+    assert_equal(out, want, rtol=0)
+    wrap = 0.25 * (np.roll(g, 1, 0) + np.roll(g, -1, 0) + np.roll(g, 1, 1) + np.roll(g, -1, 1))
+    assert_equal(jacobi(u), wrap, rtol=1e-15)
+    assert _kernels(sweep) == 1 and _kernels(jacobi) == 1
