@@ -7,7 +7,9 @@ launches ONE ``mpiexec`` per rank count (2, 3, 4) that runs all ``mpi`` tests
 together; inside that child run (``DARRAY_TEST_CHILD=1``, or any launch under
 an MPI launcher with more than one rank) this plugin
 
-- deselects every test not marked ``mpi``;
+- deselects every test not marked ``mpi``, and those whose ``mpi(ranks=...)``
+  leaves out this rank count; at 3 and 4 ranks (``THIN_PAIRS_AT``) runs a
+  covering subset of each test's (``dtype``, ``layout``) parameter pairs;
 - makes the ranks agree on each test's outcome: a test that fails (or errors,
   or skips) on some ranks only is reported failed on every rank, with the
   other ranks' failures shown in rank 0's report (ranks > 0 run ``--tb=no``);
@@ -292,6 +294,10 @@ def pytest_terminal_summary(terminalreporter, config):
     if not config.getoption("no_summary"):  # the quiet ranks of a distributed run
         for line in _slowest_files():
             terminalreporter.write_line(line)
+    ranks_dropped = {} if config.getoption("no_summary") else config.stash.get(_ranks_dropped_key, {})
+    for reason, count in sorted(ranks_dropped.items(), key=lambda item: -item[1]):
+        terminalreporter.write_line(f"darray at {config.stash[_verdict_comm_key].size} ranks: {count:4d} tests "
+                                    f"deselected: {reason}")
     dropped = config.stash.get(_backend_dropped_key, {})
     if dropped:
         terminalreporter.write_line(f"darray local backend {TEST_BACKEND}: {sum(dropped.values())} tests deselected "
@@ -324,12 +330,75 @@ def pytest_collection_modifyitems(config, items):
             config.stash[_backend_dropped_key] = reasons
     if not _is_distributed(config):
         return
-    keep, drop = [], []
+    size = config.stash[_verdict_comm_key].size
+    thinned = _thinned_pairs(items) if size in THIN_PAIRS_AT else set()
+    keep, drop, reasons = [], [], {}
     for item in items:
-        (keep if item.get_closest_marker("mpi") else drop).append(item)
+        reason = _not_at_this_rank_count(item, size, thinned)
+        (keep if reason is None else drop).append(item)
+        if reason is not None and reason != _NOT_MPI:
+            reasons[reason] = reasons.get(reason, 0) + 1
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    config.stash[_ranks_dropped_key] = reasons
+
+
+# ------------------------------------------------- what each rank count runs --
+#: Rank counts at which a test parametrized over both ``dtype`` and ``layout`` runs a covering subset of the
+#: pairs instead of all of them: every dtype and every layout once (at least), per test and other parameters.
+#: The full cross product runs in-process, at 2 ranks and in both strict-block stages. What the rank count
+#: changes is the layout (odd counts, a middle block, 2x2 grids: each layout still runs at 3 and 4 ranks, with
+#: one dtype); what the dtype changes is the local kernel and the MPI datatype of the messages, which the same
+#: layouts' paths exercise at 2 ranks (uneven, empty, last, first-empty and thin blocks exist there too).
+THIN_PAIRS_AT = (3, 4)
+_THIN = "dtype x layout pairs thinned at 3-4 ranks to each dtype and each layout once (all pairs at 1-2 ranks)"
+_NOT_MPI = "not marked mpi"
+_ranks_dropped_key = pytest.StashKey[dict]()
+
+
+def _thinned_pairs(items) -> set:
+    """The items (by id) of (dtype, layout) grids that :data:`THIN_PAIRS_AT` leaves out.
+
+    Per test function and values of its other parameters, with ``m`` dtypes
+    and ``k`` layouts (in collection order, the same on every rank), the pair
+    ``(i, j)`` stays when ``i % k == j`` (more dtypes than layouts) or
+    ``j % m == i``: ``max(m, k)`` pairs, every dtype and every layout.
+    """
+    groups: dict = {}
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "dtype" in params and "layout" in params:
+            rest = tuple((k, str(v)) for k, v in params.items() if k not in ("dtype", "layout"))
+            groups.setdefault((item.originalname, item.path, rest), []).append(item)
+    out = set()
+    for group in groups.values():
+        dtypes = list(dict.fromkeys(str(it.callspec.params["dtype"]) for it in group))
+        layouts = list(dict.fromkeys(str(it.callspec.params["layout"]) for it in group))
+        m, k = len(dtypes), len(layouts)
+        for it in group:
+            i, j = dtypes.index(str(it.callspec.params["dtype"])), layouts.index(str(it.callspec.params["layout"]))
+            if (i % k != j) if m > k else (j % m != i):
+                out.add(id(it))
+    return out
+
+
+def _not_at_this_rank_count(item, size: int, thinned: set) -> str | None:
+    """Why ``item`` does not run in this distributed run of ``size`` ranks (None: it runs).
+
+    ``pytest.mark.mpi(ranks=(2,))`` limits a test to those rank counts (it
+    still runs in-process); the module says why.
+    """
+    marks = list(item.iter_markers("mpi"))
+    if not marks:
+        return _NOT_MPI
+    for mark in marks:
+        ranks = mark.kwargs.get("ranks")
+        if ranks is not None and size not in ranks:
+            return f"marked mpi(ranks={tuple(ranks)})"
+    if id(item) in thinned:
+        return _THIN
+    return None
 
 
 def pytest_collection_finish(session):
