@@ -8,7 +8,8 @@
 ``n`` uniform points in the unit cube, in random order, cut in balanced rows
 (no locality: the partition has to make it; each rank draws only its own
 rows, rank 0 all of them for cKDTree). Timed, each the slowest rank
-between barriers (one warm-up, the median of ``--reps``):
+between barriers (``--reps 1``, the default: the one run each needs, the
+kNN's traced; ``--reps R > 1``: a warm-up, then the median of R):
 
 - ``partition``: :func:`darray.points.partition` (recursive coordinate bisection, one all-to-all);
 - ``knn``: :func:`darray.points.knn` of every point against the partition (queries homed, ghosts, answers back);
@@ -20,7 +21,8 @@ the ideal ghost bytes: each point that is a neighbour of a query homed on
 another rank, sent once to that rank (24 bytes of coordinates + 8 of index).
 The ideal is counted from a kNN of the partitioned points themselves (the
 same neighbour lists, each rank's queries its own region's points: no
-global gather of the neighbour lists). The distances are checked against
+global gather of the neighbour lists; skipped on one rank with
+``--graph-only``, where nothing is a ghost). The distances are checked against
 cKDTree's on rank 0 (``gather(root=0)``). Then, unless ``--graph-only``, one
 message-passing training step on the kNN graph of the partitioned points (a
 :class:`darray.points.GhostPlan` built once;
@@ -119,6 +121,14 @@ def _training(comm, part, indices, reps):
     return t_plan, timed(comm, step, reps)
 
 
+def once(comm, f):
+    """``(f(), seconds)``: one run between barriers, the slowest rank's time (large clouds: each run counts)."""
+    comm.barrier()
+    t0 = time.perf_counter()
+    out = f()
+    return out, float(np.asarray(comm.allreduce(np.array([time.perf_counter() - t0]), "max"))[0])
+
+
 def _peaks(comm) -> np.ndarray:
     """Every rank's peak resident memory so far (MB)."""
     return np.asarray(comm.allgather(np.array([peak_rss_mb()])))[:, 0]
@@ -128,7 +138,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--k", type=int, default=16)
-    parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--reps", type=int, default=1,
+                        help="timed repetitions after a warm-up (1: the one traced run is timed, nothing repeated)")
     parser.add_argument("--graph-only", action="store_true",
                         help="build the kNN graph only: no GhostPlan, no training step")
     parser.add_argument("--smoke", action="store_true")
@@ -138,14 +149,16 @@ def main(argv=None) -> None:
     sizes = [n // comm.size + (r < n % comm.size) for r in range(comm.size)]
     start = sum(sizes[:comm.rank])
     x = da.from_local(cloud_rows(start, start + sizes[comm.rank]), split=0)
-    part = points.partition(x)
-    t_part = timed(comm, lambda: points.partition(x), args.reps)
-    t_knn = timed(comm, lambda: points.knn(x, part, k), args.reps)
-    sent, result = _sent(comm, lambda: points.knn(x, part, k))
+    part, t_part = once(comm, lambda: points.partition(x))
+    if args.reps > 1:  # a warm-up and the median of --reps; then the traced run below is one more
+        t_part = timed(comm, lambda: points.partition(x), args.reps)
+        t_knn = timed(comm, lambda: points.knn(x, part, k), args.reps)
+    (sent, result), t_once = once(comm, lambda: _sent(comm, lambda: points.knn(x, part, k)))
+    t_knn = t_knn if args.reps > 1 else t_once  # (one run: the traced one, tracing costs a few events)
     got_d = result[0].gather(root=0)
     del result
-    own_i = points.knn(part.points, part, k)[1]
-    ideal = ideal_ghost_bytes(comm, part, own_i)
+    own_i = points.knn(part.points, part, k)[1] if comm.size > 1 or not args.graph_only else None
+    ideal = ideal_ghost_bytes(comm, part, own_i) if own_i is not None else 0  # (one rank: no ghosts)
     graph_peaks = _peaks(comm)
     if not args.graph_only:
         t_plan, t_step = _training(comm, part, own_i, args.reps)
