@@ -69,10 +69,10 @@ Modes (environment variable ``DARRAY_FUSE``, read at each call): ``auto``
 ``jit`` (fuse, and raise instead of falling back when a kernel fails to
 compile). Without numba (``pip install 'darray[jit]'``) fused functions run
 eagerly and warn once. NumPy blocks are fused by numba; CuPy blocks by CUDA
-kernels written from the same graph (:mod:`~darray.fuse.cuda`:
-``cupy.ElementwiseKernel`` and ``cupy.ReductionKernel``, no numba needed;
-stencil groups, complex and float16 values run eagerly there); other local
-libraries run the function eagerly.
+kernels written from the same graph (:mod:`~darray.fuse.cuda`: CuPy's
+ElementwiseKernel, ReductionKernel and RawKernel, no numba needed; complex
+and float16 values run eagerly there); other local libraries run the
+function eagerly.
 
 Threads: each rank's kernels split their cells over the rank's share of the
 node's cores (:func:`darray.fuse.execute.rank_threads`, the rule of

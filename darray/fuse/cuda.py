@@ -2,10 +2,11 @@
 
 A group (:class:`darray.fuse.codegen.Group`) that :mod:`darray.fuse.execute`
 would give numba on NumPy blocks becomes, on CuPy blocks, one
-``cupy.ElementwiseKernel`` (every root written in one pass) or one
-``cupy.ReductionKernel`` (a reduction fused into the pass that makes its
-operand: ``sum(a*b + c)`` reads a, b and c once and writes no block-sized
-temporary). The statements come from the same generator as numba's
+``cupy.ElementwiseKernel`` (every root written in one pass), or a reduction
+fused into the pass that makes its operand (``sum(a*b + c)`` reads a, b and
+c once and writes no block-sized temporary): a ``cupy.RawKernel`` for a
+reduction over every axis (:func:`full_source`: a partial per thread block),
+a ``cupy.ReductionKernel`` over one axis. The statements come from the same generator as numba's
 (:func:`darray.fuse.codegen.node_statements`) in a CUDA C dialect: each
 operand is cast to NumPy's loop dtype first and each value to the node's
 dtype after it, so integers wrap and float32 stays float32 as in NumPy.
