@@ -84,6 +84,51 @@ def test_3d(layout):
     check(box3, layout.array(values((5, 6, 7), key="u")))
 
 
+@da.fuse
+def residuals(u):
+    """Reductions of stencil values over every axis: summed, maxed, averaged in the box kernels' pass."""
+    lap = u[2:, 1:-1] + u[:-2, 1:-1] - 2 * u[1:-1, 1:-1]
+    return da.sum(lap * lap), da.max(da.abs(u[1:-1, 2:] - u[1:-1, :-2])), da.mean(u[1:-1, 1:-1] * u[2:, 1:-1] + 4)
+
+
+@da.fuse
+def count_rising(u):
+    return da.sum(u[1:, :] > u[:-1, :]), da.min(u[1:, 1:] - u[:-1, :-1])
+
+
+def _kernel_drivers(f) -> set:
+    return {key[2] for plan in f._plans.values() if plan is not None for key in plan.kernels}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS_2D, ids=str)
+def test_reductions_of_stencil_values(layout):
+    u = layout.array(values((13, 9), key="u"))
+    check(residuals, u, exact=False)
+    check(count_rising, layout.array(values((13, 9), "int32", key="u")))  # integers: exact, any order
+    if FUSING:
+        assert _kernel_drivers(residuals) == {"boxreduce"}, _kernel_drivers(residuals)
+        assert _kernel_drivers(count_rising) == {"boxreduce"}
+
+
+@pytest.mark.parametrize("boundary", ["periodic", "reflect", "nearest", 0.5])
+def test_reduction_of_map_overlap_values(boundary):
+    @da.fuse
+    def energy(u):
+        return da.sum(da.map_overlap(lambda b: (b[:-2, 1:-1] - b[2:, 1:-1]) ** 2 + b[1:-1, 1:-1] ** 2, u, depth=1,
+                                     boundary=boundary, trim=False))
+
+    g = values((13, 9), key="u")
+    u = da.asarray(g, split=0)
+    mode = {"periodic": "wrap", "reflect": "symmetric", "nearest": "edge"}.get(boundary, "constant")
+    p = np.pad(g, 1, mode=mode, **({"constant_values": boundary} if mode == "constant" else {}))
+    want = np.sum((p[:-2, 1:-1] - p[2:, 1:-1]) ** 2 + p[1:-1, 1:-1] ** 2)
+    eager = energy.__wrapped__(u)
+    assert_equal(energy(u), np.asarray(want), rtol=1e-12)
+    assert_equal(eager, np.asarray(want), rtol=1e-12)
+    if FUSING:
+        assert _kernel_drivers(energy) == {"boxreduce"}
+
+
 def test_windows_of_other_shapes_run_eagerly():
     @da.fuse
     def ragged(u):

@@ -8,7 +8,7 @@ needs no new kernel). :func:`value_source` writes the statements of the
 group's values at flat index ``i``: one per node, each operand cast first as
 NumPy's loop does (:class:`darray.fuse.graph.Kernel`) and the value cast to
 the node's dtype, so integers wrap and float32 stays float32 as in NumPy.
-They are inlined into one of three loops (:data:`DRIVERS`; one function per
+They are inlined into one of these loops (:data:`DRIVERS`; one function per
 kernel: numba compiles it in about 0.3 s, once per source and machine):
 
 - ``elementwise``: ``out[i] = value`` over a range of indices (one output
@@ -21,7 +21,9 @@ kernel: numba compiles it in about 0.3 s, once per source and machine):
 - ``box``: nested loops over a box of an n-d block, reading stencil windows
   (``shifted`` leaves) of padded blocks at offsets given as arguments (the
   same kernel for every rank, box and offset: a stencil's interior and its
-  boundary strips).
+  boundary strips);
+- ``boxreduce``: the same boxes reduced, one partial per row of axis 0 (a
+  stencil's values summed, or their max, without writing them).
 """
 
 from __future__ import annotations
@@ -161,6 +163,26 @@ def kernel(lo0, hi0, lo, hi, {outs}, {params}):
 {stores}
 """
 
+# The same boxes reduced: one partial per row of axis 0 (``parts[i0 - base]``), the cells of a row taken in
+# order (a stencil's values summed, or their max, without writing them).
+_BOX_REDUCE = """
+def kernel(lo0, hi0, lo, hi, base, parts, {params}):
+{offsets}
+    for i0 in range(np.uint64(lo0), np.uint64(hi0)):
+        m = {zero}
+        first = True
+{loops}
+{body}
+{indent}v = {acc}({value})
+{indent}{update}
+{indent}first = False
+        parts[np.int64(i0) - base] = m
+"""
+
+#: How a row's running partial ``m`` takes the next value ``v`` (max and min: NaN propagates).
+_UPDATE = {"sum": "m = m + v", "mean": "m = m + v", "prod": "m = m * v",
+           "max": "m = v if (first or v > m or v != v) else m", "min": "m = v if (first or v < m or v != v) else m"}
+
 _FULL_ADD = """
 def kernel(tlo, thi, n, parts, {params}):
     buf = np.empty({tile}, dtype=np.{accname})
@@ -221,7 +243,7 @@ _BETTER = {"max": "v > m or v != v", "min": "v < m or v != v"}
 _COMBINE = {"sum": "acc[c] + v", "mean": "acc[c] + v", "prod": "acc[c] * v",
             "max": "v if (v > acc[c] or v != v) else acc[c]", "min": "v if (v < acc[c] or v != v) else acc[c]"}
 
-DRIVERS = ("elementwise", "full", "axis", "box")
+DRIVERS = ("elementwise", "full", "axis", "box", "boxreduce")
 
 
 def _acc(dtype: np.dtype) -> str:
@@ -231,18 +253,21 @@ def _acc(dtype: np.dtype) -> str:
 def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: np.dtype | None = None) -> str:
     """The module source of one kernel: the ``driver`` named ``kernel`` with ``group``'s statements inlined."""
     ndim = len(group.root.shape)
-    depth = {"elementwise": 8, "full": 12, "axis": 16, "box": 4 + 4 * ndim}[driver]
-    body, params, values, prelude = value_source(group, " " * depth, box=driver == "box")
+    depth = {"elementwise": 8, "full": 12, "axis": 16, "box": 4 + 4 * ndim, "boxreduce": 4 + 4 * ndim}[driver]
+    body, params, values, prelude = value_source(group, " " * depth, box=driver in ("box", "boxreduce"))
     fill = {"params": ", ".join(params), "tile": TILE, "body": body}
-    if driver == "box":
-        loops = "\n".join(f"{' ' * (4 + 4 * d)}for i{d} in range(np.uint64(lo[{d}]), np.uint64(hi[{d}])):"
-                          for d in range(1, ndim))
+    if driver in ("box", "boxreduce"):  # the loops over axes 1.. of the box, the windows' offsets
+        fill["loops"] = "\n".join(f"{' ' * (4 + 4 * d)}for i{d} in range(np.uint64(lo[{d}]), np.uint64(hi[{d}])):"
+                                  for d in range(1, ndim))
+        fill["offsets"] = "\n".join(f"    o{j}_{d} = np.uint64(o{j}[{d}])" for j in range(len(group.shifted))
+                                    for d in range(ndim))
+    if driver == "boxreduce":
+        source = _BOX_REDUCE.format(indent=" " * depth, acc=_acc(acc), value=values[0], update=_UPDATE[reduction],
+                                    zero=f"np.{acc.name}({1 if reduction == 'prod' else 0})", **fill)
+    elif driver == "box":
         at = ", ".join(f"i{d}" for d in range(ndim))
         stores = "\n".join(f"{' ' * depth}out{j}[{at}] = {v}" for j, v in enumerate(values))
-        offsets = "\n".join(f"    o{j}_{d} = np.uint64(o{j}[{d}])" for j in range(len(group.shifted))
-                            for d in range(ndim))
-        source = _BOX.format(outs=", ".join(f"out{j}" for j in range(len(values))), loops=loops, stores=stores,
-                             offsets=offsets, **fill)
+        source = _BOX.format(outs=", ".join(f"out{j}" for j in range(len(values))), stores=stores, **fill)
     elif driver == "elementwise":
         stores = "\n".join(f"        out{j}[i] = {v}" for j, v in enumerate(values))
         lo, hi = ("lo", "hi") if group.broadcast else ("np.uint64(lo)", "np.uint64(hi)")

@@ -227,11 +227,16 @@ class _Run:
             nodes, leaves = _collect(roots)
         else:
             nodes, leaves = [], [root]
-        if reduction is None and any(leaf.op in ("shift", "halo") for leaf in leaves):
+        windows = any(leaf.op in ("shift", "halo") for leaf in leaves)
+        if reduction is None and windows:
             direct = self.plan.direct.get(id(root)) if len(roots) == 1 else None
             target = None if direct is None else (self.value(direct[0]), *direct[1:])
             found = run_stencil(self, roots, nodes, leaves, lambda group, roles: self._kernel(group, roles, "box"),
                                 _spread, target)
+            if found is not None:
+                return found
+        elif windows and len(reduction.attrs[0]) == len(root.shape) and nodes:
+            found = self._stencil_reduction(roots, nodes, leaves, reduction)
             if found is not None:
                 return found
         values = [self.value(leaf) for leaf in leaves]
@@ -323,6 +328,23 @@ class _Run:
                 partial = (xp.prod if name == "prod" else xp.sum)(parts, dtype=acc)
             partial = xp.reshape(partial, kept)
         return self._finish(reduction, main, partial)
+
+    def _stencil_reduction(self, roots: list, nodes: list, leaves: list, reduction: Node):
+        """A reduction over every axis of a stencil group's values, fused into the box kernels' pass (the windows
+        read as :func:`~darray.fuse.stencil.run_stencil` reads them, nothing block-sized written), or None."""
+        name = reduction.op
+        acc = np.dtype(np.float64) if name == "mean" and roots[0].dtype.kind in "biu" else reduction.dtype
+        found = run_stencil(self, roots, nodes, leaves,
+                            lambda group, roles: self._kernel(group, roles, "boxreduce", name, acc), _spread,
+                            reduced=acc)
+        if found is None:
+            return None
+        layout, comm, parts = found
+        values = np.concatenate(parts) if parts else np.zeros(0, dtype=acc)
+        ufunc = REDUCTIONS[name] or np.add
+        partial = ufunc.reduce(values) if values.size else _neutral(name, roots[0].dtype, acc)
+        stub = DArray._wrap(None, layout, comm, NUMPY)  # the eager result's layout: how the ranks combine
+        return self._finish(reduction, stub, np.full((1,) * len(layout.shape), partial, dtype=acc))
 
     def _finish(self, reduction: Node, main: DArray, partial) -> DArray:
         """A reduction's per-rank ``partial`` (keepdims-shaped) combined over the ranks as eager darray does."""

@@ -175,14 +175,17 @@ def _cuda_box(kernels, group: Group, nodes: list, leaves: list, scalars: list, n
     return kernels.elementwise(*cuda.box_source(group, [k.name for k in kinds], ndim), reduce_dims=False)
 
 
-def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread, into=None):
+def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread, into=None, reduced=None):
     """``roots`` computed by the box kernel, or None when the group does not fit the stencil path.
 
     ``run`` evaluates leaves (``run.value``); ``kernel_for(group, roles)`` compiles the box kernel;
     ``spread(kernel, rows, cells_per_row, *args)`` runs it over rows on the rank's threads. ``into``:
     ``(target DArray, slice bounds, read)`` of an assignment of the one root that nothing else reads (``read``:
     but for this group's windows): when the blocks line up, the dtypes agree (and, ``read``, the windows read a
-    padded copy of the target), the kernel writes there (returning ``[WRITTEN]``).
+    padded copy of the target), the kernel writes there (returning ``[WRITTEN]``). ``reduced``: the
+    accumulator dtype of a reduction of the one root over every axis (NumPy blocks; ``kernel_for`` then
+    compiles the ``boxreduce`` driver): returns the root's eager layout, the communicator and, per box, its
+    rows' partials.
     """
     shifts = [leaf for leaf in leaves if leaf.op in ("shift", "halo")]
     shape = roots[0].shape
@@ -245,6 +248,8 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
             interior_hi[d] = min(interior_hi[d], b.stop - a - o)
     group = Group(roots, nodes, full, [], scalars, shifts)
     gpu = _library(target) == "cupy"
+    if reduced is not None and gpu:  # (a reduction of stencil values on CuPy blocks: the general path)
+        return None
     if gpu:
         box_kernel = _cuda_box(run.plan.cuda, group, nodes, leaves, sv, len(shape))
         if box_kernel is None:
@@ -263,9 +268,16 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
         outs = [into[0].local[tuple(slice(o + lo - t.start, o + lo - t.start + n)
                                     for o, (lo, _), t, n in zip(out_lo, into[1], own, block))]]
     params = [*fv, *(v for pair in zip(windows, offsets) for v in pair), *sv]
+    parts: list = []  # (reduced) per box, one partial per row
 
     def box(lo, hi):
-        if gpu and all(a < b for a, b in zip(lo, hi)):
+        if reduced is not None and all(a < b for a, b in zip(lo, hi)):
+            bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+            rows = hi[0] - lo[0]
+            parts.append(np.empty(rows, dtype=reduced))
+            spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
+                   int(np.prod([b - a for a, b in zip(lo, hi)])) // rows, *bounds, lo[0], parts[-1], *params)
+        elif gpu and all(a < b for a, b in zip(lo, hi)):
             cells = tuple(slice(a, b) for a, b in zip(lo, hi))
             windowed = [v for p, o in zip(windows, offsets) for v in (p, *(int(a + b) for a, b in zip(lo, o)),
                                                                          *_c_strides(p.shape))]
@@ -283,6 +295,8 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
         handle.wait()
     for lo, hi in strips(block, inner):
         box(lo, hi)
+    if reduced is not None:
+        return layout, target._comm, parts
     if written:
         into[0]._halo_fresh = False  # its owned cells changed: ghosts are stale
         return [WRITTEN]
