@@ -351,7 +351,8 @@ def pytest_collection_modifyitems(config, items):
 #: changes is the layout (odd counts, a middle block, 2x2 grids: each layout still runs at 3 and 4 ranks, with
 #: one dtype); what the dtype changes is the local kernel and the MPI datatype of the messages, which the same
 #: layouts' paths exercise at 2 ranks (uneven, empty, last, first-empty and thin blocks exist there too).
-THIN_PAIRS_AT = (3, 4)
+#: ``DARRAY_TEST_ALL_PAIRS=1`` runs every pair at every rank count.
+THIN_PAIRS_AT = () if os.environ.get("DARRAY_TEST_ALL_PAIRS") else (3, 4)
 _THIN = "dtype x layout pairs thinned at 3-4 ranks to each dtype and each layout once (all pairs at 1-2 ranks)"
 _NOT_MPI = "not marked mpi"
 _ranks_dropped_key = pytest.StashKey[dict]()

@@ -51,3 +51,33 @@ def test_a_failure_on_one_rank_fails_every_rank(mpiexec_pytest, pytester):
     assert out.count("1 failed, 1 passed, 1 deselected in") == 2, out  # both ranks agree
     assert "call failed on rank(s) [1] of 2" in out, out
     assert "boom on the last rank" in out, out
+
+
+@pytest.mark.parametrize("nprocs, ran", [
+    (2, ["only_at_two", "grid[f4-a]", "grid[f4-b]", "grid[f8-a]", "grid[f8-b]", "grid[c8-a]", "grid[c8-b]"]),
+    (3, ["grid[f4-a]", "grid[f8-b]", "grid[c8-a]"]),  # every dtype and every layout once
+])
+def test_what_each_rank_count_runs(mpiexec_pytest, pytester, nprocs, ran):
+    """``mpi(ranks=(2,))`` runs at 2 ranks only; a (dtype, layout) grid runs whole at 2 ranks, a covering
+    subset at 3 and 4 (tests/conftest.py THIN_PAIRS_AT), the same on every rank."""
+    pytester.makeini("[pytest]\nmarkers = mpi\n")
+    pytester.makeconftest((Path(__file__).parent / "conftest.py").read_text())
+    pytester.makepyfile(test_selection=textwrap.dedent("""
+        import pytest
+
+        pytestmark = pytest.mark.mpi
+
+        @pytest.mark.mpi(ranks=(2,))
+        def test_only_at_two():
+            pass
+
+        @pytest.mark.parametrize("layout", ["a", "b"])
+        @pytest.mark.parametrize("dtype", ["f4", "f8", "c8"])
+        def test_grid(dtype, layout):
+            pass
+    """))
+    rc, out = mpiexec_pytest(nprocs, ["-m", "mpi", "-rA"], cwd=pytester.path)
+    assert rc == 0, out
+    assert sorted(line.split("::test_")[1] for line in out.splitlines() if line.startswith("PASSED ")) \
+        == sorted(ran), out
+    assert f"{len(ran)} passed{f', {7 - len(ran)} deselected' if len(ran) < 7 else ''} in" in out, out
