@@ -101,8 +101,8 @@ OPTIONS = (("--log2n", 24, "W1 cells: 2**log2n"), ("--reps", 5, "timed repetitio
            ("--side", 2048, "stencil field side"), ("--params", 1 << 22, "Adam update: float32 parameters"))
 
 #: Workload -> (target fused / hand-written, target fused / bound) from issue #21.
-TARGETS = {"W1 sum(a*b + c)": (0.5, 1.3), "README sweep": (0.6, 1.3), "Jacobi map_overlap": (0.6, 1.3),
-           "Adam update": (None, 1.3)}
+TARGETS = {"W1 sum(a*b + c)": (0.5, 1.3), "README sweep": (0.6, 1.3), "residual sum(lap**2)": (None, 1.3),
+           "Jacobi map_overlap": (0.6, 1.3), "Adam update": (None, 1.3)}
 
 
 def table(rows: dict[str, dict[str, float]]) -> str:
@@ -163,7 +163,8 @@ def main(argv=None) -> None:
               f"{times['fused'] / times['eager']:.2f}x; fused a*b+c / eager {times['fused a*b+c'] / times['eager a*b+c']:.2f}x")
         print(f"\n{comm.size} rank(s); W1 2**{args.log2n} float64, stencils {args.side}^2 float64, Adam {args.params} "
               f"float32; /proc/loadavg {load}; |fused - hand| README {rows['README sweep']['error']:.1e}, "
-              f"Jacobi {rows['Jacobi map_overlap']['error']:.1e}")
+              f"Jacobi {rows['Jacobi map_overlap']['error']:.1e}; residual (relative) "
+              f"{rows['residual sum(lap**2)']['error']:.1e}")
         print(table(rows))
         if extra:
             print("  one thread, this rank's block: " + ", ".join(f"{k} {t * 1e3:.1f} ms" for k, t in extra.items()))

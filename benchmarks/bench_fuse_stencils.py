@@ -1,4 +1,4 @@
-"""The stencil workloads of ``bench_fuse.py``: the README's sweep and a periodic Jacobi ``map_overlap``.
+"""The stencil workloads of ``bench_fuse.py``: the README's sweep, its residual and a periodic Jacobi ``map_overlap``.
 
 Each at ``side x side`` float64 cells cut in rows over the ranks, timed per
 sweep (median over the repetitions of the slowest rank):
@@ -6,6 +6,8 @@ sweep (median over the repetitions of the slowest rank):
 - ``fused``: the ``@da.fuse`` function (the README's fused block; a fused
   ``map_overlap(jacobi_block, u, depth=1, boundary="periodic", trim=False,
   out=v)`` with ``u`` and ``v`` swapped every sweep, so every sweep exchanges);
+  the residual ``sum(lap * lap)`` of the 5-point Laplacian, a reduction of
+  stencil values fused into the stencil's pass, bound one read per cell;
 - ``eager``: the same function undecorated (eager darray);
 - ``hand``: what a user writes with mpi4py + NumPy: each rank's rows with a
   ghost row above and below (and, periodic, a ghost column on each side),
@@ -24,12 +26,19 @@ import numpy as np
 import darray as da
 from bench_attention import timed
 
-__all__ = ["readme_sweep", "jacobi_block", "jacobi_overlap", "stencils"]
+__all__ = ["readme_sweep", "residual", "jacobi_block", "jacobi_overlap", "stencils"]
 
 
 @da.fuse
 def readme_sweep(u):
     u[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.2 * (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1])
+
+
+@da.fuse
+def residual(u):
+    """The squared 5-point Laplacian summed: a reduction of stencil values, fused into the stencil's pass."""
+    lap = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1]
+    return da.sum(lap * lap)
 
 
 def jacobi_block(b):
@@ -68,6 +77,30 @@ def hand_readme(world, side: int, field: np.ndarray):
                                               + p[1 + lo:1 + hi, :-2] - 4 * mid)
 
     return sweep, p
+
+
+def hand_residual(world, side: int, field: np.ndarray):
+    """The residual by hand: ghost rows by two Sendrecv, the Laplacian of the rows, squared, summed, Allreduce."""
+    from mpi4py import MPI
+
+    r0, m = _rows(world, side)
+    rank, size = world.Get_rank(), world.Get_size()
+    p = np.zeros((m + 2, side))
+    p[1:-1] = field
+    up = rank - 1 if rank > 0 else MPI.PROC_NULL
+    down = rank + 1 if rank < size - 1 else MPI.PROC_NULL
+    lo, hi = max(0, 1 - r0), min(m, side - 1 - r0)
+    total = np.zeros(1)
+
+    def run():
+        world.Sendrecv(p[1], dest=up, recvbuf=p[-1], source=down)
+        world.Sendrecv(p[-2], dest=down, recvbuf=p[0], source=up)
+        mid = p[1 + lo:1 + hi, 1:-1]
+        lap = p[2 + lo:2 + hi, 1:-1] + p[lo:hi, 1:-1] + p[1 + lo:1 + hi, 2:] + p[1 + lo:1 + hi, :-2] - 4 * mid
+        world.Allreduce(np.array([np.sum(lap * lap)]), total)
+        return float(total[0])
+
+    return run
 
 
 def hand_jacobi(world, side: int, field: np.ndarray):
@@ -118,6 +151,20 @@ def stencils(comm, side: int, reps: int) -> dict[str, dict[str, float]]:
                            "hand": timed(comm, hand, reps), "numpy": timed(comm, numpy_readme, reps),
                            "bound": bound,
                            "error": float(np.max(np.abs(u.local - p[1:-1]), initial=0.0))}
+
+    # the residual of the same field: a reduction of stencil values (reads each cell once, writes nothing)
+    w = da.asarray(u0, copy=True)
+    hand = hand_residual(world, side, block)
+
+    def numpy_residual():
+        lap = block[2:, 1:-1] + block[:-2, 1:-1] + block[1:-1, 2:] + block[1:-1, :-2] - 4 * block[1:-1, 1:-1]
+        return float(np.sum(lap * lap))
+
+    out["residual sum(lap**2)"] = {"fused": timed(comm, lambda: float(residual(w)), reps),
+                                   "eager": timed(comm, lambda: float(residual.__wrapped__(w)), reps),
+                                   "hand": timed(comm, hand, reps), "numpy": timed(comm, numpy_residual, reps),
+                                   "bound": bound / 2,  # one read of each cell
+                                   "error": abs(float(residual(w)) - hand()) / max(abs(hand()), 1e-300)}
 
     # a periodic Jacobi map_overlap into a second array, u and v swapped every sweep
     fields = [da.asarray(u0, split=0, halo=1, boundary="periodic"), da.zeros((side, side), split=0, halo=1,
