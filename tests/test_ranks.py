@@ -1,5 +1,8 @@
 """The distributed suite: every ``mpi`` test, once per rank count, one mpiexec each.
 
+(Except where tests/conftest.py selects per rank count: ``mpi(ranks=...)``, and
+the (dtype, layout) grids thinned at 3 and 4 ranks, ``THIN_PAIRS_AT``.)
+
 Extra pytest arguments for the distributed runs (e.g. ``-k halo -x``) can be
 given in ``DARRAY_TEST_MPI_ARGS``; ``--hypothesis-profile`` is passed on.
 """
