@@ -84,12 +84,18 @@ def reference_read(fmt: str, path) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ round trips
+#: The dtypes :func:`test_round_trip_every_dtype` stores: every one in-process and at 2 ranks; at 3 and 4 ranks the
+#: first of each item size. Where each rank's bytes go depends on the layout and the item size only; how a format
+#: spells a dtype (npy header, zarr and HDF5 types) does not depend on the rank count.
+ROUND_TRIP_DTYPES = dtypes() if P <= 2 else list({np.dtype(d).itemsize: d for d in reversed(dtypes())}.values())
+
+
 @pytest.mark.parametrize("layout", io_layouts((13, 6)), ids=str)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_round_trip_every_dtype(fmt, layout, comm, shared):
     save_fn, load_fn, name = FORMATS[fmt]
     path = shared / name
-    for dtype in dtypes():
+    for dtype in ROUND_TRIP_DTYPES:
         ref = sample(layout.shape, dtype)
         x = layout.array(ref)
         save_fn(path, x)
