@@ -57,8 +57,9 @@ def _rows(world, side: int) -> tuple[int, int]:
     return rank * base + min(rank, extra), base + (rank < extra)
 
 
-def hand_readme(world, side: int, field: np.ndarray):
-    """One README sweep by hand: ghost rows refreshed by two Sendrecv, the global edges fixed."""
+def _ghost_rows(world, side: int, field: np.ndarray):
+    """This rank's rows with a ghost row above and below, the refresh of those ghosts (two Sendrecv, nothing past
+    the global edges), and the rows ``lo:hi`` (in ``field``'s numbering) off the global edges."""
     from mpi4py import MPI
 
     r0, m = _rows(world, side)
@@ -67,11 +68,20 @@ def hand_readme(world, side: int, field: np.ndarray):
     p[1:-1] = field
     up = rank - 1 if rank > 0 else MPI.PROC_NULL
     down = rank + 1 if rank < size - 1 else MPI.PROC_NULL
-    lo, hi = max(0, 1 - r0), min(m, side - 1 - r0)
 
-    def sweep():
+    def refresh():
         world.Sendrecv(p[1], dest=up, recvbuf=p[-1], source=down)
         world.Sendrecv(p[-2], dest=down, recvbuf=p[0], source=up)
+
+    return p, refresh, max(0, 1 - r0), min(m, side - 1 - r0)
+
+
+def hand_readme(world, side: int, field: np.ndarray):
+    """One README sweep by hand: ghost rows refreshed by two Sendrecv, the global edges fixed."""
+    p, refresh, lo, hi = _ghost_rows(world, side, field)
+
+    def sweep():
+        refresh()
         mid = p[1 + lo:1 + hi, 1:-1]
         p[1 + lo:1 + hi, 1:-1] = mid + 0.2 * (p[2 + lo:2 + hi, 1:-1] + p[lo:hi, 1:-1] + p[1 + lo:1 + hi, 2:]
                                               + p[1 + lo:1 + hi, :-2] - 4 * mid)
@@ -81,20 +91,11 @@ def hand_readme(world, side: int, field: np.ndarray):
 
 def hand_residual(world, side: int, field: np.ndarray):
     """The residual by hand: ghost rows by two Sendrecv, the Laplacian of the rows, squared, summed, Allreduce."""
-    from mpi4py import MPI
-
-    r0, m = _rows(world, side)
-    rank, size = world.Get_rank(), world.Get_size()
-    p = np.zeros((m + 2, side))
-    p[1:-1] = field
-    up = rank - 1 if rank > 0 else MPI.PROC_NULL
-    down = rank + 1 if rank < size - 1 else MPI.PROC_NULL
-    lo, hi = max(0, 1 - r0), min(m, side - 1 - r0)
+    p, refresh, lo, hi = _ghost_rows(world, side, field)
     total = np.zeros(1)
 
     def run():
-        world.Sendrecv(p[1], dest=up, recvbuf=p[-1], source=down)
-        world.Sendrecv(p[-2], dest=down, recvbuf=p[0], source=up)
+        refresh()
         mid = p[1 + lo:1 + hi, 1:-1]
         lap = p[2 + lo:2 + hi, 1:-1] + p[lo:hi, 1:-1] + p[1 + lo:1 + hi, 2:] + p[1 + lo:1 + hi, :-2] - 4 * mid
         world.Allreduce(np.array([np.sum(lap * lap)]), total)
