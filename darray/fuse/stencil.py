@@ -271,22 +271,21 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     parts: list = []  # (reduced) per box, one partial per row
 
     def box(lo, hi):
-        if reduced is not None and all(a < b for a, b in zip(lo, hi)):
-            bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
-            rows = hi[0] - lo[0]
-            parts.append(np.empty(rows, dtype=reduced))
-            spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
-                   int(np.prod([b - a for a, b in zip(lo, hi)])) // rows, *bounds, lo[0], parts[-1], *params)
-        elif gpu and all(a < b for a, b in zip(lo, hi)):
+        if not all(a < b for a, b in zip(lo, hi)):
+            return
+        if gpu:
             cells = tuple(slice(a, b) for a, b in zip(lo, hi))
             windowed = [v for p, o in zip(windows, offsets) for v in (p, *(int(a + b) for a, b in zip(lo, o)),
                                                                          *_c_strides(p.shape))]
             box_kernel(*(f[cells] for f in fv), *windowed, *sv, *(o[cells] for o in outs))
-        elif all(a < b for a, b in zip(lo, hi)):
-            bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
-            rows = hi[0] - lo[0]
-            spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
-                   int(np.prod([b - a for a, b in zip(lo, hi)])) // rows, *bounds, *outs, *params)
+            return
+        bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
+        rows = hi[0] - lo[0]
+        if reduced is not None:  # the box's rows' partials (the boxreduce driver), else its values into outs
+            parts.append(np.empty(rows, dtype=reduced))
+        written_to = (lo[0], parts[-1]) if reduced is not None else outs
+        spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
+               int(np.prod([b - a for a, b in zip(lo, hi)])) // rows, *bounds, *written_to, *params)
 
     lo = tuple(min(a, n) for a, n in zip(interior_lo, block))  # inside the block, possibly empty
     inner = (lo, tuple(min(max(a, b), n) for a, b, n in zip(lo, interior_hi, block)))
