@@ -264,6 +264,37 @@ def test_operators(ndim, layout):
     assert_equal(~bx, ~(i > 0))
 
 
+@pytest.mark.numpy_only  # the operators' lean path is for NumPy blocks
+def test_operators_decide_as_the_engine_on_every_dtype_pair():
+    """On small whole arrays the operators skip the engine (``darray._core.operators``, the lean path, with
+    NumPy deciding the dtypes where :func:`numpy_decides` says it refuses what darray refuses): every operator
+    on every pair of darray dtypes, and with Python ``int`` / ``float`` scalars on both sides, gives what the
+    function form (the engine) gives: the same dtype and values, or the same exception."""
+    from darray._core.dtypes import DTYPES
+    from darray._core.table import BINARY_OPERATORS
+
+    arrays = [da.asarray(np.array([1, 2, 3]).astype(name)) for name in DTYPES]
+    assert all(x.layout.small_whole for x in arrays)
+    wrong = []
+
+    def outcome(call):
+        try:
+            out = call()
+        except Exception as error:  # noqa: BLE001 - compared below
+            return type(error)  # (the messages name the function, the operator's reflected or NumPy's name)
+        return out.dtype, np.asarray(out.local).tolist()
+
+    for row in BINARY_OPERATORS.values():
+        op, func = getattr(operator, row.operator), getattr(da, row.name)
+        for x in arrays:
+            for y in arrays + [2, 1.5]:
+                for a, b in ((x, y), (y, x)):
+                    got, expected = outcome(lambda: op(a, b)), outcome(lambda: func(a, b))
+                    if got != expected:
+                        wrong.append((row.operator, getattr(a, "dtype", a), getattr(b, "dtype", b), got, expected))
+    assert agree(da.default_communicator(), not wrong) == [], wrong[:5]
+
+
 def test_reflected_scalars():
     a = np.arange(1, 14, dtype=np.float64)
     x = uneven(a)

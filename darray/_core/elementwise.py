@@ -16,6 +16,7 @@ import numpy as np
 
 from .._errors import message
 from .._layout import Layout, balanced_sizes
+from .._layout.layout import SMALL_BLOCK_BYTES
 from .alignment import binary_plan, cells, run_binary, strips
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
@@ -39,9 +40,6 @@ _funcs: dict[tuple[int, str], Any] = {}
 # it depends on the interpreter; 0 disables the reuse.
 _TEMPORARY_REFS = 0
 _probe: list | None = None
-#: Blocks below this many bytes take the operators' short path (darray._core.operators), which does not
-#: reuse temporaries: NumPy's own threshold for reusing a temporary operand's buffer (NPY_MIN_ELIDE_BYTES).
-SMALL_BLOCK_BYTES = 1 << 18
 #: Entries a layout keeps in its ``_derived`` dict beyond which alignment plans are not remembered.
 _DERIVED_MAX = 1024
 

@@ -1,28 +1,42 @@
 """DArray's operator methods (``+``, ``-x``, ``a < b``, ``x += y``, ...), generated from the elementwise table.
 
 Every operator goes through :func:`darray._core.elementwise.apply`, the one
-engine. In front of it sits the case a NumPy script meets in every line of a
-loop: NumPy blocks below NumPy's temporary-elision size, no halo, no tracing,
-and the other operand either on the very same layout or a Python ``int`` /
-``float``. That case is one NumPy call and a wrap, with the checks ordered so
-that anything else falls through to the engine after a few attribute tests
-(the engine then decides everything again, so both paths give the same
-result and raise the same errors). Larger blocks go to the engine, which
-reuses the buffers of temporary operands the way NumPy does.
+engine. In front of it sit two short paths for the case a NumPy script meets
+in every line of a loop: NumPy blocks below NumPy's temporary-elision size,
+no halo, no tracing, and the other operand either on the very same layout or
+a Python ``int`` / ``float``. That case is one NumPy call and a wrap.
+
+- The lean path: the layout is small and whole (``Layout.small_whole``: every
+  rank holds the whole array, as below ``min_distributed_size``), so a block
+  type test or two is all that is left to check. Where NumPy's ufunc refuses
+  exactly the dtypes darray refuses (:func:`numpy_decides`, worked out once
+  per function), not even the dtypes are checked: a ``TypeError`` from NumPy
+  sends the call to the engine, which raises darray's message.
+- The short path: any small NumPy block without halo, with the dtypes checked.
+
+Anything else falls through to the engine after a few attribute tests (the
+engine then decides everything again, so every path gives the same result
+and raises the same errors). Larger blocks go to the engine, which reuses the
+buffers of temporary operands the way NumPy does.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from numpy import ndarray
 
 from .. import _recorder
+from .._backend import NUMPY
+from .._layout.layout import SMALL_BLOCK_BYTES
 from .array import DArray
-from .elementwise import SMALL_BLOCK_BYTES, _accepted, _func, apply, apply_inplace, temporaries
+from .dtypes import DTYPES
+from .elementwise import _accepted, _check, _func, apply, apply_inplace, temporaries
 from .table import BINARY_OPERATORS, UNARY_OPERATORS, Elementwise
 
-__all__ = ["install"]
+__all__ = ["install", "numpy_decides"]
 
 _wrap = DArray._wrap
+_new_object = object.__new__
 
 
 def _foreign(other) -> bool:
@@ -39,6 +53,43 @@ def _kernels(name: str) -> dict:
             return entry
 
     return Kernels()
+
+
+_DTYPE_SET = frozenset(DTYPES.values())
+
+
+def numpy_decides(row: Elementwise) -> bool:
+    """Whether NumPy's own function for ``row`` refuses every operand darray refuses.
+
+    Checked on NumPy blocks of every darray dtype, against each other and
+    against Python ``int`` and ``float`` scalars, in both orders: where
+    darray's dtype category rule (with NumPy's booleans,
+    ``NUMPY_BOOL_ARITHMETIC``) refuses, NumPy must raise ``TypeError``; where
+    NumPy computes, it must give a darray dtype. Then the operators' lean
+    path calls NumPy without checking dtypes first and sends a ``TypeError``
+    to the engine, which raises darray's message (or NumPy's, for operands
+    darray accepts and NumPy does not: ``int_array & 1.5``).
+    """
+    f = _func(NUMPY, row.name)
+    if type(f) is not np.ufunc:
+        return False
+    arrays = [np.ones(1, dtype) for dtype in DTYPES.values()]
+    for a in arrays:
+        for b in arrays + [1, 1.5]:
+            try:
+                _check(row, a.dtype.kind + (b.dtype.kind if type(b) is ndarray else ""), NUMPY)
+                refused = False
+            except TypeError:
+                refused = True
+            for args in ((a, b), (b, a)):
+                try:
+                    with np.errstate(all="ignore"):
+                        out = f(*args)
+                except TypeError:
+                    continue
+                if refused or type(out) is not ndarray or out.dtype not in _DTYPE_SET:
+                    return False
+    return True
 
 
 def _unary_method(row: Elementwise):
@@ -62,12 +113,41 @@ def _unary_method(row: Elementwise):
 def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
     """``a op b`` (or, reflected, ``b op a`` for ``b`` not a DArray)."""
     scalars_fast = row.name != "pow"  # ``x ** 0.5`` takes the engine's exact square root
+    lean = []  # (NumPy's kernel, numpy_decides(row)): worked out on the first lean call
 
     def method(self, other):
-        block = self._block
         layout = self._layout
-        if type(block) is ndarray and block.nbytes < SMALL_BLOCK_BYTES and not layout.has_halo \
-                and _recorder.active is None:
+        if layout.small_whole and _recorder.active is None:  # the lean path (see the module)
+            block = self._block
+            kind = type(other)
+            if type(block) is ndarray and (kind is DArray and other._layout is layout and type(other._block) is
+                                           ndarray or (kind is float or kind is int) and scalars_fast):
+                if not lean:
+                    lean.extend((kernels[NUMPY][0], numpy_decides(row)))
+                f, decided = lean
+                operand = other._block if kind is DArray else other
+                out = None
+                if decided:
+                    try:
+                        out = f(operand, block) if reflected else f(block, operand)
+                    except TypeError:
+                        pass  # (a dtype darray refuses too) the engine raises darray's message
+                else:
+                    accepted = kernels[NUMPY][1]
+                    if block.dtype in accepted and (kind is not DArray or operand.dtype in accepted):
+                        out = f(operand, block) if reflected else f(block, operand)
+                if out is not None:  # DArray._wrap, inlined: the call would cost a third of this path
+                    result = _new_object(DArray)
+                    result._block = out
+                    result._layout = layout
+                    result._comm = self._comm
+                    result._xp = self._xp
+                    result._local = result._halo_exchange = None
+                    result._halo_fresh = False
+                    return result
+        elif type(self._block) is ndarray and not layout.has_halo and _recorder.active is None \
+                and self._block.nbytes < SMALL_BLOCK_BYTES:  # the short path
+            block = self._block
             xp = self._xp
             f, accepted = kernels[xp]
             kind = type(other)

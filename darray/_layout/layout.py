@@ -17,7 +17,12 @@ from .blocks import balanced_sizes, check_sizes, offsets
 from .grid import coords_of, rank_of
 from .specs import normalize_axis, normalize_boundary, normalize_halo, normalize_split
 
-__all__ = ["Layout"]
+__all__ = ["Layout", "SMALL_BLOCK_BYTES"]
+
+#: Blocks below this many bytes are "small": NumPy's own threshold for reusing a temporary operand's buffer
+#: (NPY_MIN_ELIDE_BYTES). Below it the operators skip darray's temporary reuse and call NumPy directly.
+SMALL_BLOCK_BYTES = 1 << 18
+_WIDEST_ITEM = 16  # bytes per element of the widest darray dtype (complex128)
 
 
 _CREATED: dict = {}  # Layout.create's memory: hashable specs -> layout
@@ -57,8 +62,8 @@ class Layout:
     (slice(7, 10, None), slice(0, 4, None))
     """
 
-    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "has_halo", "whole", "_key", "_hash",
-                 "_derived", "__dict__")
+    __slots__ = ("shape", "dims", "split", "sizes", "halo", "boundary", "has_halo", "whole", "small_whole", "_key",
+                 "_hash", "_derived", "__dict__")
 
     def __init__(self, shape, dims, split, sizes, halo=None, boundary=None):
         self.shape = tuple(shape)
@@ -70,6 +75,8 @@ class Layout:
         self.has_halo = any(self.halo)
         #: every rank's block is the whole array, with no ghost cells (replicated, no halo): NumPy's meaning
         self.whole = not self.has_halo and all(s is None for s in self.split)
+        #: whole, at least 1-d and small in every dtype: the operators' and indexing's lean path (one NumPy call)
+        self.small_whole = self.whole and len(self.shape) > 0 and prod(self.shape) * _WIDEST_ITEM < SMALL_BLOCK_BYTES
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
         self._derived: dict = {}  # what is computed from this layout (reduced layouts, index plans, ...)
