@@ -332,8 +332,44 @@ class MPICommunicator:
             return view
         return [buf, 1, self._subarray(buf, region)]
 
+    def _exchange_host(self, send: np.ndarray, sends, recv: np.ndarray, recvs):
+        """:meth:`exchange` of NumPy arrays with no message to self, untraced: the stencil loop's case, with
+        no staging (host arrays), one tag and each region's view sent as it is (packed only when strided)."""
+        comm = self.comm
+        self._tag = tag = (self._tag + 1) % KEYED_TAG
+        reqs, peers, packed = [], [], []
+        for peer, region in recvs:
+            view = recv[region]
+            if view.size:
+                reqs.append(comm.Irecv(view if view.flags.c_contiguous else self._message(recv, region),
+                                       source=peer, tag=tag))
+                peers.append(peer)
+        for peer, region in sends:
+            view = send[region]
+            if view.size:
+                if not view.flags.c_contiguous:
+                    view = np.ascontiguousarray(view)
+                    packed.append(view)
+                reqs.append(comm.Isend(view, dest=peer, tag=tag))
+                peers.append(peer)
+        request = _Request(self.MPI, reqs, None, None, peers, self)
+        request.keep = packed  # packed send buffers live until the wait
+        return request
+
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
                  key=None):
+        if type(send) is np.ndarray and type(recv) is np.ndarray and key is None and not _debug.enabled \
+                and _recorder.active is None and recv.flags.c_contiguous and recv.ndim and send.ndim:
+            rank = self.rank
+            for peer, _ in sends:
+                if peer == rank:
+                    break
+            else:
+                for peer, _ in recvs:
+                    if peer == rank:
+                        break
+                else:
+                    return self._exchange_host(send, sends, recv, recvs)
         if _debug.enabled and self.size > 1:
             self._check("exchange", str(send.dtype), str(recv.dtype))
         pairs, sends, recvs = split_self(self.rank, sends, recvs)

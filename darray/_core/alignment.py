@@ -108,28 +108,53 @@ def binary_plan(a: Layout, b: Layout, layout: Layout, rank: int) -> BinaryPlan:
     return BinaryPlan(layout, shape, tuple(operands), tuple(plan))
 
 
+#: (ufunc, dtype, dtype) -> the result's dtype, as the ufunc resolves it
+_RESULT_DTYPES: dict = {}
+
+
+def _result_dtype(f: np.ufunc, a: np.dtype, b: np.dtype) -> np.dtype:
+    key = (f, a, b)
+    found = _RESULT_DTYPES.get(key)
+    if found is None:
+        if len(_RESULT_DTYPES) > 4096:
+            _RESULT_DTYPES.clear()
+        found = _RESULT_DTYPES[key] = f.resolve_dtypes((a, b, None))[2]
+    return found
+
+
+def _start_strips(operands: tuple, plan: BinaryPlan) -> tuple:
+    """Start both operands' strip exchanges: (their receive buffers, the requests)."""
+    buffers, requests = [], []
+    for x, operand in zip(operands, plan.operands):
+        if operand is None:
+            buffers.append(None)
+            continue
+        buffer = np.empty(operand.box, dtype=x._block.dtype)
+        requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
+        buffers.append(buffer)
+    return buffers, requests
+
+
 def run_binary(plan: BinaryPlan, f: Any, a, b, out) -> Any:
     """Replay ``plan`` with the NumPy ufunc ``f`` on DArrays ``a`` and ``b`` into ``out`` (a new block if None).
 
     Both operands' strips travel together; each cell is then one ufunc call.
     """
     operands = (a, b)
-    buffers, requests = [], []
-    with _recorder.labelled("align"):
-        for x, operand in zip(operands, plan.operands):
-            if operand is None:
-                buffers.append(None)
-                continue
-            buffer = np.empty(operand.box, dtype=x._block.dtype)
-            requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
-            buffers.append(buffer)
+    if _recorder.active is None:
+        buffers, requests = _start_strips(operands, plan)
         for request in requests:
             request.wait()
-    sources = [(x.local, None) if operand is None else (x._block, buffer)
-               for x, operand, buffer in zip(operands, plan.operands, buffers)]
+    else:
+        with _recorder.labelled("align"):
+            buffers, requests = _start_strips(operands, plan)
+            for request in requests:
+                request.wait()
+    a_operand, b_operand = plan.operands
+    a_block, a_buffer = (a.local, None) if a_operand is None else (a._block, buffers[0])
+    b_block, b_buffer = (b.local, None) if b_operand is None else (b._block, buffers[1])
     if out is None:
-        out = np.empty(plan.shape, dtype=f.resolve_dtypes((a._block.dtype, b._block.dtype, None))[2])
-    (a_block, a_buffer), (b_block, b_buffer) = sources
+        out = np.empty(plan.shape, dtype=_result_dtype(f, a._block.dtype, b._block.dtype))
     for index, ((a_from_buffer, a_index), (b_from_buffer, b_index)) in plan.cells:
         f((a_buffer if a_from_buffer else a_block)[a_index], (b_buffer if b_from_buffer else b_block)[b_index],
           out=out[index])
