@@ -295,6 +295,30 @@ def test_operators_decide_as_the_engine_on_every_dtype_pair():
     assert agree(da.default_communicator(), not wrong) == [], wrong[:5]
 
 
+@pytest.mark.numpy_only  # the lean path is for NumPy blocks
+def test_unary_functions_decide_as_the_engine_on_every_dtype():
+    """``darray.sqrt(x)`` and every other one-argument function of the table on a small whole array (the
+    lean path of ``darray.ufunc``, after the engine accepted the dtype once) gives what the engine gives."""
+    from darray._core.dtypes import DTYPES
+
+    wrong = []
+    for row in (r for r in ELEMENTWISE if r.nargs == 1 and isinstance(getattr(da, r.name, None), da.ufunc)):
+        for name in DTYPES:
+            x = da.asarray(np.array([0, 1, 3]).astype(name))
+            outcomes = []
+            f = getattr(da, row.name)
+            for call in (lambda: f(x), lambda: f(x), lambda: f(x, order="K")):  # (a keyword: NumPy's general path)
+                try:
+                    with np.errstate(all="ignore"):
+                        out = call()
+                    outcomes.append((out.dtype, np.asarray(out.local).tolist()))
+                except TypeError:
+                    outcomes.append(TypeError)
+            if len({repr(o) for o in outcomes}) != 1:
+                wrong.append((row.name, name, outcomes))
+    assert agree(da.default_communicator(), not wrong) == [], wrong[:3]
+
+
 def test_reflected_scalars():
     a = np.arange(1, 14, dtype=np.float64)
     x = uneven(a)

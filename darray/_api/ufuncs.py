@@ -52,8 +52,12 @@ from __future__ import annotations
 
 import numpy
 
-from .._backend import is_numpy_namespace
+from numpy import ndarray
+
+from .. import _recorder
+from .._backend import NUMPY, is_numpy_namespace
 from .._core import DArray, apply
+from .._core.elementwise import _accepted, _func
 from .._core import protocols as _protocols
 from .._core.dtypes import CATEGORIES, to_numpy_dtype
 from .._core.table import ELEMENTWISE, Elementwise
@@ -107,7 +111,7 @@ def _float_for(dtype) -> numpy.dtype:
 
 class ufunc:  # noqa: N801 - NumPy's name
     __slots__ = ("__name__", "__qualname__", "_doc", "_row", "_np", "_floating", "_alias", "_said", "nin", "nout", "nargs",
-                 "identity", "signature")
+                 "identity", "signature", "_lean")
     __doc__ = _Doc()
     __module__ = "darray"
 
@@ -124,11 +128,23 @@ class ufunc:  # noqa: N801 - NumPy's name
         self.identity = np_ufunc.identity if np_ufunc is not None else None
         self.signature = None
         self._doc = _docstring(self)
+        self._lean = None  # (NumPy's kernel, the dtypes the engine accepted): made on the first lean call
+
+    def _lean_kernel(self) -> tuple:
+        self._lean = (_func(NUMPY, self._row.name), _accepted(NUMPY, self._row.name))
+        return self._lean
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
         row = self._row
         if not kwargs and row is not None and args and type(args[0]) is DArray:  # the plain function's cost
+            first = args[0]
+            if len(args) == 1 and row.nargs == 1 and first._layout.small_whole and type(first._block) is ndarray \
+                    and _recorder.active is None:  # the operators' lean path (darray._core.operators), unary
+                kernel, accepted = self._lean or self._lean_kernel()
+                block = first._block
+                if block.dtype in accepted:  # (else the engine checks the dtype, and accepts it for next time)
+                    return DArray._wrap(kernel(block), first._layout, first._comm, first._xp)
             try:
                 out = apply(row, args)
             except (TypeError, ValueError) as error:
