@@ -74,21 +74,21 @@ def numpy_decides(row: Elementwise) -> bool:
     if type(f) is not np.ufunc:
         return False
     arrays = [np.ones(1, dtype) for dtype in DTYPES.values()]
-    for a in arrays:
-        for b in arrays + [1, 1.5]:
-            try:
-                _check(row, a.dtype.kind + (b.dtype.kind if type(b) is ndarray else ""), NUMPY)
-                refused = False
-            except TypeError:
-                refused = True
-            for args in ((a, b), (b, a)):
+    with np.errstate(all="ignore"):
+        for a in arrays:
+            for b in arrays + [1, 1.5]:
                 try:
-                    with np.errstate(all="ignore"):
-                        out = f(*args)
+                    _check(row, a.dtype.kind + (b.dtype.kind if type(b) is ndarray else ""), NUMPY)
+                    refused = False
                 except TypeError:
-                    continue
-                if refused or type(out) is not ndarray or out.dtype not in _DTYPE_SET:
-                    return False
+                    refused = True
+                for args in ((a, b), (b, a)) if type(b) is not ndarray else ((a, b),):  # (pairs come both ways)
+                    try:
+                        out = f(*args)
+                    except TypeError:
+                        continue
+                    if refused or type(out) is not ndarray or out.dtype not in _DTYPE_SET:
+                        return False
     return True
 
 
