@@ -377,16 +377,7 @@ def setitem(x: DArray, key, value) -> None:
                 type(value._block) is _ndarray else None
         else:
             source = value if kind in _FILL_SCALARS else None
-        numpy_key = _GENERAL
-        if source is not None:
-            numpy_key = key
-            if type(key) is tuple:  # (the stencil loop's keys: checked here, not by a call)
-                for k in key:
-                    if type(k) not in _BASIC_ITEMS:
-                        numpy_key = _whole_key(x, key)
-                        break
-            elif type(key) is not slice:
-                numpy_key = _whole_key(x, key)
+        numpy_key = _GENERAL if source is None else _whole_key(x, key)
         if numpy_key is not _GENERAL:
             try:
                 block[numpy_key] = source
