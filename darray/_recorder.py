@@ -67,15 +67,38 @@ def span(kind: str, op: str, nbytes: int = 0, peers=(), shape=()):
                 record(kind, op, begin, now(), nbytes, peers, shape)
 
 
-@contextmanager
+class _Labelled:
+    """``with labelled(name):`` while tracing: names the exchanges inside, then restores the previous name."""
+
+    __slots__ = ("name", "previous")
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        global label
+        self.previous, label = label, self.name
+
+    def __exit__(self, *exc) -> None:
+        global label
+        label = self.previous
+
+
+class _Unlabelled:
+    """``with labelled(name):`` while not tracing: nothing (no generator to run on the hot paths)."""
+
+    __slots__ = ()
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+_UNLABELLED = _Unlabelled()
+
+
 def labelled(name: str):
     """Name the exchanges made inside the block (no-op when tracing is off)."""
-    global label
-    if active is None:
-        yield
-        return
-    previous, label = label, name
-    try:
-        yield
-    finally:
-        label = previous
+    return _UNLABELLED if active is None else _Labelled(name)

@@ -122,34 +122,23 @@ def _result_dtype(f: np.ufunc, a: np.dtype, b: np.dtype) -> np.dtype:
     return found
 
 
-def _start_strips(operands: tuple, plan: BinaryPlan) -> tuple:
-    """Start both operands' strip exchanges: (their receive buffers, the requests)."""
-    buffers, requests = [], []
-    for x, operand in zip(operands, plan.operands):
-        if operand is None:
-            buffers.append(None)
-            continue
-        buffer = np.empty(operand.box, dtype=x._block.dtype)
-        requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
-        buffers.append(buffer)
-    return buffers, requests
-
-
 def run_binary(plan: BinaryPlan, f: Any, a, b, out) -> Any:
     """Replay ``plan`` with the NumPy ufunc ``f`` on DArrays ``a`` and ``b`` into ``out`` (a new block if None).
 
     Both operands' strips travel together; each cell is then one ufunc call.
     """
     operands = (a, b)
-    if _recorder.active is None:
-        buffers, requests = _start_strips(operands, plan)
+    buffers, requests = [], []
+    with _recorder.labelled("align"):
+        for x, operand in zip(operands, plan.operands):
+            if operand is None:
+                buffers.append(None)
+                continue
+            buffer = np.empty(operand.box, dtype=x._block.dtype)
+            requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
+            buffers.append(buffer)
         for request in requests:
             request.wait()
-    else:
-        with _recorder.labelled("align"):
-            buffers, requests = _start_strips(operands, plan)
-            for request in requests:
-                request.wait()
     a_operand, b_operand = plan.operands
     a_block, a_buffer = (a.local, None) if a_operand is None else (a._block, buffers[0])
     b_block, b_buffer = (b.local, None) if b_operand is None else (b._block, buffers[1])

@@ -113,7 +113,7 @@ def _unary_method(row: Elementwise):
 def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
     """``a op b`` (or, reflected, ``b op a`` for ``b`` not a DArray)."""
     scalars_fast = row.name != "pow"  # ``x ** 0.5`` takes the engine's exact square root
-    lean = []  # (NumPy's kernel, numpy_decides(row)): worked out on the first lean call
+    lean = []  # (NumPy's kernel, the dtypes the engine accepted, numpy_decides(row)): made on the first lean call
 
     def method(self, other):
         layout = self._layout
@@ -123,8 +123,8 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
             if type(block) is ndarray and (kind is DArray and other._layout is layout and type(other._block) is
                                            ndarray or (kind is float or kind is int) and scalars_fast):
                 if not lean:
-                    lean.extend((kernels[NUMPY][0], numpy_decides(row)))
-                f, decided = lean
+                    lean.extend((*kernels[NUMPY], numpy_decides(row)))
+                f, accepted, decided = lean
                 operand = other._block if kind is DArray else other
                 out = None
                 if decided:
@@ -132,10 +132,8 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
                         out = f(operand, block) if reflected else f(block, operand)
                     except TypeError:
                         pass  # (a dtype darray refuses too) the engine raises darray's message
-                else:
-                    accepted = kernels[NUMPY][1]
-                    if block.dtype in accepted and (kind is not DArray or operand.dtype in accepted):
-                        out = f(operand, block) if reflected else f(block, operand)
+                elif block.dtype in accepted and (kind is not DArray or operand.dtype in accepted):
+                    out = f(operand, block) if reflected else f(block, operand)
                 if out is not None:  # DArray._wrap, inlined (a call is 4% of this path's instructions)
                     result = _new_object(DArray)
                     result._block = out
