@@ -64,6 +64,8 @@ class _Staged:
 #: so persistent requests started in any order still match (rotating tags stay below it).
 KEYED_TAG = 32000
 KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up to 32767
+#: Seconds an interrupted rank waits for the others to be interrupted too, so that they all exit together.
+INTERRUPT_MEET = 2.0
 _BOOL_ORDER = {"min": "land", "max": "lor"}
 
 
@@ -476,11 +478,13 @@ def install_abort_hook(comm: MPICommunicator) -> None:
 
 
 def _interrupted(comm: MPICommunicator) -> None:
-    """Ctrl-C: rank 0 prints one line; every rank announces its exit and leaves with status 130 (128 + SIGINT).
+    """Ctrl-C: rank 0 prints one line; every rank leaves with status 130 (128 + SIGINT), all at once.
 
     No ``MPI_Abort``: ``mpiexec`` kills the other ranks then and may print a banner for each; every rank got
-    the signal anyway. A rank interrupted alone leaves silently and the ranks waiting for it raise
-    :class:`~darray._debug.RanksLeft`.
+    the signal anyway. It does the same when one rank exits before the others, so the interrupted ranks first
+    meet (:meth:`~darray._comm.watch.Departures.meet`, after rank 0 has printed) and then exit together. A rank
+    interrupted alone waits :data:`INTERRUPT_MEET` seconds for the others, then leaves and the ranks waiting for
+    it raise :class:`~darray._debug.RanksLeft`.
     """
     import signal
 
@@ -489,5 +493,6 @@ def _interrupted(comm: MPICommunicator) -> None:
         sys.stderr.write("darray: interrupted on rank 0; job aborted\n")
     sys.stdout.flush()
     sys.stderr.flush()
-    comm.departures.announce()
+    if not comm.departures.meet(INTERRUPT_MEET):
+        comm.departures.announce()
     os._exit(130)

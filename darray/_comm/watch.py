@@ -95,6 +95,29 @@ class Departures:
         except Exception:  # noqa: BLE001 - the job is ending anyway: an announcement that fails is only lost
             pass
 
+    def meet(self, timeout: float) -> bool:
+        """Wait, at most ``timeout`` seconds, until every rank called ``meet``; True if they all did.
+
+        Ctrl-C reaches every rank, but not at the same moment. ``mpiexec`` kills
+        the other ranks as soon as one exits (and may print a banner for each),
+        so interrupted ranks meet here first and then exit within microseconds
+        of each other. A rank interrupted alone gives up after ``timeout``.
+        """
+        if self.size == 1:
+            return True
+        MPI = self.MPI
+        try:
+            request = self.comm.Ibarrier()
+            deadline = time.monotonic() + timeout
+            while not request.Test():
+                if time.monotonic() > deadline:
+                    return False
+                if _yield_core:
+                    os.sched_yield()
+            return True
+        except MPI.Exception:  # the job is ending anyway
+            return False
+
 
 #: Frames that wrap a public function (their ``name`` local says which) or only dispatch to one.
 _WRAPPERS = {"call", "traced"}
