@@ -76,6 +76,8 @@ class BinaryPlan(NamedTuple):
     operands: tuple  #: per operand: its :class:`Strips`, or None when its own cells are the result's
     #: per cell: (index of the result's block, per operand (from the buffer?, index of its source))
     cells: tuple
+    #: whether an operand's block may take the result: the result has no halo and an operand's own cells are its
+    reuses: bool
 
 
 def binary_plan(a: Layout, b: Layout, layout: Layout, rank: int) -> BinaryPlan:
@@ -105,7 +107,8 @@ def binary_plan(a: Layout, b: Layout, layout: Layout, rank: int) -> BinaryPlan:
             else:  # pragma: no cover
                 raise AssertionError(f"elementwise: cell {cell} is covered by no piece")
         plan.append(((*own, ...), tuple(sources)))  # `...`: a view also at 0-d
-    return BinaryPlan(layout, shape, tuple(operands), tuple(plan))
+    return BinaryPlan(layout, shape, tuple(operands), tuple(plan),
+                      not layout.has_halo and any(operand is None for operand in operands))
 
 
 #: (ufunc, dtype, dtype) -> the result's dtype, as the ufunc resolves it

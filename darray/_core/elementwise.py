@@ -25,7 +25,7 @@ from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .special_cases import standard_kernel
 from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "temporaries", "astype", "align_target", "cheapest_layout", "local_operand",
+__all__ = ["apply", "apply_inplace", "run_plan", "temporaries", "astype", "align_target", "cheapest_layout", "local_operand",
            "wrap_like", "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
@@ -187,7 +187,27 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
 def _aligned_binary(row: Elementwise, a: DArray, b: DArray, temps: int) -> DArray | None:
     """``f(a, b)`` for NumPy-block DArrays of one shape cut differently, by a remembered plan (None: the
     general path). The plan is worked out by the general path's own rules (:func:`align_target`,
-    :func:`cheapest_layout`) on the first call per pair of layouts and rank, and kept on ``a``'s layout.
+    :func:`cheapest_layout`) on the first call per pair of layouts and rank, and kept on ``a``'s layout
+    under ``("aligned", b's layout, rank)``, where the operators look it up (see :func:`run_plan`).
+    """
+    if type(_func(a._xp, row.name)) is not np.ufunc:
+        return None
+    rank = a._comm.rank
+    key = ("aligned", b._layout, rank)
+    plan = a._layout._derived.get(key)
+    if plan is None:
+        _, layout = align_target(row.name, (a, b))
+        plan = binary_plan(a._layout, b._layout, cheapest_layout([a, b], layout), rank)
+        if len(a._layout._derived) < _DERIVED_MAX:  # (a layout met by ever new others keeps only so many)
+            a._layout._derived[key] = plan
+    return run_plan(row, plan, a, b, temps)
+
+
+def run_plan(row: Elementwise, plan, a: DArray, b: DArray, temps: int) -> DArray | None:
+    """Replay a remembered alignment ``plan`` (:func:`~darray._core.alignment.binary_plan`) of ``a`` and
+    ``b``, NumPy-block DArrays on one communicator, with ``row``'s NumPy ufunc (None: not a ufunc).
+
+    A temporary operand (``temps``, see :func:`temporaries`) whose cells are the result's takes the result.
     """
     xp = a._xp
     f = _func(xp, row.name)
@@ -197,16 +217,8 @@ def _aligned_binary(row: Elementwise, a: DArray, b: DArray, temps: int) -> DArra
     accepted = _accepted(xp, row.name)
     if ba.dtype not in accepted or bb.dtype not in accepted:
         _accept(row, xp, ba, bb)
-    rank = a._comm.rank
-    key = ("aligned", b._layout, rank)
-    plan = a._layout._derived.get(key)
-    if plan is None:
-        _, layout = align_target(row.name, (a, b))
-        plan = binary_plan(a._layout, b._layout, cheapest_layout([a, b], layout), rank)
-        if len(a._layout._derived) < _DERIVED_MAX:  # (a layout met by ever new others keeps only so many)
-            a._layout._derived[key] = plan
     out = None
-    if temps and not plan.layout.has_halo:
+    if temps and plan.reuses:
         for i, (x, other) in enumerate(((a, b), (b, a))):
             if temps >> i & 1 and plan.operands[i] is None and not x._layout.has_halo \
                     and _keeps_dtype(row, f, x._block, other._block):

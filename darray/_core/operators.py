@@ -30,7 +30,7 @@ from .._backend import NUMPY
 from .._layout.layout import SMALL_BLOCK_BYTES
 from .array import DArray
 from .dtypes import DTYPES
-from .elementwise import _accepted, _check, _func, apply, apply_inplace, temporaries
+from .elementwise import _accepted, _check, _func, apply, apply_inplace, run_plan, temporaries
 from .table import BINARY_OPERATORS, UNARY_OPERATORS, Elementwise
 
 __all__ = ["install", "numpy_decides"]
@@ -163,6 +163,14 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
                 if type(out) is ndarray:
                     return _wrap(out, layout, self._comm, xp)
         block = operand = None  # the engine may reuse a temporary operand's buffer: hold no reference to it
+        if type(other) is DArray and other._layout is not layout and _recorder.active is None \
+                and not reflected:  # the cut path: a plan the engine remembered (_aligned_binary)
+            plan = layout._derived.get(("aligned", other._layout, self._comm.rank))
+            if plan is not None and type(self._block) is ndarray and type(other._block) is ndarray \
+                    and other._comm is self._comm:
+                out = run_plan(row, plan, self, other, temporaries(self, other) if plan.reuses else 0)
+                if out is not None:
+                    return out
         try:
             if reflected:
                 return apply(row, (other, self), temporaries(other, self) & 2)
