@@ -67,6 +67,7 @@ KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up 
 #: Seconds an interrupted rank waits for the others to be interrupted too, so that they all exit together.
 INTERRUPT_MEET = 2.0
 _BOOL_ORDER = {"min": "land", "max": "lor"}
+_new_object = object.__new__
 
 
 class _PersistentExchange:
@@ -121,18 +122,25 @@ class _Request:
         self.keep = None  # what must live until the wait: packed send buffers, or a _PersistentExchange
         self.comm = comm  # the MPICommunicator: whose departures and ranks a slow wait watches
 
+    def _expected(self) -> set[int]:
+        """Job ranks whose departure ends the wait: the peers (asked for only when a wait is slow)."""
+        jobs = self.comm.members
+        return {jobs[p] for p in self.peers}
+
     def _pending(self) -> set[int]:
         """Job ranks whose messages have not arrived yet (for a timeout message)."""
         jobs = self.comm.members
         return {jobs[self.peers[i]] for i, r in enumerate(self.requests) if not r.Test()}
 
     def wait(self) -> None:
-        if self.requests:
-            comm, requests, testall = self.comm, self.requests, self.MPI.Request.Testall
-            jobs = comm.members
-            peers = self.peers
-            watch.wait(lambda: testall(requests), "exchange", comm.departures, lambda: {jobs[p] for p in peers},
-                       self._pending)
+        requests = self.requests
+        if requests:
+            if len(requests) == 1:  # (Test of one request: no array of handles to build per test)
+                watch.wait(requests[0].Test, "exchange", self.comm.departures, self._expected, self._pending)
+            else:
+                testall = self.MPI.Request.Testall
+                watch.wait(lambda: testall(requests), "exchange", self.comm.departures, self._expected,
+                           self._pending)
             self.requests = []
             if type(self.keep) is _PersistentExchange:
                 self.keep.active = False
@@ -344,7 +352,7 @@ class MPICommunicator:
             view = recv[region]
             if view.size:
                 reqs.append(comm.Irecv(view if view.flags.c_contiguous else self._message(recv, region),
-                                       source=peer, tag=tag))
+                                       peer, tag))
                 peers.append(peer)
         for peer, region in sends:
             view = send[region]
@@ -352,16 +360,18 @@ class MPICommunicator:
                 if not view.flags.c_contiguous:
                     view = np.ascontiguousarray(view)
                     packed.append(view)
-                reqs.append(comm.Isend(view, dest=peer, tag=tag))
+                reqs.append(comm.Isend(view, peer, tag))
                 peers.append(peer)
-        request = _Request(self.MPI, reqs, None, None, peers, self)
+        request = _new_object(_Request)  # (no __init__ call: the fields of an untraced, unstaged exchange)
+        request.requests, request.peers, request.comm, request.MPI = reqs, peers, self, self.MPI
+        request.staged = request.trace = None
         request.keep = packed  # packed send buffers live until the wait
         return request
 
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
                  key=None):
         if type(send) is np.ndarray and type(recv) is np.ndarray and key is None and not _debug.enabled \
-                and _recorder.active is None and recv.flags.c_contiguous and recv.ndim and send.ndim:
+                and _recorder.active is None and recv.ndim and send.ndim:  # (views of recv may be strided)
             rank = self.rank
             for peer, _ in sends:
                 if peer == rank:

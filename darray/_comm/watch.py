@@ -186,8 +186,11 @@ def wait(test, what: str, departures: Departures | None, expected=None, pending=
     ``pending()`` the job ranks still missing, for the timeout message.
     """
     try:
-        start = time.perf_counter()
-        while time.perf_counter() - start < SPIN:
+        if test():  # (already there: no clock)
+            return
+        clock = time.perf_counter
+        start = clock()
+        while clock() - start < SPIN:
             if test():
                 return
             if _yield_core:  # more ranks than cores: the rank this one waits for may need this core

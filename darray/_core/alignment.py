@@ -130,24 +130,28 @@ def run_binary(plan: BinaryPlan, f: Any, a, b, out) -> Any:
 
     Both operands' strips travel together; each cell is then one ufunc call.
     """
-    operands = (a, b)
-    buffers, requests = [], []
-    with _recorder.labelled("align"):
-        for x, operand in zip(operands, plan.operands):
-            if operand is None:
-                buffers.append(None)
-                continue
-            buffer = np.empty(operand.box, dtype=x._block.dtype)
-            requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
-            buffers.append(buffer)
-        for request in requests:
-            request.wait()
-    a_operand, b_operand = plan.operands
-    a_block, a_buffer = (a.local, None) if a_operand is None else (a._block, buffers[0])
-    b_block, b_buffer = (b.local, None) if b_operand is None else (b._block, buffers[1])
+    if _recorder.active is None:
+        a_buffer, b_buffer = _exchange(plan, a, b)
+    else:
+        with _recorder.labelled("align"):
+            a_buffer, b_buffer = _exchange(plan, a, b)
+    a_block = a._block if a_buffer is not None or not a._layout.has_halo else a.local
+    b_block = b._block if b_buffer is not None or not b._layout.has_halo else b.local
     if out is None:
         out = np.empty(plan.shape, dtype=_result_dtype(f, a._block.dtype, b._block.dtype))
     for index, ((a_from_buffer, a_index), (b_from_buffer, b_index)) in plan.cells:
         f((a_buffer if a_from_buffer else a_block)[a_index], (b_buffer if b_from_buffer else b_block)[b_index],
           out=out[index])
     return out
+
+
+def _exchange(plan: BinaryPlan, a, b) -> tuple:
+    """Move both operands' strips (started together) into new buffers: (a's buffer, b's buffer), None for none."""
+    buffers, requests = [None, None], []
+    for i, (x, operand) in enumerate(zip((a, b), plan.operands)):
+        if operand is not None:
+            buffer = buffers[i] = np.empty(operand.box, dtype=x._block.dtype)
+            requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
+    for request in requests:
+        request.wait()
+    return buffers
