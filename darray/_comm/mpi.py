@@ -171,6 +171,7 @@ class MPICommunicator:
         self._ops = {"sum": MPI.SUM, "prod": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX, "land": MPI.LAND,
                      "lor": MPI.LOR}
         self._subs: dict = {}
+        self._lean_ops: dict = {}  # (op, dtype) -> what the host allreduce needs (see _lean_op)
         self._types: dict = {}
         self._tag = 0
         #: the communicator this one was cut from (itself for a job-wide one): ranks in messages are its ranks
@@ -248,6 +249,23 @@ class MPICommunicator:
             raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
         if self.size == 1:
             return array
+        if type(array) is np.ndarray and _recorder.active is None and not _debug.enabled:
+            lean = self._lean_ops.get((op, array.dtype))
+            if lean is None:
+                lean = self._lean_ops[op, array.dtype] = self._lean_op(op, array.dtype)
+            if lean is not False:  # a host array, untraced, no NaN to carry: the stencil loop's residual
+                mpi_op, what = lean
+                send = array if array.flags.c_contiguous else np.array(array, order="C")  # (0-d stays 0-d)
+                buffer, check = signature.fold(send, op, self.size, sign)
+                out = np.empty(buffer.shape, dtype=buffer.dtype)
+                watch.wait(self.comm.Iallreduce(buffer, out, mpi_op).Test, what, self.departures, self._expected)
+                if check is None:
+                    return out
+                if not check(out):
+                    raise _debug.CollectiveMismatch(self._disagree(what))
+                ndim = send.ndim
+                return out[:send.size] if ndim == 1 else out[0, ...] if ndim == 0 else \
+                    out[:send.size].reshape(send.shape)
         send = self._contiguous(array)
         if _debug.enabled:
             self._check(f"allreduce.{op}", send.dtype.name, send.size, sign)
@@ -270,6 +288,13 @@ class MPICommunicator:
             ndim = send.ndim  # the reduced values are the buffer's head; [0, ...] is a 0-d view in one step
             out = out[:send.size] if ndim == 1 else out[0, ...] if ndim == 0 else out[:send.size].reshape(send.shape)
         return self._back(array, out if unpack is None else unpack(out))
+
+    def _lean_op(self, op: str, dtype: np.dtype):
+        """(MPI operator, the wait's name) for an allreduce ``op`` of host ``dtype`` arrays; False where the
+        general path must run (booleans ordered as and/or, float min/max carrying NaN)."""
+        if dtype == np.bool_ and op in _BOOL_ORDER or op in ("min", "max") and dtype.kind == "f":
+            return False
+        return self._ops[op], f"allreduce.{op}"
 
     def _disagree(self, what: str, groups=None) -> str:
         detail = ("" if groups is None else
