@@ -25,8 +25,8 @@ from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .special_cases import standard_kernel
 from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "run_plan", "temporaries", "astype", "align_target", "cheapest_layout", "local_operand",
-           "wrap_like", "NUMPY_BOOL_ARITHMETIC"]
+__all__ = ["apply", "apply_inplace", "run_plan", "temporaries", "astype", "align_target", "cheapest_layout",
+           "local_operand", "wrap_like", "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
 # Functions whose result has the dtype of two equal floating-point operands: only these may

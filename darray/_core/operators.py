@@ -1,10 +1,11 @@
 """DArray's operator methods (``+``, ``-x``, ``a < b``, ``x += y``, ...), generated from the elementwise table.
 
 Every operator goes through :func:`darray._core.elementwise.apply`, the one
-engine. In front of it sit two short paths for the case a NumPy script meets
-in every line of a loop: NumPy blocks below NumPy's temporary-elision size,
-no halo, no tracing, and the other operand either on the very same layout or
-a Python ``int`` / ``float``. That case is one NumPy call and a wrap.
+engine. In front of it sit three short paths, none of them taken while
+tracing. Two are for the case a NumPy script meets in every line of a loop:
+NumPy blocks below NumPy's temporary-elision size, no halo, and the other
+operand either on the very same layout or a Python ``int`` / ``float``.
+That case is one NumPy call and a wrap.
 
 - The lean path: the layout is small and whole (``Layout.small_whole``: every
   rank holds the whole array, as below ``min_distributed_size``), so a block
@@ -13,6 +14,10 @@ a Python ``int`` / ``float``. That case is one NumPy call and a wrap.
   function), not even the dtypes are checked: a ``TypeError`` from NumPy
   sends the call to the engine, which raises darray's message.
 - The short path: any small NumPy block without halo, with the dtypes checked.
+- The cut path (NumPy blocks of any size): the other operand is a DArray of one shape cut otherwise
+  (shifted slices of a cut array), and the engine has already worked out
+  how the two align (a plan remembered per pair of layouts and rank): the
+  plan is replayed, its strip exchange and one ufunc call per cell.
 
 Anything else falls through to the engine after a few attribute tests (the
 engine then decides everything again, so every path gives the same result
