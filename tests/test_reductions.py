@@ -343,12 +343,14 @@ def test_bool_min_max_across_ranks():
         assert_equal(da.min(x), np.min(g))
 
 
-@pytest.mark.parametrize("layout", [LAYOUTS[2][0], LAYOUTS[2][-1]], ids=str)
+@pytest.mark.parametrize("layout", [LAYOUTS[2][0], LAYOUTS[2][2], LAYOUTS[2][-1]], ids=str)
 @pytest.mark.parametrize("func", ["sum", "prod", "min", "max", "mean"])
 def test_repeated_calls_take_the_remembered_path(comm, func, layout):
-    """A second call on the same layout (NumPy blocks, uncut axes: one NumPy reduction) gives NumPy's result,
-    for each dtype in turn on that layout, and still records its compute event while tracing. Layouts: rows
-    cut over the ranks, and the last of :data:`LAYOUTS` (replicated; at 4 ranks a 2x2 grid of copies)."""
+    """A second call on the same layout (NumPy blocks: one NumPy reduction, and over a cut axis the allreduce
+    of its partials) gives NumPy's result, for each dtype in turn on that layout, and still records its compute
+    event while tracing. Layouts: rows cut over the ranks, evenly and with an empty block (whose rank takes the
+    general path for min and max), and the last of :data:`LAYOUTS` (replicated; at 4 ranks a 2x2 grid of
+    copies)."""
     for dtype in DTYPES[func]:
         a = values(func, dtype, SHAPES[2], seed=3)
         x = layout.array(a)

@@ -110,25 +110,32 @@ _BOOL_AS = {"sum": "int64", "prod": "int64", "min": "uint8", "max": "uint8"}
 
 
 def _fast_plan(x: DArray, key: tuple):
-    """The remembered ``(axes, result layout, count)`` of a NumPy-block reduction over uncut axes, or None.
+    """The remembered ``(axes, result layout, count, combine)`` of a NumPy-block reduction, or None.
 
     ``key`` is ``(func, axis, keepdims)`` with ``axis`` None or an int; the
     plan is stored by :func:`_remember` once the general path has validated
-    the call, so a repeated call is one NumPy reduction and a wrap.
+    the call, so a repeated call is one NumPy reduction and a wrap, plus for
+    a reduction over a cut axis the allreduce of :func:`combine`
+    (``combine``: the array's communicator, the one of the ranks combined and
+    the call's signature; None when no grid dim cuts a reduced axis. Layouts
+    are shared by arrays on other communicators: those take the general path).
     """
     if _recorder.active is not None or type(x) is not DArray or x._xp is not _NUMPY:
         return None
     return x._layout._derived.get(key)
 
 
-def _remember(x: DArray, key: tuple, axes, layout, accepted: set) -> None:
-    """Remember a validated reduction over uncut axes, with its count of reduced cells (non-empty ones only:
-    empty reductions keep their checks and warnings)."""
+def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | None = None) -> None:
+    """Remember a validated reduction, with its count of reduced cells (non-empty ones only: empty reductions
+    keep their checks and warnings) and, over the grid dims ``cut``, what :func:`combine` would do."""
     count = 1
     for a in axes:
         count *= x.shape[a]
     if count and (key[1] is None or type(key[1]) is int) and x._xp is _NUMPY:
-        x._layout._derived[key] = (axes, layout, count)
+        combined = None
+        if cut is not None and True in cut:
+            combined = (x._comm, x._comm.sub(x._layout.dims, cut), (x._layout.shape, cut))
+        x._layout._derived[key] = (axes, layout, count, combined)
         accepted.add(x._block.dtype)
 
 
@@ -142,9 +149,14 @@ def _simple(func: str, op: str, neutral):
             plan = _fast_plan(x, (func, axis, keepdims))
             if plan is not None:
                 block = x.local
-                if block.dtype in accepted:
+                combined = plan[3]
+                if block.dtype in accepted and (combined is None or combined[0] is x._comm):
                     out = ufunc.reduce(block, axis=plan[0], keepdims=keepdims)
-                    return DArray._wrap(out if type(out) is np.ndarray else np.asarray(out), plan[1], x._comm, _NUMPY)
+                    if type(out) is not np.ndarray:
+                        out = np.asarray(out)
+                    if combined is not None:  # over a cut axis: combine's allreduce
+                        out = combined[1].allreduce(out, op, sign=combined[2])
+                    return DArray._wrap(out, plan[1], x._comm, _NUMPY)
         return traced(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
     def general(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
@@ -186,7 +198,10 @@ def _simple(func: str, op: str, neutral):
         elif ufunc is not None and xp is _NUMPY:  # the result's shape at once: no reshape afterwards
             partial = combine(_as_array(xp, ufunc.reduce(block, axis=axes, keepdims=keepdims, **kwargs)), op,
                               x._comm, x._layout, cut)
-            return DArray._wrap(partial, x._layout.reduced(axes, keepdims), x._comm, xp)
+            layout = x._layout.reduced(axes, keepdims)
+            if dtype is None:
+                _remember(x, (func, axis, keepdims), axes, layout, accepted, cut)
+            return DArray._wrap(partial, layout, x._comm, xp)
         else:
             partial = getattr(xp, func)(block, axis=axes, keepdims=True, **kwargs)
         partial = combine(partial, op, x._comm, x._layout, cut)
@@ -250,12 +265,14 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     plan = _fast_plan(x, ("mean", axis, keepdims))
     if plan is not None:
         block = x.local
-        if block.dtype in _mean_accepted:
+        combined = plan[3]
+        if block.dtype in _mean_accepted and (combined is None or combined[0] is x._comm):
             out = np.add.reduce(block, axis=plan[0], keepdims=keepdims, dtype=_MEAN_ACCUMULATOR.get(block.dtype))
-            if type(out) is np.ndarray:
-                np.divide(out, plan[2], out=out)
-            else:
-                out = np.asarray(out / plan[2])
+            if type(out) is not np.ndarray:
+                out = np.asarray(out)
+            if combined is not None:  # over a cut axis: combine's allreduce
+                out = combined[1].allreduce(out, "sum", sign=combined[2])
+            np.divide(out, plan[2], out=out)  # (in place keeps a 0-d result an array)
             return DArray._wrap(out, plan[1], x._comm, _NUMPY)
     return _mean(x, axis=axis, keepdims=keepdims)
 
@@ -279,8 +296,7 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
         with _empty_reduction(count):  # in place keeps a 0-d result an array
             np.divide(partial, count, out=partial)
         layout = x._layout.reduced(axes, keepdims)
-        if not builtins.any(cut):
-            _remember(x, ("mean", axis, keepdims), axes, layout, _mean_accepted)
+        _remember(x, ("mean", axis, keepdims), axes, layout, _mean_accepted, cut)
         return DArray._wrap(partial, layout, x._comm, xp)
     if x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
         block = xp.astype(block, xp.float64)
