@@ -67,7 +67,6 @@ KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up 
 #: Seconds an interrupted rank waits for the others to be interrupted too, so that they all exit together.
 INTERRUPT_MEET = 2.0
 _BOOL_ORDER = {"min": "land", "max": "lor"}
-_new_object = object.__new__
 
 
 class _PersistentExchange:
@@ -259,13 +258,7 @@ class MPICommunicator:
                 buffer, check = signature.fold(send, op, self.size, sign)
                 out = np.empty(buffer.shape, dtype=buffer.dtype)
                 watch.wait(self.comm.Iallreduce(buffer, out, mpi_op).Test, what, self.departures, self._expected)
-                if check is None:
-                    return out
-                if not check(out):
-                    raise _debug.CollectiveMismatch(self._disagree(what))
-                ndim = send.ndim
-                return out[:send.size] if ndim == 1 else out[0, ...] if ndim == 0 else \
-                    out[:send.size].reshape(send.shape)
+                return out if check is None else self._unfold(out, send, check, what)
         send = self._contiguous(array)
         if _debug.enabled:
             self._check(f"allreduce.{op}", send.dtype.name, send.size, sign)
@@ -283,11 +276,16 @@ class MPICommunicator:
         if _recorder.active is not None:
             _recorder.record("comm", f"allreduce.{label}", begin, _recorder.now(), send.nbytes, range(self.size))
         if check is not None:
-            if not check(out):
-                raise _debug.CollectiveMismatch(self._disagree(f"allreduce.{label}"))
-            ndim = send.ndim  # the reduced values are the buffer's head; [0, ...] is a 0-d view in one step
-            out = out[:send.size] if ndim == 1 else out[0, ...] if ndim == 0 else out[:send.size].reshape(send.shape)
+            out = self._unfold(out, send, check, f"allreduce.{label}")
         return self._back(array, out if unpack is None else unpack(out))
+
+    def _unfold(self, out: np.ndarray, send: np.ndarray, check, what: str) -> np.ndarray:
+        """The reduced values of a buffer with a folded signature (its head, shaped like ``send``), once
+        ``check`` found that every rank passed the same signature; else :class:`CollectiveMismatch`."""
+        if not check(out):
+            raise _debug.CollectiveMismatch(self._disagree(what))
+        ndim = send.ndim  # [0, ...] is a 0-d view in one step
+        return out[:send.size] if ndim == 1 else out[0, ...] if ndim == 0 else out[:send.size].reshape(send.shape)
 
     def _lean_op(self, op: str, dtype: np.dtype):
         """(MPI operator, the wait's name) for an allreduce ``op`` of host ``dtype`` arrays; False where the
@@ -387,9 +385,7 @@ class MPICommunicator:
                     packed.append(view)
                 reqs.append(comm.Isend(view, peer, tag))
                 peers.append(peer)
-        request = _new_object(_Request)  # (no __init__ call: the fields of an untraced, unstaged exchange)
-        request.requests, request.peers, request.comm, request.MPI = reqs, peers, self, self.MPI
-        request.staged = request.trace = None
+        request = _Request(self.MPI, reqs, None, None, peers, self)
         request.keep = packed  # packed send buffers live until the wait
         return request
 

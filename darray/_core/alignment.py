@@ -135,6 +135,7 @@ def run_binary(plan: BinaryPlan, f: Any, a, b, out) -> Any:
     else:
         with _recorder.labelled("align"):
             a_buffer, b_buffer = _exchange(plan, a, b)
+    # an operand with strips is indexed in its whole block; one without, in its owned cells
     a_block = a._block if a_buffer is not None or not a._layout.has_halo else a.local
     b_block = b._block if b_buffer is not None or not b._layout.has_halo else b.local
     if out is None:

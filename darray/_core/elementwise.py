@@ -34,7 +34,6 @@ _SCALARS = (bool, int, float, complex)
 _SAME_DTYPE = frozenset({"add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "atan2", "hypot",
                          "copysign", "logaddexp", "nextafter", "remainder", "floor_divide"})
 _funcs: dict[tuple[int, str], Any] = {}
-_new_object = object.__new__
 
 # Largest reference count, seen inside ``_reusable``, of an operand that nothing
 # but the running expression holds. Calibrated at import (``_calibrate``) because
@@ -226,17 +225,7 @@ def run_plan(row: Elementwise, plan, a: DArray, b: DArray, temps: int) -> DArray
                 out = _reusable(x)
                 if out is not None:
                     break
-    out = run_binary(plan, f, a, b, out)
-    if plan.layout.has_halo:
-        return wrap_like(out, plan.layout, a)
-    result = _new_object(DArray)  # DArray._wrap, inlined
-    result._block = out
-    result._layout = plan.layout
-    result._comm = a._comm
-    result._xp = xp
-    result._local = result._halo_exchange = None
-    result._halo_fresh = False
-    return result
+    return wrap_like(run_binary(plan, f, a, b, out), plan.layout, a)
 
 
 def _keeps_dtype(row: Elementwise, f, block, other) -> bool:

@@ -270,14 +270,7 @@ def getitem(x: DArray, key) -> DArray:
         part = (x.local if layout.has_halo else block)[plan[3] or ...]  # (() on a 0-d block: [...] keeps 0-d)
         if part.shape != plan[5]:
             part = x._xp.reshape(part, plan[5])
-        out = _new_object(DArray)  # DArray._wrap, inlined
-        out._block = part
-        out._layout = plan[0]
-        out._comm = x._comm
-        out._xp = x._xp
-        out._local = out._halo_exchange = None
-        out._halo_fresh = False
-        return out
+        return _wrap(part, plan[0], x._comm, x._xp)
     if not is_basic_key(key):
         from .advanced import getitem_advanced  # advanced keys build on this module: imported when met
 
