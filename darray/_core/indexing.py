@@ -141,7 +141,7 @@ def _plan(func: str, x: DArray, key) -> tuple:
 
     ``(result layout before flips, axes to flip, per-axis selections, key into
     the local block, cut axes indexed by an int, this rank's result block
-    shape)``. Stencil loops index the same arrays with the same keys every
+    shape, whether the block's view needs a reshape to it)``. Stencil loops index the same arrays with the same keys every
     sweep: the second time costs a dictionary lookup.
     """
     rank = x._comm.rank
@@ -153,8 +153,10 @@ def _plan(func: str, x: DArray, key) -> tuple:
             return found
     layout, flips, selections = sliced_layout(x._layout, normalize_key(func, key, x.shape))
     cut_ints = [a for a, sel in enumerate(selections) if sel[0] == "int" and x._layout.axis_dim[a] is not None]
-    plan = (layout, flips, selections, local_key(x._layout, rank, selections), cut_ints,
-            layout.block_shape(rank))  # integer-indexed axes dropped, new axes inserted
+    block_key = local_key(x._layout, rank, selections)
+    shape = layout.block_shape(rank)  # integer-indexed axes dropped, new axes inserted
+    view = tuple(len(range(*k.indices(n))) for k, n in zip(block_key, x._layout.block_shape(rank)))
+    plan = (layout, flips, selections, block_key, cut_ints, shape, view != shape)
     if memo is not None and derived.get("index plans", 0) < _PLANS_PER_LAYOUT:
         derived["index plans"] = derived.get("index plans", 0) + 1
         derived[("index", memo, rank)] = plan
@@ -242,11 +244,12 @@ def getitem(x: DArray, key) -> DArray:
     block = x._block
     if layout.whole and type(block) is _ndarray:  # NumPy's indexing, on every rank alike
         numpy_key = key
-        if type(key) is tuple:  # (the stencil loop's keys: checked here, not by a call)
-            for k in key:
-                if type(k) not in _BASIC_ITEMS:
-                    numpy_key = _whole_key(x, key)
-                    break
+        if type(key) is tuple:  # (the stencil loop's keys: checked here, not by a call; a 2-d key of two
+            if len(key) != 2 or type(key[0]) is not slice or type(key[1]) is not slice:  # slices, without a loop)
+                for k in key:
+                    if type(k) not in _BASIC_ITEMS:
+                        numpy_key = _whole_key(x, key)
+                        break
         elif type(key) is not slice:
             numpy_key = _whole_key(x, key)
         if numpy_key is not _GENERAL:
@@ -268,14 +271,14 @@ def getitem(x: DArray, key) -> DArray:
     plan = _remembered(x, key)
     if plan is not None:  # the stencil-loop case: a view of the block, decided once per layout and key
         part = (x.local if layout.has_halo else block)[plan[3] or ...]  # (() on a 0-d block: [...] keeps 0-d)
-        if part.shape != plan[5]:
+        if plan[6]:  # (integers or new axes in the key)
             part = x._xp.reshape(part, plan[5])
         return _wrap(part, plan[0], x._comm, x._xp)
     if not is_basic_key(key):
         from .advanced import getitem_advanced  # advanced keys build on this module: imported when met
 
         return getitem_advanced(x, key)
-    layout, flips, selections, block_key, cut_ints, shape = _plan("__getitem__", x, key)
+    layout, flips, selections, block_key, cut_ints, shape, _ = _plan("__getitem__", x, key)
     xp = x._xp
     part = x.local[block_key or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
     if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
@@ -377,7 +380,12 @@ def setitem(x: DArray, key, value) -> None:
                 type(value._block) is _ndarray else None
         else:
             source = value if kind in _FILL_SCALARS else None
-        numpy_key = _GENERAL if source is None else _whole_key(x, key)
+        if source is None:
+            numpy_key = _GENERAL
+        elif type(key) is tuple and len(key) == 2 and type(key[0]) is slice and type(key[1]) is slice:
+            numpy_key = key  # (a 2-d stencil's key, as in getitem: no call)
+        else:
+            numpy_key = _whole_key(x, key)
         if numpy_key is not _GENERAL:
             try:
                 block[numpy_key] = source
@@ -411,7 +419,7 @@ def setitem(x: DArray, key, value) -> None:
         from .advanced import setitem_advanced
 
         return setitem_advanced(x, key, value)
-    layout, flips, selections, key_of_block, _, _ = _plan("__setitem__", x, key)
+    layout, flips, selections, key_of_block, _, _, _ = _plan("__setitem__", x, key)
     rank = x._comm.rank
     scalar = isinstance(value, (bool, int, float, complex))
     if not scalar:

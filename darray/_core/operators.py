@@ -118,18 +118,21 @@ def _unary_method(row: Elementwise):
 def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
     """``a op b`` (or, reflected, ``b op a`` for ``b`` not a DArray)."""
     scalars_fast = row.name != "pow"  # ``x ** 0.5`` takes the engine's exact square root
-    lean = []  # (NumPy's kernel, the dtypes the engine accepted, numpy_decides(row)): made on the first lean call
+    f = accepted = decided = None  # NumPy's kernel, the dtypes the engine accepted, numpy_decides(row): made on the
+    # first lean call (``f`` last, so that a thread that sees it sees all three)
 
     def method(self, other):
+        nonlocal f, accepted, decided
         layout = self._layout
         if layout.small_whole and _recorder.active is None:  # the lean path (see the module)
             block = self._block
             kind = type(other)
             if type(block) is ndarray and (kind is DArray and other._layout is layout and type(other._block) is
                                            ndarray or (kind is float or kind is int) and scalars_fast):
-                if not lean:
-                    lean.extend((*kernels[NUMPY], numpy_decides(row)))
-                f, accepted, decided = lean
+                if f is None:
+                    decided = numpy_decides(row)
+                    accepted = kernels[NUMPY][1]
+                    f = kernels[NUMPY][0]
                 operand = other._block if kind is DArray else other
                 out = None
                 if decided:
@@ -152,19 +155,19 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
                 and self._block.nbytes < SMALL_BLOCK_BYTES:  # the short path
             block = self._block
             xp = self._xp
-            f, accepted = kernels[xp]
+            kernel, allowed = kernels[xp]
             kind = type(other)
-            if block.dtype not in accepted:
+            if block.dtype not in allowed:
                 pass
             elif kind is DArray:
                 if other._layout is layout or other._layout == layout:
                     operand = other._block
-                    if type(operand) is ndarray and operand.dtype in accepted:
-                        out = f(operand, block) if reflected else f(block, operand)
+                    if type(operand) is ndarray and operand.dtype in allowed:
+                        out = kernel(operand, block) if reflected else kernel(block, operand)
                         if type(out) is ndarray:
                             return _wrap(out, layout, self._comm, xp)
             elif (kind is float or kind is int) and scalars_fast:
-                out = f(other, block) if reflected else f(block, other)
+                out = kernel(other, block) if reflected else kernel(block, other)
                 if type(out) is ndarray:
                     return _wrap(out, layout, self._comm, xp)
         block = operand = None  # the engine may reuse a temporary operand's buffer: hold no reference to it
