@@ -169,7 +169,7 @@ class Layout:
 
     # ------------------------------------------------------------ identity
     def __eq__(self, other):
-        return self is other or (isinstance(other, Layout) and self._key == other._key)
+        return self is other or (isinstance(other, Layout) and self._hash == other._hash and self._key == other._key)
 
     def __hash__(self):
         return self._hash
