@@ -155,21 +155,21 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
                 and self._block.nbytes < SMALL_BLOCK_BYTES:  # the short path
             block = self._block
             xp = self._xp
-            kernel, allowed = kernels[xp]
             kind = type(other)
-            if block.dtype not in allowed:
-                pass
-            elif kind is DArray:
-                if other._layout is layout or other._layout == layout:
+            if kind is DArray:
+                if other._layout is layout or other._layout == layout:  # (shifted slices differ: the cut path)
+                    kernel, allowed = kernels[xp]
                     operand = other._block
-                    if type(operand) is ndarray and operand.dtype in allowed:
+                    if block.dtype in allowed and type(operand) is ndarray and operand.dtype in allowed:
                         out = kernel(operand, block) if reflected else kernel(block, operand)
                         if type(out) is ndarray:
                             return _wrap(out, layout, self._comm, xp)
             elif (kind is float or kind is int) and scalars_fast:
-                out = kernel(other, block) if reflected else kernel(block, other)
-                if type(out) is ndarray:
-                    return _wrap(out, layout, self._comm, xp)
+                kernel, allowed = kernels[xp]
+                if block.dtype in allowed:
+                    out = kernel(other, block) if reflected else kernel(block, other)
+                    if type(out) is ndarray:
+                        return _wrap(out, layout, self._comm, xp)
         block = operand = None  # the engine may reuse a temporary operand's buffer: hold no reference to it
         if type(other) is DArray and other._layout is not layout and _recorder.active is None \
                 and not reflected:  # the cut path: a plan the engine remembered (_aligned_binary)
