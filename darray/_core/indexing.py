@@ -141,8 +141,9 @@ def _plan(func: str, x: DArray, key) -> tuple:
 
     ``(result layout before flips, axes to flip, per-axis selections, key into
     the local block, cut axes indexed by an int, this rank's result block
-    shape, whether the block's view needs a reshape to it)``. Stencil loops index the same arrays with the same keys every
-    sweep: the second time costs a dictionary lookup.
+    shape, whether the block's view needs a reshape to it)``. Stencil loops
+    index the same arrays with the same keys every sweep: the second time
+    costs a dictionary lookup.
     """
     rank = x._comm.rank
     derived = x._layout._derived
