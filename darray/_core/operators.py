@@ -176,9 +176,10 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
             plan = layout._derived.get(("aligned", other._layout, self._comm.rank))
             if plan is not None and type(self._block) is ndarray and type(other._block) is ndarray \
                     and other._comm is self._comm:
-                temps = temporaries(self, other) if plan.reuses and (self._block.base is None or other._block.base
-                                                                     is None) else 0  # (a view's buffer is not its own)
-                out = run_plan(row, plan, self, other, temps)
+                # (temporaries() counts references: it must run as run_plan's argument, with self and other on the
+                # stack, as the calibration of _TEMPORARY_REFS expects; a view's buffer is never its own to give)
+                out = run_plan(row, plan, self, other, temporaries(self, other) if plan.reuses and (
+                    self._block.base is None or other._block.base is None) else 0)
                 if out is not None:
                     return out
         try:
