@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "BoundExchange", "split_self",
+__all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "BoundExchange", "BoundStrips",
+           "split_self",
            "copy_region", "agree"]
 
 #: A region of a local array: one unit-step slice per axis.
@@ -53,6 +54,25 @@ class BoundExchange:
 
     def start(self) -> Request:
         return self.comm.exchange(self.buf, self.sends, self.buf, self.recvs, key=True)
+
+
+class BoundStrips:
+    """Strips that move again and again from blocks of one layout into ``buffer`` (shifted-slice alignment).
+
+    ``start(send)`` moves them once more out of ``send`` (the operand's block
+    this time) and returns the request to wait on; ``buffer`` holds them after
+    the wait, until the next start. The generic form calls ``comm.exchange``;
+    transports that can do better return their own from ``comm.bind_strips``.
+    Not for two threads at once: the buffer is shared by every start.
+    """
+
+    __slots__ = ("comm", "buffer", "sends", "recvs")
+
+    def __init__(self, comm, buffer, sends, recvs):
+        self.comm, self.buffer, self.sends, self.recvs = comm, buffer, list(sends), list(recvs)
+
+    def start(self, send) -> Request:
+        return self.comm.exchange(send, self.sends, self.buffer, self.recvs)
 
 
 @runtime_checkable
@@ -96,6 +116,13 @@ class Communicator(Protocol):
     def bind_exchange(self, buf: Any, sends: Sequence[tuple[int, Region]],
                       recvs: Sequence[tuple[int, Region]]) -> BoundExchange:
         """An exchange within ``buf`` to run many times (``start()``); the caller keeps it with ``buf``."""
+
+    def bind_strips(self, buffer: Any, sends: Sequence[tuple[int, Region]],
+                    recvs: Sequence[tuple[int, Region]]) -> BoundStrips:
+        """Exchanges to run many times from blocks that change (``start(send)``) into one ``buffer``.
+
+        ``sends`` and ``recvs`` name no message to self. Every rank binds and starts together.
+        """
 
     def barrier(self) -> None: ...
 

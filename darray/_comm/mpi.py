@@ -19,7 +19,7 @@ from .._backend import is_host_array, to_numpy
 from .. import _debug, _recorder
 from .._layout import coords_of, volume
 from . import signature, watch
-from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
+from .base import REDUCE_OPS, BoundExchange, BoundStrips, DoneRequest, Region, copy_region, nan_carrying, split_self
 
 __all__ = ["MPICommunicator", "install_abort_hook"]
 
@@ -113,6 +113,49 @@ class _PersistentExchange:
             pass
 
 
+class _StripExchange(BoundStrips):
+    """:class:`~.base.BoundStrips` of NumPy blocks: the receives' views of the buffer made once, no request
+    object per start (it is its own), untraced (traced and ``DARRAY_DEBUG`` starts take ``exchange``)."""
+
+    __slots__ = ("views", "peers", "requests", "packed")
+
+    def __init__(self, comm, buffer, sends, recvs):
+        nonempty = [(peer, region) for peer, region in recvs if all(s.stop > s.start for s in region)]
+        super().__init__(comm, buffer, [(peer, region) for peer, region in sends
+                                        if all(s.stop > s.start for s in region)], nonempty)
+        self.views = [(peer, comm._message(buffer, region)) for peer, region in nonempty]
+        self.peers = [peer for peer, _ in self.views] + [peer for peer, _ in self.sends]  # in request order
+        self.requests = []
+        self.packed = []  # strided send regions, packed: they live until the wait
+
+    def start(self, send):
+        owner = self.comm
+        if type(send) is not np.ndarray or _debug.enabled or _recorder.active is not None:
+            return owner.exchange(send, self.sends, self.buffer, self.recvs)
+        if self.requests:  # (a start whose wait an error skipped: its messages land before the next)
+            self.wait()
+        comm = owner.comm
+        owner._tag = tag = (owner._tag + 1) % KEYED_TAG  # (every rank starts: the tags stay in step)
+        requests = [comm.Irecv(view, peer, tag) for peer, view in self.views]
+        for peer, region in self.sends:
+            view = send[region]
+            if not view.flags.c_contiguous:
+                view = np.ascontiguousarray(view)
+                self.packed.append(view)
+            requests.append(comm.Isend(view, peer, tag))
+        self.requests = requests
+        return self
+
+    def wait(self) -> None:
+        requests = self.requests
+        if requests:
+            if not (requests[0].Test() if len(requests) == 1 else self.comm.MPI.Request.Testall(requests)):
+                _Request(self.comm.MPI, requests, None, None, self.peers, self.comm).wait()  # the watched wait
+            self.requests = []
+            if self.packed:
+                self.packed = []
+
+
 class _Request:
     __slots__ = ("requests", "staged", "MPI", "trace", "peers", "keep", "comm")
 
@@ -135,11 +178,13 @@ class _Request:
         requests = self.requests
         if requests:
             if len(requests) == 1:  # (Test of one request: no array of handles to build per test)
-                watch.wait(requests[0].Test, "exchange", self.comm.departures, self._expected, self._pending)
+                if not requests[0].Test():  # (already there: no watched wait to set up)
+                    watch.wait(requests[0].Test, "exchange", self.comm.departures, self._expected, self._pending)
             else:
                 testall = self.MPI.Request.Testall
-                watch.wait(lambda: testall(requests), "exchange", self.comm.departures, self._expected,
-                           self._pending)
+                if not testall(requests):
+                    watch.wait(lambda: testall(requests), "exchange", self.comm.departures, self._expected,
+                               self._pending)
             self.requests = []
             if type(self.keep) is _PersistentExchange:
                 self.keep.active = False
@@ -444,6 +489,11 @@ class MPICommunicator:
         request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers, self)
         request.keep = packed  # packed send buffers live until the wait
         return request
+
+    def bind_strips(self, buffer, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
+        if type(buffer) is not np.ndarray or not buffer.flags.c_contiguous:
+            return BoundStrips(self, buffer, sends, recvs)
+        return _StripExchange(self, buffer, sends, recvs)
 
     def bind_exchange(self, buf, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
         """A reusable exchange within ``buf``: MPI persistent requests made once, started per call.

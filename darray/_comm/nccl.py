@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, nan_carrying, split_self
+from .base import REDUCE_OPS, BoundExchange, BoundStrips, DoneRequest, Region, copy_region, nan_carrying, split_self
 
 __all__ = ["NCCLCommunicator"]
 
@@ -234,6 +234,11 @@ class NCCLCommunicator:
         if not self._is_device(buf):
             return self.mpi.bind_exchange(buf, sends, recvs)
         return BoundExchange(self, buf, sends, recvs)  # NCCL has no persistent sends: one group per start
+
+    def bind_strips(self, buffer, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
+        if not self._is_device(buffer):
+            return self.mpi.bind_strips(buffer, sends, recvs)
+        return BoundStrips(self, buffer, sends, recvs)
 
     def exchange(self, send, sends: Sequence[tuple[int, Region]], recv, recvs: Sequence[tuple[int, Region]],
                  key=None):

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from .base import REDUCE_OPS, BoundExchange, DoneRequest, Region, copy_region, split_self
+from .base import REDUCE_OPS, BoundExchange, BoundStrips, DoneRequest, Region, copy_region, split_self
 
 __all__ = ["SelfCommunicator"]
 
@@ -43,6 +43,9 @@ class SelfCommunicator:
 
     def bind_exchange(self, buf, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
         return BoundExchange(self, buf, sends, recvs)
+
+    def bind_strips(self, buffer, sends: Sequence[tuple[int, Region]], recvs: Sequence[tuple[int, Region]]):
+        return BoundStrips(self, buffer, sends, recvs)
 
     def barrier(self) -> None:
         return None

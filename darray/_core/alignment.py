@@ -11,7 +11,8 @@ The general elementwise path works this out for any operands. For two
 DArrays of one shape it depends only on their layouts, the result's layout
 and the rank, so :func:`binary_plan` works it out once (kept on the first
 operand's layout by the caller) and :func:`run_binary` replays it: both
-exchanges started together, then one ufunc call per cell into the result.
+exchanges started together, one ufunc call per cell into the result, the cells
+that need no received strip while the strips travel.
 """
 
 from __future__ import annotations
@@ -74,10 +75,14 @@ class BinaryPlan(NamedTuple):
     layout: Layout  #: the result's layout
     shape: tuple  #: the result's block shape on this rank (owned cells)
     operands: tuple  #: per operand: its :class:`Strips`, or None when its own cells are the result's
-    #: per cell: (index of the result's block, per operand (from the buffer?, index of its source))
+    #: per cell: (index of the result's block, per operand (from the buffer?, index of its source)); the cells
+    #: that need no received strip come first
     cells: tuple
     #: whether an operand's block may take the result: the result has no halo and an operand's own cells are its
     reuses: bool
+    early: int  #: how many leading cells need no received strip: they are computed while the strips travel
+    #: (operand's index, communicator, dtype) -> the operand's bound strips (``comm.bind_strips``), made when met
+    routes: dict
 
 
 def binary_plan(a: Layout, b: Layout, layout: Layout, rank: int) -> BinaryPlan:
@@ -107,8 +112,10 @@ def binary_plan(a: Layout, b: Layout, layout: Layout, rank: int) -> BinaryPlan:
             else:  # pragma: no cover
                 raise AssertionError(f"elementwise: cell {cell} is covered by no piece")
         plan.append(((*own, ...), tuple(sources)))  # `...`: a view also at 0-d
+    plan.sort(key=lambda cell: any(from_buffer for from_buffer, _ in cell[1]))  # (stable: own cells first)
+    early = sum(not any(from_buffer for from_buffer, _ in cell[1]) for cell in plan)
     return BinaryPlan(layout, shape, tuple(operands), tuple(plan),
-                      not layout.has_halo and any(operand is None for operand in operands))
+                      not layout.has_halo and any(operand is None for operand in operands), early, {})
 
 
 #: (ufunc, dtype, dtype) -> the result's dtype, as the ufunc resolves it
@@ -128,31 +135,51 @@ def _result_dtype(f: np.ufunc, a: np.dtype, b: np.dtype) -> np.dtype:
 def run_binary(plan: BinaryPlan, f: Any, a, b, out) -> Any:
     """Replay ``plan`` with the NumPy ufunc ``f`` on DArrays ``a`` and ``b`` into ``out`` (a new block if None).
 
-    Both operands' strips travel together; each cell is then one ufunc call.
+    Both operands' strips travel together, while the cells that need none of
+    them are computed; each cell is one ufunc call.
     """
     if _recorder.active is None:
-        a_buffer, b_buffer = _exchange(plan, a, b)
+        a_buffer, b_buffer, requests = _start(plan, a, b)
     else:
         with _recorder.labelled("align"):
-            a_buffer, b_buffer = _exchange(plan, a, b)
+            a_buffer, b_buffer, requests = _start(plan, a, b)
     # an operand with strips is indexed in its whole block; one without, in its owned cells
     a_block = a._block if a_buffer is not None or not a._layout.has_halo else a.local
     b_block = b._block if b_buffer is not None or not b._layout.has_halo else b.local
     if out is None:
         out = np.empty(plan.shape, dtype=_result_dtype(f, a._block.dtype, b._block.dtype))
-    for index, ((a_from_buffer, a_index), (b_from_buffer, b_index)) in plan.cells:
-        f((a_buffer if a_from_buffer else a_block)[a_index], (b_buffer if b_from_buffer else b_block)[b_index],
-          out=out[index])
+    cells, early = plan.cells, plan.early
+    for index, ((_, a_index), (_, b_index)) in cells[:early] if early < len(cells) else cells:
+        f(a_block[a_index], b_block[b_index], out=out[index])
+    if requests:
+        if _recorder.active is None:
+            for request in requests:
+                request.wait()
+        else:
+            with _recorder.labelled("align"):
+                for request in requests:
+                    request.wait()
+        for index, ((a_from_buffer, a_index), (b_from_buffer, b_index)) in cells[early:]:
+            f((a_buffer if a_from_buffer else a_block)[a_index], (b_buffer if b_from_buffer else b_block)[b_index],
+              out=out[index])
     return out
 
 
-def _exchange(plan: BinaryPlan, a, b) -> tuple:
-    """Move both operands' strips (started together) into new buffers: (a's buffer, b's buffer), None for none."""
+def _start(plan: BinaryPlan, a, b) -> tuple:
+    """Start moving both operands' strips: (a's buffer, b's buffer, requests); None for an operand with none.
+
+    Each operand's strips are bound once per communicator and dtype
+    (:meth:`bind_strips`): the buffer they land in is the plan's, read by
+    :func:`run_binary` before it returns.
+    """
     buffers, requests = [None, None], []
-    for i, (x, operand) in enumerate(zip((a, b), plan.operands)):
+    for i, x, operand in ((0, a, plan.operands[0]), (1, b, plan.operands[1])):
         if operand is not None:
-            buffer = buffers[i] = np.empty(operand.box, dtype=x._block.dtype)
-            requests.append(x._comm.exchange(x._block, operand.sends, buffer, operand.recvs))
-    for request in requests:
-        request.wait()
-    return buffers
+            block = x._block
+            route = plan.routes.get((i, x._comm, block.dtype))
+            if route is None:
+                route = plan.routes[i, x._comm, block.dtype] = x._comm.bind_strips(
+                    np.empty(operand.box, dtype=block.dtype), operand.sends, operand.recvs)
+            buffers[i] = route.buffer
+            requests.append(route.start(block))
+    return buffers[0], buffers[1], requests
