@@ -98,3 +98,30 @@ def test_moves_only_the_strips():
     sent = sum(e["nbytes"] for e in t.events if e["op"] == "align")
     total = int(u.comm.allreduce(np.array([sent]), "sum")[0])
     assert 0 < total <= 2 * (P - 1) * 8 * 8 if P > 1 else total == 0, total  # rows of 8 float64
+
+
+@pytest.mark.parametrize("layout", layouts((13, 6), "split0", "uneven0", "grid2x2"), ids=str)
+def test_replays_share_a_buffer_but_never_a_result(layout):
+    """The strips of one plan land in one buffer (bound per dtype): earlier results and other arrays keep theirs."""
+    refs = [values(layout.shape, dtype, key=k) for k, dtype in enumerate(("float64", "float64", "float32"))]
+    arrays = [layout.array(ref) for ref in refs]
+    results = [u[1:] + u[:-1] for u in arrays] + [u[:-1] * u[1:] for u in arrays]
+    for result, expected in zip(results, [r[1:] + r[:-1] for r in refs] + [r[:-1] * r[1:] for r in refs]):
+        assert_equal(result, expected)
+
+
+@pytest.mark.parametrize("layout", layouts((13, 6), "split0", "uneven0", "grid2x2"), ids=str)
+def test_a_call_that_raised_leaves_no_message_behind(layout):
+    """A ufunc error between the strips' start and their wait: the next replay still gets its own strips."""
+    ref = values(layout.shape, "float64")
+    u, zeros = layout.array(ref), layout.array(np.zeros(layout.shape))
+    u[1:] / u[:-1]  # the plan
+    raised = 0
+    with np.errstate(divide="raise", invalid="raise"):
+        try:
+            u[1:] / zeros[:-1]  # raises on the ranks that hold cells of the result; they skip the wait
+        except FloatingPointError:
+            raised = 1
+    assert u.comm.allreduce(np.array([raised]), "sum")[0] > 0
+    for _ in range(2):
+        assert_equal(u[1:] / u[:-1], ref[1:] / ref[:-1])
