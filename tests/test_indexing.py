@@ -287,3 +287,16 @@ def test_empty_masks_select_nothing_whatever_their_lengths(shape, mask, layout):
     assert_equal(x[da.asarray(m)], a[m], err_msg="a DArray mask")
     x[m] = 5.0
     assert_equal(x, a, err_msg="set")
+
+
+def test_remembered_key_forms_never_collide():
+    """The hashable forms under which index plans are remembered differ for keys that select differently."""
+    from darray._core.indexing import _memo_key
+
+    keys = [(1, 2, 3, 4, 5, 6), (slice(1, 2, 3), slice(4, 5, 6)), ((1, 2, 3), (4, 5, 6)), (slice(1, 2, 3),),
+            slice(1, 2, 3), (slice(1, 2), slice(None)), (slice(1, 2, None), slice(None, None, None), None)]
+    forms = [_memo_key(k) for k in keys]
+    assert None not in forms[:2] and forms[2] is None  # (tuples are no basic key items)
+    assert forms[3] == forms[4]  # (a key of one item selects what the item does)
+    assert len({f for f in forms if f is not None}) == len(keys) - 2
+    assert _memo_key((slice(1.0, 2), slice(None))) is None  # (only Python ints: NumPy refuses floats)

@@ -28,13 +28,14 @@ buffers of temporary operands the way NumPy does.
 from __future__ import annotations
 
 import numpy as np
-from numpy import ndarray
+from numpy import ndarray, ufunc
 
 from .. import _recorder
 from .._backend import NUMPY
 from .._layout.layout import SMALL_BLOCK_BYTES
 from .array import DArray
 from .dtypes import DTYPES
+from .alignment import run_binary
 from .elementwise import _accepted, _check, _func, apply, apply_inplace, run_plan, temporaries
 from .table import BINARY_OPERATORS, UNARY_OPERATORS, Elementwise
 
@@ -176,10 +177,16 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
             plan = layout._derived.get(("aligned", other._layout, self._comm.rank))
             if plan is not None and type(self._block) is ndarray and type(other._block) is ndarray \
                     and other._comm is self._comm:
-                # (temporaries() counts references: it must run as run_plan's argument, with self and other on the
-                # stack, as the calibration of _TEMPORARY_REFS expects; a view's buffer is never its own to give)
-                out = run_plan(row, plan, self, other, temporaries(self, other) if plan.reuses and (
-                    self._block.base is None or other._block.base is None) else 0)
+                if plan.reuses and (self._block.base is None or other._block.base is None):
+                    # (temporaries() counts references: it must run as run_plan's argument, with self and other
+                    # on the stack, as the calibration of _TEMPORARY_REFS expects)
+                    out = run_plan(row, plan, self, other, temporaries(self, other))
+                else:  # a view's buffer is never its own to give: the kernel as the short path has it
+                    kernel, allowed = kernels[self._xp]
+                    if type(kernel) is ufunc and self._block.dtype in allowed and other._block.dtype in allowed \
+                            and not plan.layout.has_halo:
+                        return _wrap(run_binary(plan, kernel, self, other, None), plan.layout, self._comm, self._xp)
+                    out = run_plan(row, plan, self, other, 0)
                 if out is not None:
                     return out
         try:
