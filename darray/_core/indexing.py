@@ -399,10 +399,15 @@ def setitem(x: DArray, key, value) -> None:
             source = value if kind in _FILL_SCALARS else None
         if source is None:
             numpy_key = _GENERAL
-        elif type(key) is tuple and len(key) == 2 and type(key[0]) is slice and type(key[1]) is slice:
-            numpy_key = key  # (a 2-d stencil's key, as in getitem: no call)
+        elif type(key) is tuple:  # (checked here, not by a call, as in getitem)
+            numpy_key = key
+            if len(key) != 2 or type(key[0]) is not slice or type(key[1]) is not slice:
+                for k in key:
+                    if type(k) not in _BASIC_ITEMS:
+                        numpy_key = _whole_key(x, key)
+                        break
         else:
-            numpy_key = _whole_key(x, key)
+            numpy_key = key if type(key) is slice else _whole_key(x, key)
         if numpy_key is not _GENERAL:
             try:
                 block[numpy_key] = source
