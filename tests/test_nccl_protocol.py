@@ -38,8 +38,8 @@ def _protocol_methods() -> list[str]:
 
 def test_protocol_has_the_expected_methods():
     # guards the test below against an empty list
-    assert _protocol_methods() == ["abort", "allgather", "allreduce", "barrier", "bcast", "bind_exchange", "exchange",
-                                   "sub"]
+    assert _protocol_methods() == ["abort", "allgather", "allreduce", "barrier", "bcast", "bind_exchange",
+                                   "bind_strips", "exchange", "sub"]
 
 
 @pytest.mark.parametrize("method", _protocol_methods())

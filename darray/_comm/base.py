@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "BoundExchange", "BoundStrips",
-           "split_self",
-           "copy_region", "agree"]
+           "split_self", "copy_region", "agree"]
 
 #: A region of a local array: one unit-step slice per axis.
 Region = tuple[slice, ...]
