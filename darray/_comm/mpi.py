@@ -38,6 +38,11 @@ def _cuda_aware(MPI) -> bool:
         return False
 
 
+def _nonempty(region: Region) -> bool:
+    """Whether ``region`` holds any cell (MPI is not asked to move nothing)."""
+    return all(s.stop > s.start for s in region)
+
+
 class _Staged:
     """A host view of a local array, written back on ``finish`` when it is a copy."""
 
@@ -120,10 +125,9 @@ class _StripExchange(BoundStrips):
     __slots__ = ("views", "peers", "requests", "packed")
 
     def __init__(self, comm, buffer, sends, recvs):
-        nonempty = [(peer, region) for peer, region in recvs if all(s.stop > s.start for s in region)]
-        super().__init__(comm, buffer, [(peer, region) for peer, region in sends
-                                        if all(s.stop > s.start for s in region)], nonempty)
-        self.views = [(peer, comm._message(buffer, region)) for peer, region in nonempty]
+        super().__init__(comm, buffer, [message for message in sends if _nonempty(message[1])],
+                         [message for message in recvs if _nonempty(message[1])])
+        self.views = [(peer, comm._message(buffer, region)) for peer, region in self.recvs]
         self.peers = [peer for peer, _ in self.views] + [peer for peer, _ in self.sends]  # in request order
         self.requests = []
         self.packed = []  # strided send regions, packed: they live until the wait
@@ -471,11 +475,11 @@ class MPICommunicator:
         reqs, peers = [], []
         begin = _recorder.now() if _recorder.active is not None else 0.0
         for (peer, region), tag in zip(recvs, recv_tags):
-            if all(s.stop > s.start for s in region):
+            if _nonempty(region):
                 reqs.append(self.comm.Irecv(self._message(rbuf, region), source=peer, tag=tag))
                 peers.append(peer)
         for k, ((peer, region), tag) in enumerate(zip(sends, send_tags)):
-            if all(s.stop > s.start for s in region):
+            if _nonempty(region):
                 if packed is not None:
                     reqs.append(self.comm.Isend(packed[k], dest=peer, tag=tag))
                 else:
@@ -510,11 +514,11 @@ class MPICommunicator:
             return BoundExchange(self, buf, *messages)
         reqs, peers = [], []
         for (peer, region), tag in zip(recvs, recv_tags):
-            if all(s.stop > s.start for s in region):
+            if _nonempty(region):
                 reqs.append(self.comm.Recv_init(self._message(buf, region), source=peer, tag=tag))
                 peers.append(peer)
         for (peer, region), tag in zip(sends, send_tags):
-            if all(s.stop > s.start for s in region):
+            if _nonempty(region):
                 reqs.append(self.comm.Send_init(self._message(buf, region), dest=peer, tag=tag))
                 peers.append(peer)
         nbytes = sum(volume(r) for _, r in sends) * buf.itemsize
