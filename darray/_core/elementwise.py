@@ -276,7 +276,8 @@ def temporaries(a, b) -> int:
 
     NumPy reuses such temporaries in ``a * b + c`` for plain ndarrays; doing
     the same keeps darray as fast as NumPy on expressions. Only called from the
-    operator methods, whose frame layout fixes the reference counts; a named
+    operators' general path, one call below the operator method (its lean
+    front, :mod:`darray._core.operators`): that frame layout fixes the reference counts; a named
     array (a variable, an argument, a list item) always has one reference more
     when the interpreter runs the operator. A direct call (``x.__add__(y)``,
     ``operator.add``) holds one reference less, so like NumPy (which checks its
@@ -286,7 +287,7 @@ def temporaries(a, b) -> int:
     if _probe is not None:
         _probe.append((sys.getrefcount(a), sys.getrefcount(b)))
         return 0
-    if not _called_by_operator(sys._getframe(2)):  # temporaries <- the operator method <- the caller
+    if not _called_by_operator(sys._getframe(3)):  # temporaries <- the general path <- the operator <- the caller
         return 0
     return (sys.getrefcount(a) <= limit) | ((sys.getrefcount(b) <= limit) << 1)
 
@@ -603,6 +604,7 @@ def _calibrate() -> int:
         return DArray._wrap(np.ones(n), layout, comm, _NUMPY)
 
     named_a, named_b = make(), make()
+    named_a + named_b, named_a - named_b, 2.0 * named_a  # (each operator's first call writes its lean path)
     _probe = []
     try:
         named_a + named_b

@@ -252,15 +252,11 @@ def getitem(x: DArray, key) -> DArray:
     layout = x._layout
     block = x._block
     if layout.whole and type(block) is _ndarray:  # NumPy's indexing, on every rank alike
-        numpy_key = key
-        if type(key) is tuple:  # (the stencil loop's keys: checked here, not by a call; a 2-d key of two
-            if len(key) != 2 or type(key[0]) is not slice or type(key[1]) is not slice:  # slices, without a loop)
-                for k in key:
-                    if type(k) not in _BASIC_ITEMS:
-                        numpy_key = _whole_key(x, key)
-                        break
-        elif type(key) is not slice:
-            numpy_key = _whole_key(x, key)
+        if type(key) is tuple:  # (the stencil loop's keys, 2-d basic: checked here, without a loop or a call)
+            numpy_key = key if len(key) == 2 and type(key[0]) in _BASIC_ITEMS and type(key[1]) in _BASIC_ITEMS \
+                else _whole_key(x, key)
+        else:
+            numpy_key = key if type(key) is slice else _whole_key(x, key)
         if numpy_key is not _GENERAL:
             try:
                 part = block[numpy_key]
@@ -399,13 +395,9 @@ def setitem(x: DArray, key, value) -> None:
             source = value if kind in _FILL_SCALARS else None
         if source is None:
             numpy_key = _GENERAL
-        elif type(key) is tuple:  # (checked here, not by a call, as in getitem)
-            numpy_key = key
-            if len(key) != 2 or type(key[0]) is not slice or type(key[1]) is not slice:
-                for k in key:
-                    if type(k) not in _BASIC_ITEMS:
-                        numpy_key = _whole_key(x, key)
-                        break
+        elif type(key) is tuple:  # (checked here, as in getitem)
+            numpy_key = key if len(key) == 2 and type(key[0]) in _BASIC_ITEMS and type(key[1]) in _BASIC_ITEMS \
+                else _whole_key(x, key)
         else:
             numpy_key = key if type(key) is slice else _whole_key(x, key)
         if numpy_key is not _GENERAL:
@@ -414,8 +406,7 @@ def setitem(x: DArray, key, value) -> None:
             except (IndexError, TypeError, ValueError):
                 pass  # (NumPy checks the key and the shapes before writing) the general path raises darray's error
             else:
-                x._halo_fresh = False
-                return None
+                return None  # (a whole layout has no halo to mark stale)
     if type(value) is DArray and type(x._block) is np.ndarray:  # the stencil-loop case: aligned blocks, one copy
         plan = _remembered(x, key)
         if plan is not None and value._comm is x._comm and type(value._block) is np.ndarray and \

@@ -23,6 +23,12 @@ Anything else falls through to the engine after a few attribute tests (the
 engine then decides everything again, so every path gives the same result
 and raises the same errors). Larger blocks go to the engine, which reuses the
 buffers of temporary operands the way NumPy does.
+
+Each operator is two functions: the method on DArray, which is the lean
+path alone, and the general path behind it (the short path, the cut path,
+the engine), which it calls. The method is written on its first call, when
+:func:`numpy_decides` (too slow for import) says which lean form the row
+takes, so a call branches on neither the row nor the operand order.
 """
 
 from __future__ import annotations
@@ -116,43 +122,13 @@ def _unary_method(row: Elementwise):
     return method
 
 
-def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
-    """``a op b`` (or, reflected, ``b op a`` for ``b`` not a DArray)."""
+def _general_method(row: Elementwise, kernels: dict, reflected: bool):
+    """``a op b`` past the lean path: the short path, the cut path, then the engine."""
     scalars_fast = row.name != "pow"  # ``x ** 0.5`` takes the engine's exact square root
-    f = accepted = decided = None  # NumPy's kernel, the dtypes the engine accepted, numpy_decides(row): made on the
-    # first lean call (``f`` last, so that a thread that sees it sees all three)
 
-    def method(self, other):
-        nonlocal f, accepted, decided
+    def general(self, other):
         layout = self._layout
-        if layout.small_whole and _recorder.active is None:  # the lean path (see the module)
-            block = self._block
-            kind = type(other)
-            if type(block) is ndarray and (kind is DArray and other._layout is layout and type(other._block) is
-                                           ndarray or (kind is float or kind is int) and scalars_fast):
-                if f is None:
-                    decided = numpy_decides(row)
-                    accepted = kernels[NUMPY][1]
-                    f = kernels[NUMPY][0]
-                operand = other._block if kind is DArray else other
-                out = None
-                if decided:
-                    try:
-                        out = f(operand, block) if reflected else f(block, operand)
-                    except TypeError:
-                        pass  # (a dtype darray refuses too) the engine raises darray's message
-                elif block.dtype in accepted and (kind is not DArray or operand.dtype in accepted):
-                    out = f(operand, block) if reflected else f(block, operand)
-                if out is not None:  # DArray._wrap, inlined (a call is 4% of this path's instructions)
-                    result = _new_object(DArray)
-                    result._block = out
-                    result._layout = layout
-                    result._comm = self._comm
-                    result._xp = self._xp
-                    result._local = result._halo_exchange = None
-                    result._halo_fresh = False
-                    return result
-        elif type(self._block) is ndarray and not layout.has_halo and _recorder.active is None \
+        if type(self._block) is ndarray and not layout.has_halo and _recorder.active is None \
                 and self._block.nbytes < SMALL_BLOCK_BYTES:  # the short path
             block = self._block
             xp = self._xp
@@ -198,7 +174,124 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
                 return NotImplemented
             raise
 
+    return general
+
+
+def _lean_method(row: Elementwise, kernels: dict, reflected: bool, general):
+    """``a op b`` with the lean path in front of ``general`` (see the module), for a row NumPy decides.
+
+    Written once per (row, order): no branch on either at call time. Every
+    test that fails sends the call to ``general``, with nothing done.
+    """
+    f = kernels[NUMPY][0]
+    scalars_fast = row.name != "pow"
+
+    def forward(self, other):
+        layout = self._layout
+        if layout.small_whole and _recorder.active is None:
+            kind = type(other)
+            if kind is DArray:
+                operand = other._block
+                block = self._block
+                if other._layout is not layout or type(block) is not ndarray or type(operand) is not ndarray:
+                    return general(self, other)
+            elif (kind is float or kind is int) and scalars_fast:
+                operand = other
+                block = self._block
+                if type(block) is not ndarray:
+                    return general(self, other)
+            else:
+                return general(self, other)
+            try:
+                out = f(block, operand)
+            except TypeError:  # (a dtype darray refuses too) the engine raises darray's message
+                return general(self, other)
+            result = _new_object(DArray)  # DArray._wrap, inlined (a call is 4% of this path's instructions)
+            result._block = out
+            result._layout = layout
+            result._comm = self._comm
+            result._xp = self._xp
+            result._local = result._halo_exchange = None
+            result._halo_fresh = False
+            return result
+        return general(self, other)
+
+    def reflect(self, other):  # ``other op self``, ``other`` a Python number (``2.0 * x``)
+        layout = self._layout
+        if layout.small_whole and _recorder.active is None:
+            kind = type(other)
+            block = self._block
+            if (kind is float or kind is int) and type(block) is ndarray:
+                try:
+                    out = f(other, block)
+                except TypeError:
+                    return general(self, other)
+                result = _new_object(DArray)  # DArray._wrap, inlined
+                result._block = out
+                result._layout = layout
+                result._comm = self._comm
+                result._xp = self._xp
+                result._local = result._halo_exchange = None
+                result._halo_fresh = False
+                return result
+        return general(self, other)
+
+    def engine_only(self, other):  # (``2 ** x``; a front, as ``temporaries`` counts on)
+        return general(self, other)
+
+    if reflected:
+        return reflect if scalars_fast else engine_only
+    return forward
+
+
+def _checked_method(row: Elementwise, kernels: dict, reflected: bool, general):
+    """``a op b`` with the lean path in front of ``general``, the dtypes checked first (NumPy does not decide)."""
+    scalars_fast = row.name != "pow"
+    f, accepted = kernels[NUMPY]
+
+    def method(self, other):
+        layout = self._layout
+        if layout.small_whole and _recorder.active is None:
+            block = self._block
+            kind = type(other)
+            if type(block) is ndarray and block.dtype in accepted:
+                if kind is DArray:
+                    operand = other._block
+                    if other._layout is not layout or type(operand) is not ndarray or operand.dtype not in accepted:
+                        return general(self, other)
+                elif (kind is float or kind is int) and scalars_fast:
+                    operand = other
+                else:
+                    return general(self, other)
+                result = _new_object(DArray)  # DArray._wrap, inlined
+                result._block = f(operand, block) if reflected else f(block, operand)
+                result._layout = layout
+                result._comm = self._comm
+                result._xp = self._xp
+                result._local = result._halo_exchange = None
+                result._halo_fresh = False
+                return result
+        return general(self, other)
+
     return method
+
+
+def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
+    """``a op b`` (or, reflected, ``b op a`` for ``b`` not a DArray).
+
+    The lean path is written on the first call, when :func:`numpy_decides`
+    (too slow for import time) says which form it takes: the first call
+    sets the method on DArray and calls it.
+    """
+    general = _general_method(row, kernels, reflected)
+
+    def first(self, other):
+        lean = (_lean_method if numpy_decides(row) else _checked_method)(row, kernels, reflected, general)
+        lean.__name__, lean.__doc__ = first.__name__, first.__doc__
+        setattr(DArray, first.__name__, lean)
+        return lean(self, other)
+
+    return first
 
 
 def _binary_methods(row: Elementwise) -> dict:
