@@ -102,3 +102,36 @@ def test_replayed_plans_never_reuse_a_named_operand(order):
         got = y / (x * 2.0) if order == "named_first" else (x * 2.0) / y
         assert_equal(got, want)
         assert_equal(y, want_y)
+
+
+@pytest.mark.parametrize("expr", ["2.0 ** x", "2.0 ** (x + 0)", "x ** y", "(x + 0) ** y", "y - x", "x * 2.0 - y",
+                                  "3 - x", "3 - (x + 0)"])
+def test_named_operands_keep_their_values(expr):
+    """Every operator form (the engine-only reflected power among them) leaves named operands as they were."""
+    x, y = _field(split=0), _field(split=0) + 1.0
+    want_x, want_y = numpy.asarray(x.gather()), numpy.asarray(y.gather())
+    want = eval(expr, {"x": want_x, "y": want_y})
+    for _ in range(2):
+        assert_equal(eval(expr, {"x": x, "y": y}), want)
+        assert_equal(x, want_x)
+        assert_equal(y, want_y)
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["lean", "engine"])
+def test_first_call_writes_the_method(monkeypatch, small):
+    """An operator's first call (which writes its lean method on DArray) computes what later calls compute and
+    reuses no named operand."""
+    from darray._core import operators
+    from darray._core.table import BINARY_OPERATORS
+
+    row = next(r for r in BINARY_OPERATORS.values() if r.name == "subtract")
+    first = operators._binary_methods(row)["__sub__"]
+    monkeypatch.setattr(da.DArray, "__sub__", first)
+    x = da.asarray(numpy.arange(12.0).reshape(3, 4)) if small else _field(split=0)
+    y = x * 0.5
+    want = numpy.asarray(x.gather()) - numpy.asarray(y.gather())
+    want_x = numpy.asarray(x.gather())
+    assert_equal((x + 0) - y, want)  # the first call: a temporary on the left
+    assert da.DArray.__sub__ is not first and da.DArray.__sub__.__name__ == "__sub__"
+    assert_equal(x - y, want)
+    assert_equal(x, want_x)
