@@ -109,25 +109,19 @@ _UFUNCS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maxi
 _BOOL_AS = {"sum": "int64", "prod": "int64", "min": "uint8", "max": "uint8"}
 
 
-def _fast_plan(x: DArray, key: tuple):
-    """The remembered ``(axes, result layout, count, combine)`` of a NumPy-block reduction, or None.
-
-    ``key`` is ``(func, axis, keepdims)`` with ``axis`` None or an int; the
-    plan is stored by :func:`_remember` once the general path has validated
-    the call, so a repeated call is one NumPy reduction and a wrap, plus for
-    a reduction over a cut axis the allreduce of :func:`combine`
-    (``combine``: the array's communicator, the one of the ranks combined and
-    the call's signature; None when no grid dim cuts a reduced axis. Layouts
-    are shared by arrays on other communicators: those take the general path).
-    """
-    if _recorder.active is not None or type(x) is not DArray or x._xp is not _NUMPY:
-        return None
-    return x._layout._derived.get(key)
-
-
 def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | None = None) -> None:
     """Remember a validated reduction, with its count of reduced cells (non-empty ones only: empty reductions
-    keep their checks and warnings) and, over the grid dims ``cut``, what :func:`combine` would do."""
+    keep their checks and warnings) and, over the grid dims ``cut``, what :func:`combine` would do.
+
+    The plan ``(axes, result layout, count, combine)`` is stored on the
+    layout under ``key``, ``(func, axis, keepdims)`` with ``axis`` None or an
+    int, so a repeated call on NumPy blocks (no tracing) is one NumPy
+    reduction and a wrap, plus for a reduction over a cut axis the allreduce
+    of :func:`combine` (``combine``: the array's communicator, the one of the
+    ranks combined and the call's signature; None when no grid dim cuts a
+    reduced axis. Layouts are shared by arrays on other communicators: those
+    take the general path). The reductions look the plan up inline.
+    """
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -145,10 +139,11 @@ def _simple(func: str, op: str, neutral):
     accepted: set = set()  # NumPy dtypes this reduction has validated
 
     def reduce(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
-        if dtype is None and ufunc is not None:
-            plan = _fast_plan(x, (func, axis, keepdims))
+        if dtype is None and ufunc is not None and _recorder.active is None and type(x) is DArray \
+                and x._xp is _NUMPY:  # a remembered plan (see _remember)
+            plan = x._layout._derived.get((func, axis, keepdims))
             if plan is not None:
-                block = x.local
+                block = x.local if x._layout.has_halo else x._block
                 combined = plan[3]
                 if block.dtype in accepted and (combined is None or combined[0] is x._comm):
                     out = ufunc.reduce(block, axis=plan[0], keepdims=keepdims)
@@ -262,9 +257,10 @@ _mean_accepted: set = set()
 
 def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     """Arithmetic mean over ``axis`` (allreduced sum of partials / global count)."""
-    plan = _fast_plan(x, ("mean", axis, keepdims))
+    plan = x._layout._derived.get(("mean", axis, keepdims)) if _recorder.active is None and type(x) is DArray \
+        and x._xp is _NUMPY else None  # a remembered plan (see _remember)
     if plan is not None:
-        block = x.local
+        block = x.local if x._layout.has_halo else x._block
         combined = plan[3]
         if block.dtype in _mean_accepted and (combined is None or combined[0] is x._comm):
             out = np.add.reduce(block, axis=plan[0], keepdims=keepdims, dtype=_MEAN_ACCUMULATOR.get(block.dtype))
