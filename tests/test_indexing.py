@@ -293,10 +293,17 @@ def test_remembered_key_forms_never_collide():
     """The hashable forms under which index plans are remembered differ for keys that select differently."""
     from darray._core.indexing import _memo_key
 
+    shape = (10,) * 6
     keys = [(1, 2, 3, 4, 5, 6), (slice(1, 2, 3), slice(4, 5, 6)), ((1, 2, 3), (4, 5, 6)), (slice(1, 2, 3),),
             slice(1, 2, 3), (slice(1, 2), slice(None)), (slice(1, 2, None), slice(None, None, None), None)]
-    forms = [_memo_key(k) for k in keys]
+    forms = [_memo_key(k, shape) for k in keys]
     assert None not in forms[:2] and forms[2] is None  # (tuples are no basic key items)
     assert forms[3] == forms[4]  # (a key of one item selects what the item does)
     assert len({f for f in forms if f is not None}) == len(keys) - 2
-    assert _memo_key((slice(1.0, 2), slice(None))) is None  # (only Python ints: NumPy refuses floats)
+    for bad in [(slice(1.0, 2), slice(None)), (slice(1, 2), slice(None, None, 0))]:  # (NumPy refuses both)
+        assert _memo_key(bad, shape) is None
+    # two slices take the form of what they select: alike on the same axes, apart on others
+    assert _memo_key((slice(1, -1), slice(2, None)), (10, 8)) == _memo_key((slice(1, 9), slice(2, 8)), (10, 8))
+    assert _memo_key((slice(1, -1), slice(None)), (10, 8)) != _memo_key((slice(1, -1), slice(None)), (10, 9))
+    assert _memo_key((slice(np.int64(1), None), slice(None)), (4, 4)) == _memo_key((slice(1, None), slice(None)),
+                                                                                       (4, 4))

@@ -140,7 +140,9 @@ class _StripExchange(BoundStrips):
             self.wait()
         comm = owner.comm
         owner._tag = tag = (owner._tag + 1) % KEYED_TAG  # (every rank starts: the tags stay in step)
-        requests = [comm.Irecv(view, peer, tag) for peer, view in self.views]
+        requests = []
+        for peer, view in self.views:  # (a loop, not a comprehension: no frame of its own on Python 3.11)
+            requests.append(comm.Irecv(view, peer, tag))
         for peer, region in self.sends:
             view = send[region]
             if not view.flags.c_contiguous:

@@ -147,7 +147,9 @@ def run_binary(plan: BinaryPlan, f: Any, a, b, out) -> Any:
     a_block = a._block if a_buffer is not None or not a._layout.has_halo else a.local
     b_block = b._block if b_buffer is not None or not b._layout.has_halo else b.local
     if out is None:
-        out = np.empty(plan.shape, dtype=_result_dtype(f, a._block.dtype, b._block.dtype))
+        a_dtype, b_dtype = a._block.dtype, b._block.dtype
+        dtype = _RESULT_DTYPES.get((f, a_dtype, b_dtype))  # (dtypes are falsy: no ``or``)
+        out = np.empty(plan.shape, dtype=_result_dtype(f, a_dtype, b_dtype) if dtype is None else dtype)
     cells, early = plan.cells, plan.early
     for index, ((_, a_index), (_, b_index)) in cells[:early] if early < len(cells) else cells:
         f(a_block[a_index], b_block[b_index], out=out[index])

@@ -147,7 +147,7 @@ def _plan(func: str, x: DArray, key) -> tuple:
     """
     rank = x._comm.rank
     derived = x._layout._derived
-    memo = _memo_key(key)
+    memo = _memo_key(key, x._layout.shape)
     if memo is not None:
         found = derived.get(("index", memo, rank))
         if found is not None:
@@ -164,16 +164,22 @@ def _plan(func: str, x: DArray, key) -> tuple:
     return plan
 
 
-def _memo_key(key):
-    """A hashable form of a key of Python ints, slices of ints, None and Ellipsis; None for any other key."""
-    if type(key) is tuple and len(key) == 2:  # (a 2-d stencil's key of two slices: no loop)
+def _memo_key(key, shape: tuple):
+    """A hashable form of a key of Python ints, slices of ints, None and Ellipsis; None for any other key.
+
+    A key of two slices (a 2-d stencil's) on an array of ``shape`` takes the
+    form of its slices' ``indices`` on the first two axes (what they select
+    there: keys that select alike share a form), tagged with the type
+    ``slice``, which the general forms never hold. ``slice.indices`` checks the
+    bounds as NumPy does (ints, ``__index__``, not 0 as step).
+    """
+    if type(key) is tuple and len(key) == 2 and len(shape) > 1:  # (no loop, no attribute lookups)
         first, second = key
         if type(first) is slice and type(second) is slice:
-            out = (slice, first.start, first.stop, first.step, second.start, second.stop, second.step)
-            for k in out[1:]:
-                if type(k) is not int and k is not None:
-                    return None
-            return out  # (flat; the loop's forms never hold the type `slice`)
+            try:
+                return (slice, first.indices(shape[0]), second.indices(shape[1]))
+            except (TypeError, ValueError):  # (float bounds, a zero step: the general path raises darray's error)
+                return None
     out = []
     for k in key if type(key) is tuple else (key,):
         if type(k) is slice:
@@ -191,7 +197,7 @@ def _memo_key(key):
 
 def _remembered(x: DArray, key):
     """The remembered plan of a basic ``key`` that needs no message and no flip (views), or None."""
-    memo = _memo_key(key)
+    memo = _memo_key(key, x._layout.shape)
     if memo is None:
         return None
     plan = x._layout._derived.get(("index", memo, x._comm.rank))
@@ -273,7 +279,7 @@ def getitem(x: DArray, key) -> DArray:
                 out._local = out._halo_exchange = None
                 out._halo_fresh = False
                 return out
-    memo = _memo_key(key)  # the stencil-loop case: a view of the block, decided once per layout and key
+    memo = _memo_key(key, layout.shape)  # the stencil-loop case: a view of the block, decided once per layout and key
     plan = None if memo is None else layout._derived.get(("index", memo, x._comm.rank))
     if plan is not None and not plan[1] and not plan[4]:  # (no flip, no message: _remembered's test, inlined)
         part = (x.local if layout.has_halo else block)[plan[3] or ...]  # (() on a 0-d block: [...] keeps 0-d)

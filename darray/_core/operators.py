@@ -134,7 +134,8 @@ def _general_method(row: Elementwise, kernels: dict, reflected: bool):
             xp = self._xp
             kind = type(other)
             if kind is DArray:
-                if other._layout is layout or other._layout == layout:  # (shifted slices differ: the cut path)
+                if other._layout is layout or other._layout._hash == layout._hash and other._layout == layout:
+                    # (shifted slices differ, by hash at once: the cut path)
                     kernel, allowed = kernels[xp]
                     operand = other._block
                     if block.dtype in allowed and type(operand) is ndarray and operand.dtype in allowed:
