@@ -109,9 +109,12 @@ def _float_for(dtype) -> numpy.dtype:
     return numpy.promote_types(numpy.promote_types(dtype, numpy.float16), numpy.float32)
 
 
+_wrap = DArray._wrap
+
+
 class ufunc:  # noqa: N801 - NumPy's name
     __slots__ = ("__name__", "__qualname__", "_doc", "_row", "_np", "_floating", "_alias", "_said", "nin", "nout", "nargs",
-                 "identity", "signature", "_lean")
+                 "identity", "signature", "_lean", "_unary")
     __doc__ = _Doc()
     __module__ = "darray"
 
@@ -129,6 +132,7 @@ class ufunc:  # noqa: N801 - NumPy's name
         self.signature = None
         self._doc = _docstring(self)
         self._lean = None  # (NumPy's kernel, the dtypes the engine accepted): made on the first lean call
+        self._unary = row is not None and row.nargs == 1  # (a slot: a row's fields are slow attributes on 3.11)
 
     def _lean_kernel(self) -> tuple:
         self._lean = (_func(NUMPY, self._row.name), _accepted(NUMPY, self._row.name))
@@ -139,12 +143,12 @@ class ufunc:  # noqa: N801 - NumPy's name
         row = self._row
         if not kwargs and row is not None and args and type(args[0]) is DArray:  # the plain function's cost
             first = args[0]
-            if len(args) == 1 and row.nargs == 1 and first._layout.small_whole and type(first._block) is ndarray \
+            if self._unary and len(args) == 1 and first._layout.small_whole and type(first._block) is ndarray \
                     and _recorder.active is None:  # the operators' lean path (darray._core.operators), unary
                 kernel, accepted = self._lean or self._lean_kernel()
                 block = first._block
                 if block.dtype in accepted:  # (else the engine checks the dtype, and accepts it for next time)
-                    return DArray._wrap(kernel(block), first._layout, first._comm, first._xp)
+                    return _wrap(kernel(block), first._layout, first._comm, first._xp)
             try:
                 out = apply(row, args)
             except (TypeError, ValueError) as error:
