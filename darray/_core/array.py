@@ -520,6 +520,12 @@ for _name, _attribute in _methods.generated().items():
     setattr(DArray, _name, _attribute)
 from .halo import exchange_halos as _exchange_halos  # noqa: E402
 from .indexing import getitem as _getitem, setitem as _setitem  # noqa: E402
+from . import compiled as _compiled  # noqa: E402
 
-DArray.__getitem__ = _getitem  # (the functions themselves: no extra call on the hot path of stencil loops)
-DArray.__setitem__ = _setitem
+if _compiled.lean is None:
+    DArray.__getitem__ = _getitem  # (the functions themselves: no extra call on the hot path of stencil loops)
+    DArray.__setitem__ = _setitem
+else:  # the whole-block case in C, in front of the functions
+    DArray.__getitem__ = _compiled.lean.Lean(_compiled.lean.GETITEM, _getitem)
+    DArray.__setitem__ = _compiled.lean.Lean(_compiled.lean.SETITEM, _setitem)
+_compiled.setup(DArray)

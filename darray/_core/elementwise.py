@@ -18,6 +18,7 @@ from .._errors import message
 from .._layout import Layout, balanced_sizes
 from .._layout.layout import SMALL_BLOCK_BYTES
 from .alignment import binary_plan, cells, run_binary, strips
+from . import compiled
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _recorder
@@ -39,6 +40,8 @@ _funcs: dict[tuple[int, str], Any] = {}
 # but the running expression holds. Calibrated at import (``_calibrate``) because
 # it depends on the interpreter; 0 disables the reuse.
 _TEMPORARY_REFS = 0
+# temporaries() <- the general path <- the operator's lean front (a frame unless compiled) <- the caller
+_CALLER_FRAME = 3 if compiled.lean is None else 2
 _probe: list | None = None
 #: Entries a layout keeps in its ``_derived`` dict beyond which alignment plans are not remembered.
 _DERIVED_MAX = 1024
@@ -287,7 +290,7 @@ def temporaries(a, b) -> int:
     if _probe is not None:
         _probe.append((sys.getrefcount(a), sys.getrefcount(b)))
         return 0
-    if not _called_by_operator(sys._getframe(3)):  # temporaries <- the general path <- the operator <- the caller
+    if not _called_by_operator(sys._getframe(_CALLER_FRAME)):
         return 0
     return (sys.getrefcount(a) <= limit) | ((sys.getrefcount(b) <= limit) << 1)
 

@@ -29,6 +29,11 @@ path alone, and the general path behind it (the short path, the cut path,
 the engine), which it calls. The method is written on its first call, when
 :func:`numpy_decides` (too slow for import) says which lean form the row
 takes, so a call branches on neither the row nor the operand order.
+
+Where the C module ``darray._core._lean`` was built (:mod:`darray._core.compiled`),
+the lean path is its compiled form: the same tests, in front of the same
+general path. The Python forms below stay the reference and the fallback
+(``DARRAY_PURE_PYTHON=1``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from numpy import ndarray, ufunc
 from .. import _recorder
 from .._backend import NUMPY
 from .._layout.layout import SMALL_BLOCK_BYTES
+from . import compiled
 from .array import DArray
 from .dtypes import DTYPES
 from .alignment import run_binary
@@ -287,8 +293,16 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
     general = _general_method(row, kernels, reflected)
 
     def first(self, other):
-        lean = (_lean_method if numpy_decides(row) else _checked_method)(row, kernels, reflected, general)
-        lean.__name__, lean.__doc__ = first.__name__, first.__doc__
+        decides = numpy_decides(row)
+        if compiled.lean is None:
+            lean = (_lean_method if decides else _checked_method)(row, kernels, reflected, general)
+            lean.__name__, lean.__doc__ = first.__name__, first.__doc__
+        else:  # the same lean path, compiled
+            general.__name__, general.__doc__ = first.__name__, first.__doc__
+            general.__qualname__ = f"DArray.{first.__name__}"
+            f, accepted = kernels[NUMPY]
+            lean = compiled.lean.Lean(compiled.lean.REFLECTED if reflected else compiled.lean.BINARY, general,
+                                      f, None if decides else accepted, row.name != "pow")
         setattr(DArray, first.__name__, lean)
         return lean(self, other)
 
@@ -314,7 +328,11 @@ def _binary_methods(row: Elementwise) -> dict:
 def install(cls: type) -> None:
     """Set every operator method of the elementwise table on ``cls`` (DArray)."""
     for row in UNARY_OPERATORS.values():
-        setattr(cls, row.operator, _unary_method(row))
+        method = _unary_method(row)
+        if compiled.lean is not None:  # the lean path compiled, in front of the method
+            method.__qualname__ = f"DArray.{row.operator}"
+            method = compiled.lean.Lean(compiled.lean.UNARY, method, *_kernels(row.name)[NUMPY])
+        setattr(cls, row.operator, method)
     for row in BINARY_OPERATORS.values():
         for dunder, method in _binary_methods(row).items():
             setattr(cls, dunder, method)

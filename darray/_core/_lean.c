@@ -1,0 +1,472 @@
+/* darray._core._lean: the lean paths of DArray's operators and indexing, compiled.
+ *
+ * The lean path is the case a NumPy script meets in every line of a loop: a
+ * small array that every rank holds whole (``Layout.small_whole``), a NumPy
+ * block, and the other operand on the very same layout or a Python int or
+ * float.  That case is one NumPy call and a wrap.  In Python the checks and
+ * the wrap cost more bytecodes than the NumPy call; here they are a few
+ * pointer compares.
+ *
+ * Every object of this module holds the Python function that does the same
+ * work in general (``general``): any test that fails calls it with the very
+ * arguments it got, with nothing done, so both give the same result and raise
+ * the same errors.  The module reads DArray's and Layout's slots at the
+ * offsets their member descriptors give (``setup``); the pure-Python paths in
+ * operators.py and indexing.py stay the reference and the fallback where this
+ * module was not built.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+/* ------------------------------------------------------------ what setup() tells */
+
+static PyTypeObject *DArrayType = NULL;   /* darray._core.array.DArray */
+static PyTypeObject *NdarrayType = NULL;  /* numpy.ndarray */
+static PyObject *RecorderDict = NULL;     /* darray._recorder.__dict__: ``active`` is None unless tracing */
+static PyObject *NumpyXp = NULL;          /* darray._backend.NUMPY */
+static PyObject *StrActive = NULL, *StrShape = NULL, *StrDtype = NULL;
+
+static Py_ssize_t off_block, off_layout, off_comm, off_xp, off_local, off_halo_fresh, off_halo_exchange;
+static Py_ssize_t off_whole, off_small_whole, off_derived;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+static int
+slot_offset(PyObject *type, const char *name, Py_ssize_t *offset)
+{
+    PyObject *descr = PyObject_GetAttrString(type, name);
+    if (descr == NULL)
+        return -1;
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)
+            || ((PyMemberDescrObject *)descr)->d_member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "_lean.setup: %s is not a slot", name);
+        Py_DECREF(descr);
+        return -1;
+    }
+    *offset = ((PyMemberDescrObject *)descr)->d_member->offset;
+    Py_DECREF(descr);
+    return 0;
+}
+
+static PyObject *
+setup(PyObject *module, PyObject *args)
+{
+    PyObject *darray, *layout, *ndarray, *recorder, *numpy_xp;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O:setup", &PyType_Type, &darray, &PyType_Type, &layout,
+                          &PyType_Type, &ndarray, &PyDict_Type, &recorder, &numpy_xp))
+        return NULL;
+    if (slot_offset(darray, "_block", &off_block) || slot_offset(darray, "_layout", &off_layout)
+            || slot_offset(darray, "_comm", &off_comm) || slot_offset(darray, "_xp", &off_xp)
+            || slot_offset(darray, "_local", &off_local) || slot_offset(darray, "_halo_fresh", &off_halo_fresh)
+            || slot_offset(darray, "_halo_exchange", &off_halo_exchange)
+            || slot_offset(layout, "whole", &off_whole) || slot_offset(layout, "small_whole", &off_small_whole)
+            || slot_offset(layout, "_derived", &off_derived))
+        return NULL;
+    Py_XSETREF(DArrayType, (PyTypeObject *)Py_NewRef(darray));
+    Py_XSETREF(NdarrayType, (PyTypeObject *)Py_NewRef(ndarray));
+    Py_XSETREF(RecorderDict, Py_NewRef(recorder));
+    Py_XSETREF(NumpyXp, Py_NewRef(numpy_xp));
+    Py_RETURN_NONE;
+}
+
+/* A DArray of ``block`` (a new reference, taken) on ``layout``, ``comm``, ``xp``: DArray._wrap. */
+static PyObject *
+wrap(PyObject *block, PyObject *layout, PyObject *comm, PyObject *xp)
+{
+    PyObject *out = DArrayType->tp_alloc(DArrayType, 0);
+    if (out == NULL) {
+        Py_DECREF(block);
+        return NULL;
+    }
+    SLOT(out, off_block) = block;
+    SLOT(out, off_layout) = Py_NewRef(layout);
+    SLOT(out, off_comm) = Py_NewRef(comm);
+    SLOT(out, off_xp) = Py_NewRef(xp);
+    SLOT(out, off_local) = Py_NewRef(Py_None);
+    SLOT(out, off_halo_fresh) = Py_NewRef(Py_False);
+    SLOT(out, off_halo_exchange) = Py_NewRef(Py_None);
+    return out;
+}
+
+/* Whether the recorder (darray.tracer, autodiff) is off: the lean paths never run while it records. */
+static inline int
+recorder_off(void)
+{
+    PyObject *active = PyDict_GetItemWithError(RecorderDict, StrActive);
+    return active == Py_None;
+}
+
+/* Whether ``obj`` is a DArray whose layout's ``flag`` slot is True; its layout and block then in the pointers. */
+static inline int
+darray_with(PyObject *obj, Py_ssize_t flag, PyObject **layout, PyObject **block)
+{
+    if (DArrayType == NULL || Py_TYPE(obj) != DArrayType)
+        return 0;
+    *layout = SLOT(obj, off_layout);
+    *block = SLOT(obj, off_block);
+    return *layout != NULL && *block != NULL && SLOT(*layout, flag) == Py_True && Py_TYPE(*block) == NdarrayType;
+}
+
+/* Whether ``dtype(block)`` is in ``accepted`` (a set of dtypes, which the general path may grow); -1 on error. */
+static int
+dtype_in(PyObject *block, PyObject *accepted)
+{
+    PyObject *dtype = PyObject_GetAttr(block, StrDtype);
+    if (dtype == NULL)
+        return -1;
+    int found = PySet_Contains(accepted, dtype);
+    Py_DECREF(dtype);
+    return found;
+}
+
+/* ------------------------------------------------------------ the lean methods: one type */
+
+enum kind { BINARY, REFLECTED, UNARY, GETITEM, SETITEM };
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    int kind;
+    int scalars;          /* Python int and float operands take the lean path (not for ``**``) */
+    PyObject *kernel;     /* NumPy's ufunc (operators) */
+    PyObject *accepted;   /* the block dtypes the kernel accepted so far, or None where NumPy decides */
+    PyObject *general;    /* the Python method this one stands in front of */
+    PyObject *name;
+    PyObject *qualname;
+    PyObject *doc;
+} Lean;
+
+static PyObject *
+call_general(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    return PyObject_Vectorcall(self->general, args, nargsf, kwnames);
+}
+
+/* The kernel on two operands, or NULL with no error set where the general path must decide (a TypeError). */
+static PyObject *
+kernel_call(Lean *self, PyObject *a, PyObject *b)
+{
+    PyObject *argv[2] = {a, b};
+    PyObject *out = PyObject_Vectorcall(self->kernel, argv, 2, NULL);
+    if (out == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError))
+            PyErr_Clear();  /* a dtype darray refuses too: the general path raises darray's message */
+        return NULL;
+    }
+    if (Py_TYPE(out) != NdarrayType) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+static PyObject *
+lean_binary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL)
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *me = args[0], *other = args[1], *layout, *block, *operand;
+    if (!darray_with(me, off_small_whole, &layout, &block) || !recorder_off())
+        goto general;
+    if (Py_TYPE(other) == DArrayType) {
+        if (self->kind == REFLECTED || SLOT(other, off_layout) != layout)
+            goto general;
+        operand = SLOT(other, off_block);
+        if (operand == NULL || Py_TYPE(operand) != NdarrayType)
+            goto general;
+    }
+    else if (self->scalars && (PyFloat_CheckExact(other) || PyLong_CheckExact(other)))
+        operand = other;
+    else
+        goto general;
+    if (self->accepted != Py_None) {
+        int ok = dtype_in(block, self->accepted);
+        if (ok > 0 && operand != other)
+            ok = dtype_in(operand, self->accepted);
+        if (ok < 0)
+            return NULL;
+        if (!ok)
+            goto general;
+    }
+    PyObject *out = self->kind == REFLECTED ? kernel_call(self, operand, block) : kernel_call(self, block, operand);
+    if (out == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        goto general;
+    }
+    return wrap(out, layout, SLOT(me, off_comm), SLOT(me, off_xp));
+general:
+    if (PyErr_Occurred())
+        return NULL;
+    return call_general(self, args, nargsf, kwnames);
+}
+
+static PyObject *
+lean_unary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL)
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *me = args[0], *layout, *block;
+    if (!darray_with(me, off_small_whole, &layout, &block) || SLOT(me, off_xp) != NumpyXp || !recorder_off())
+        goto general;
+    int ok = dtype_in(block, self->accepted);
+    if (ok < 0)
+        return NULL;
+    if (!ok)
+        goto general;
+    PyObject *out = PyObject_Vectorcall(self->kernel, &block, 1, NULL);
+    if (out == NULL)
+        return NULL;
+    if (Py_TYPE(out) != NdarrayType) {
+        Py_DECREF(out);
+        goto general;
+    }
+    return wrap(out, layout, SLOT(me, off_comm), SLOT(me, off_xp));
+general:
+    if (PyErr_Occurred())
+        return NULL;
+    return call_general(self, args, nargsf, kwnames);
+}
+
+/* Whether ``k`` is a basic index item as NumPy takes it on a whole block: a slice, an int, None, Ellipsis. */
+static inline int
+basic_item(PyObject *k)
+{
+    return PySlice_Check(k) || PyLong_CheckExact(k) || k == Py_None || k == Py_Ellipsis;
+}
+
+/* Whether ``key`` is a stencil loop's key on a whole block: a slice, or a tuple of basic items. */
+static inline int
+whole_key(PyObject *key)
+{
+    if (PySlice_Check(key))
+        return 1;
+    if (!PyTuple_CheckExact(key))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++)
+        if (!basic_item(PyTuple_GET_ITEM(key, i)))
+            return 0;
+    return 1;
+}
+
+/* Whether the error set is one NumPy raises for a bad key or value: cleared, and the general path decides. */
+static int
+numpy_refused(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_IndexError) || PyErr_ExceptionMatches(PyExc_TypeError)
+            || PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL)
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *me = args[0], *key = args[1], *layout, *block;
+    if (!darray_with(me, off_whole, &layout, &block) || !whole_key(key))
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *part = PyObject_GetItem(block, key);
+    if (part == NULL) {
+        if (numpy_refused())
+            return call_general(self, args, nargsf, kwnames);
+        return NULL;
+    }
+    if (Py_TYPE(part) == NdarrayType) {
+        /* the result's layout: remembered on the layout by the part's shape (the general path remembers it) */
+        PyObject *derived = SLOT(layout, off_derived), *shape = PyObject_GetAttr(part, StrShape), *found = NULL;
+        if (shape == NULL) {
+            Py_DECREF(part);
+            return NULL;
+        }
+        if (derived != NULL && PyDict_CheckExact(derived))
+            found = PyDict_GetItemWithError(derived, shape);
+        Py_DECREF(shape);
+        if (found != NULL)
+            return wrap(part, found, SLOT(me, off_comm), SLOT(me, off_xp));
+        if (PyErr_Occurred()) {
+            Py_DECREF(part);
+            return NULL;
+        }
+    }
+    Py_DECREF(part);  /* (a NumPy scalar, or a shape met for the first time) */
+    return call_general(self, args, nargsf, kwnames);
+}
+
+static PyObject *
+lean_setitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL)
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *me = args[0], *key = args[1], *value = args[2], *layout, *block, *source, *value_layout;
+    if (!darray_with(me, off_whole, &layout, &block) || !whole_key(key))
+        return call_general(self, args, nargsf, kwnames);
+    if (PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyBool_Check(value) || PyComplex_CheckExact(value))
+        source = value;
+    else if (darray_with(value, off_whole, &value_layout, &source) && SLOT(value, off_comm) == SLOT(me, off_comm))
+        ;
+    else
+        return call_general(self, args, nargsf, kwnames);
+    if (PyObject_SetItem(block, key, source) < 0) {
+        if (numpy_refused())  /* (NumPy checks the key and the shapes before it writes) */
+            return call_general(self, args, nargsf, kwnames);
+        return NULL;
+    }
+    Py_RETURN_NONE;  /* (a whole layout has no halo to mark stale) */
+}
+
+static vectorcallfunc const CALLS[] = {lean_binary, lean_binary, lean_unary, lean_getitem, lean_setitem};
+
+static PyObject *
+lean_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"kind", "general", "kernel", "accepted", "scalars", NULL};
+    int kind, scalars = 1;
+    PyObject *general, *kernel = Py_None, *accepted = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|OOp:Lean", names, &kind, &general, &kernel, &accepted,
+                                     &scalars))
+        return NULL;
+    if (kind < BINARY || kind > SETITEM || !PyCallable_Check(general)) {
+        PyErr_SetString(PyExc_ValueError, "Lean: kind must be 0-4 and general callable");
+        return NULL;
+    }
+    if ((kind == UNARY && !PyAnySet_Check(accepted)) || (accepted != Py_None && !PyAnySet_Check(accepted))) {
+        PyErr_SetString(PyExc_TypeError, "Lean: accepted must be a set of dtypes (or None for a binary kind)");
+        return NULL;
+    }
+    if (kind <= UNARY && !PyCallable_Check(kernel)) {
+        PyErr_SetString(PyExc_TypeError, "Lean: an operator needs its NumPy kernel");
+        return NULL;
+    }
+    Lean *self = (Lean *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->vectorcall = CALLS[kind];
+    self->kind = kind;
+    self->scalars = scalars;
+    self->general = Py_NewRef(general);
+    self->kernel = Py_NewRef(kernel);
+    self->accepted = Py_NewRef(accepted);
+    self->name = PyObject_GetAttrString(general, "__name__");
+    self->qualname = PyObject_GetAttrString(general, "__qualname__");
+    self->doc = PyObject_GetAttrString(general, "__doc__");
+    if (self->name == NULL || self->qualname == NULL || self->doc == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static int
+lean_traverse(Lean *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->kernel);
+    Py_VISIT(self->accepted);
+    Py_VISIT(self->general);
+    return 0;
+}
+
+static int
+lean_clear(Lean *self)
+{
+    Py_CLEAR(self->kernel);
+    Py_CLEAR(self->accepted);
+    Py_CLEAR(self->general);
+    Py_CLEAR(self->name);
+    Py_CLEAR(self->qualname);
+    Py_CLEAR(self->doc);
+    return 0;
+}
+
+static void
+lean_dealloc(Lean *self)
+{
+    PyObject_GC_UnTrack(self);
+    lean_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* As a method: ``x.__add__`` binds like a Python function does. */
+static PyObject *
+lean_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+lean_repr(Lean *self)
+{
+    return PyUnicode_FromFormat("<darray lean method %U>", self->qualname);
+}
+
+static PyMemberDef lean_members[] = {
+    {"__name__", T_OBJECT, offsetof(Lean, name), READONLY, NULL},
+    {"__qualname__", T_OBJECT, offsetof(Lean, qualname), READONLY, NULL},
+    {"__doc__", T_OBJECT, offsetof(Lean, doc), READONLY, NULL},
+    {"__wrapped__", T_OBJECT, offsetof(Lean, general), READONLY, NULL},
+    {"general", T_OBJECT, offsetof(Lean, general), READONLY, "the Python method behind the lean path"},
+    {NULL},
+};
+
+static PyTypeObject LeanType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "darray._core._lean.Lean",
+    .tp_doc = "Lean(kind, general, kernel=None, accepted=None, scalars=True): a DArray method's lean path in C, "
+              "in front of the Python method ``general``.",
+    .tp_basicsize = sizeof(Lean),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(Lean, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = lean_new,
+    .tp_traverse = (traverseproc)lean_traverse,
+    .tp_clear = (inquiry)lean_clear,
+    .tp_dealloc = (destructor)lean_dealloc,
+    .tp_descr_get = lean_get,
+    .tp_repr = (reprfunc)lean_repr,
+    .tp_members = lean_members,
+};
+
+/* ------------------------------------------------------------ the module */
+
+static PyMethodDef module_methods[] = {
+    {"setup", setup, METH_VARARGS,
+     "setup(DArray, Layout, ndarray, recorder_dict, numpy_namespace): where the slots are; once, at import."},
+    {NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "darray._core._lean",
+    .m_doc = "The lean paths of DArray's operators and indexing, compiled (see darray._core.operators).",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__lean(void)
+{
+    if (PyType_Ready(&LeanType) < 0)
+        return NULL;
+    StrActive = PyUnicode_InternFromString("active");
+    StrShape = PyUnicode_InternFromString("shape");
+    StrDtype = PyUnicode_InternFromString("dtype");
+    if (StrActive == NULL || StrShape == NULL || StrDtype == NULL)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Lean", (PyObject *)&LeanType) < 0
+            || PyModule_AddIntConstant(m, "BINARY", BINARY) < 0 || PyModule_AddIntConstant(m, "REFLECTED", REFLECTED) < 0
+            || PyModule_AddIntConstant(m, "UNARY", UNARY) < 0 || PyModule_AddIntConstant(m, "GETITEM", GETITEM) < 0
+            || PyModule_AddIntConstant(m, "SETITEM", SETITEM) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
