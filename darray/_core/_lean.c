@@ -319,7 +319,10 @@ lean_setitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     Py_RETURN_NONE;  /* (a whole layout has no halo to mark stale) */
 }
 
-static vectorcallfunc const CALLS[] = {lean_binary, lean_binary, lean_unary, lean_getitem, lean_setitem};
+static vectorcallfunc const CALLS[] = {
+    (vectorcallfunc)lean_binary, (vectorcallfunc)lean_binary, (vectorcallfunc)lean_unary,
+    (vectorcallfunc)lean_getitem, (vectorcallfunc)lean_setitem,
+};
 
 static PyObject *
 lean_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
