@@ -114,6 +114,19 @@ def _installed_version(distributions: tuple[str, ...]) -> str:
     return "not installed"
 
 
+def _lean_paths() -> str:
+    """Whether the operators' and indexing's lean paths run compiled (darray._core._lean) or in Python, and why."""
+    import os
+
+    from darray._core import compiled
+
+    if compiled.lean is not None:
+        return "compiled (darray._core._lean)"
+    if os.environ.get("DARRAY_PURE_PYTHON", "").strip() not in ("", "0"):
+        return "Python (DARRAY_PURE_PYTHON is set)"
+    return "Python (darray._core._lean was not built: no C compiler when darray was installed)"
+
+
 def _info(args: argparse.Namespace) -> int:
     mpi_rows, rank = _mpi_facts()
     rows = [
@@ -126,6 +139,7 @@ def _info(args: argparse.Namespace) -> int:
         ("local backends", _available("_backend", "available_backends")),
         ("CUDA devices", _cuda_devices()),
         ("threads per rank", _threads_per_rank()),
+        ("lean paths", _lean_paths()),
         *((name, _installed_version(dists)) for name, dists in OPTIONAL_STACK.items()),
     ]
     if rank == 0:  # under mpiexec, one report

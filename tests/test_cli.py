@@ -25,6 +25,18 @@ def test_info_lists_the_optional_stack(capsys):
     assert rows["numpy"] == importlib.metadata.version("numpy")
 
 
+def test_info_says_whether_the_lean_paths_are_compiled(capsys, monkeypatch):
+    from darray._core import compiled
+
+    assert cli.main(["info"]) == 0
+    row = _rows(capsys.readouterr().out)["lean paths"].strip()
+    assert row.startswith("compiled") == (compiled.lean is not None), row
+    monkeypatch.setattr(compiled, "lean", None)
+    monkeypatch.setenv("DARRAY_PURE_PYTHON", "1")
+    assert cli.main(["info"]) == 0
+    assert _rows(capsys.readouterr().out)["lean paths"].strip() == "Python (DARRAY_PURE_PYTHON is set)"
+
+
 def test_explain_command_prints_what_darray_explain_predicts(capsys):
     import darray as da
 
