@@ -82,6 +82,8 @@ NUMPY_ONLY = {
         "test_ufunc_errors_raise_everywhere")},
     "tests/test_elementwise.py::test_numpy_array_on_the_left": _UFUNC,
     "tests/test_interop.py::test_xarray_arithmetic_and_isel": "xarray applies np.sin through __array_ufunc__: " + _UFUNC,
+    "tests/test_compiled.py": "the compiled lean paths take NumPy blocks only (other blocks take the general "
+                              "paths, which the whole suite tests)",
     "tests/test_bench.py": "darray bench compares with NumPy / mpi4py programs on NumPy buffers and trains darray.nn",
     "tests/test_fuse_cuda_source.py": "runs fuse's CUDA C, compiled on the host, over NumPy blocks posing as CuPy "
                                       "ones (the GPU itself: tests/gpu/test_fuse_cuda.py)",
