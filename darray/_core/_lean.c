@@ -124,11 +124,15 @@ dtype_in(PyObject *block, PyObject *accepted)
 
 enum kind { BINARY, REFLECTED, UNARY, GETITEM, SETITEM };
 
+/* Python scalars on the lean path: none, all, or all but the float 0.5 (``x ** 0.5``: the engine's exact
+ * square root, darray._core.elementwise.half_power). */
+enum scalars { SCALARS_NONE, SCALARS_ALL, SCALARS_BUT_HALF };
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     int kind;
-    int scalars;          /* Python int and float operands take the lean path (not for ``**``) */
+    int scalars;          /* which Python int and float operands take the lean path: SCALARS_* */
     PyObject *kernel;     /* NumPy's ufunc (operators) */
     PyObject *accepted;   /* the block dtypes the kernel accepted so far, or None where NumPy decides */
     PyObject *general;    /* the Python method this one stands in front of */
@@ -176,7 +180,9 @@ lean_binary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         if (operand == NULL || Py_TYPE(operand) != NdarrayType)
             goto general;
     }
-    else if (self->scalars && (PyFloat_CheckExact(other) || PyLong_CheckExact(other)))
+    else if (PyLong_CheckExact(other) ? self->scalars != SCALARS_NONE
+             : PyFloat_CheckExact(other) && (self->scalars == SCALARS_ALL
+                                            || (self->scalars == SCALARS_BUT_HALF && PyFloat_AS_DOUBLE(other) != 0.5)))
         operand = other;
     else
         goto general;
@@ -328,13 +334,14 @@ static PyObject *
 lean_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"kind", "general", "kernel", "accepted", "scalars", NULL};
-    int kind, scalars = 1;
+    int kind, scalars = SCALARS_ALL;
     PyObject *general, *kernel = Py_None, *accepted = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|OOp:Lean", names, &kind, &general, &kernel, &accepted,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|OOi:Lean", names, &kind, &general, &kernel, &accepted,
                                      &scalars))
         return NULL;
-    if (kind < BINARY || kind > SETITEM || !PyCallable_Check(general)) {
-        PyErr_SetString(PyExc_ValueError, "Lean: kind must be 0-4 and general callable");
+    if (kind < BINARY || kind > SETITEM || scalars < SCALARS_NONE || scalars > SCALARS_BUT_HALF
+            || !PyCallable_Check(general)) {
+        PyErr_SetString(PyExc_ValueError, "Lean: kind must be 0-4, scalars 0-2 and general callable");
         return NULL;
     }
     if ((kind == UNARY && !PyAnySet_Check(accepted)) || (accepted != Py_None && !PyAnySet_Check(accepted))) {
@@ -420,7 +427,8 @@ static PyMemberDef lean_members[] = {
 static PyTypeObject LeanType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "darray._core._lean.Lean",
-    .tp_doc = "Lean(kind, general, kernel=None, accepted=None, scalars=True): a DArray method's lean path in C, "
+    .tp_doc = "Lean(kind, general, kernel=None, accepted=None, scalars=SCALARS_ALL): a DArray method's lean path "
+              "in C, "
               "in front of the Python method ``general``.",
     .tp_basicsize = sizeof(Lean),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -467,7 +475,10 @@ PyInit__lean(void)
     if (PyModule_AddObjectRef(m, "Lean", (PyObject *)&LeanType) < 0
             || PyModule_AddIntConstant(m, "BINARY", BINARY) < 0 || PyModule_AddIntConstant(m, "REFLECTED", REFLECTED) < 0
             || PyModule_AddIntConstant(m, "UNARY", UNARY) < 0 || PyModule_AddIntConstant(m, "GETITEM", GETITEM) < 0
-            || PyModule_AddIntConstant(m, "SETITEM", SETITEM) < 0) {
+            || PyModule_AddIntConstant(m, "SETITEM", SETITEM) < 0
+            || PyModule_AddIntConstant(m, "SCALARS_NONE", SCALARS_NONE) < 0
+            || PyModule_AddIntConstant(m, "SCALARS_ALL", SCALARS_ALL) < 0
+            || PyModule_AddIntConstant(m, "SCALARS_BUT_HALF", SCALARS_BUT_HALF) < 0) {
         Py_DECREF(m);
         return NULL;
     }

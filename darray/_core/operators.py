@@ -301,8 +301,9 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
             general.__name__, general.__doc__ = first.__name__, first.__doc__
             general.__qualname__ = f"DArray.{first.__name__}"
             f, accepted = kernels[NUMPY]
-            lean = compiled.lean.Lean(compiled.lean.REFLECTED if reflected else compiled.lean.BINARY, general,
-                                      f, None if decides else accepted, row.name != "pow")
+            c = compiled.lean
+            scalars = c.SCALARS_ALL if row.name != "pow" else c.SCALARS_NONE if reflected else c.SCALARS_BUT_HALF
+            lean = c.Lean(c.REFLECTED if reflected else c.BINARY, general, f, None if decides else accepted, scalars)
         setattr(DArray, first.__name__, lean)
         return lean(self, other)
 
