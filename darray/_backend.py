@@ -70,11 +70,18 @@ def namespace_of(array: Any) -> ModuleType:
 
 def namespace_named(name: str) -> ModuleType:
     """The namespace of backend ``name`` (``"numpy"``, ``"cupy"``, ``"torch"``, ``"array_api_strict"``)."""
+    found = _NAMED.get(name)  # (every creation call asks: one dict lookup, not an import)
+    if found is not None:
+        return found
     try:
         module = BACKENDS[name]
     except KeyError:
         raise ValueError(f"backend: unknown local backend; got {name!r}, expected one of {sorted(BACKENDS)}") from None
-    return importlib.import_module(module)
+    found = _NAMED[name] = importlib.import_module(module)
+    return found
+
+
+_NAMED: dict[str, ModuleType] = {}
 
 
 def name_of(xp: ModuleType) -> str:

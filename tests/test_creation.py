@@ -825,3 +825,28 @@ def test_arange_linspace_bad_input():
         dx.linspace(0, 1, -1)
     with pytest.raises(TypeError, match="^full: fill_value must be a scalar"):
         dx.full(3, [1, 2, 3])
+
+
+def test_repeated_default_calls_give_what_the_first_gave(monkeypatch):
+    """zeros / ones / empty / full on the default layout keywords remember their layout per request: a repeat
+    gives the same array, a changed setting is seen, and a shape the checks refuse is refused every time."""
+    for _ in range(2):  # (the first call works everything out; the second takes the remembered request)
+        for make, want in ((lambda: da.zeros((5, 13)), np.zeros((5, 13))),
+                           (lambda: da.ones(7, dtype="int32"), np.ones(7, "int32")),
+                           (lambda: da.full((3, 7, 5), 2.5), np.full((3, 7, 5), 2.5)),
+                           (lambda: da.full((5, 13), False), np.full((5, 13), False))):
+            got = make()
+            assert got.dtype == want.dtype and got.layout == make().layout
+            assert_equal(got, want)
+        assert da.empty((5, 13)).shape == (5, 13)
+        with pytest.raises(TypeError, match="shape must be an int or a tuple of ints"):
+            da.zeros((5.0, 13))
+        with pytest.raises(ValueError, match="negative dimensions"):
+            da.zeros((-5, 13))
+        with pytest.raises(TypeError):
+            da.zeros((5, 13), dtype=[("x", "f8")])
+    distributed = da.zeros((5, 13)).layout
+    monkeypatch.setattr(da.config, "min_distributed_size", 10**6)  # (a setting changed: replicated from now on)
+    assert da.zeros((5, 13)).layout.whole
+    assert da.zeros((5, 13)).layout != distributed or da.zeros((5, 13)).comm.size == 1
+    assert da.zeros((5, 13), halo=1).layout.halo == (1, 1)  # (other keywords: the full path)

@@ -238,3 +238,18 @@ def test_errors_raise_everywhere(layout):
     assert_raises_everywhere(np.exceptions.AxisError, da.flip, x, axis=3)
     assert_raises_everywhere(np.exceptions.AxisError, da.expand_dims, x, axis=4)
     assert_raises_everywhere(TypeError, da.roll, x, 1.5, axis=0)
+
+
+def test_transposes_remember_their_layout():
+    """``x.T`` and ``permute_dims`` give the layout the first call made, with or without a halo."""
+    a = np.arange(5 * 13 * 3, dtype=float).reshape(5, 13, 3)
+    for halo in (0, 1):
+        x = da.asarray(a, split=0, halo=halo)
+        first = x.T
+        assert x.T.layout is first.layout and not first.layout.has_halo
+        assert_equal(x.T, a.T)
+        assert_equal(da.permute_dims(x, (1, 0, 2)), a.transpose(1, 0, 2))
+        assert da.permute_dims(x, (-2, 0, -1)).layout is da.permute_dims(x, (1, 0, 2)).layout
+        assert_equal(x.mT, np.swapaxes(a, -1, -2))
+    with pytest.raises(ValueError, match="permutation"):
+        da.permute_dims(da.asarray(a), (0, 0, 1))

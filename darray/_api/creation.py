@@ -14,13 +14,14 @@ import numbers
 import array_api_compat
 import numpy as np
 
-from .._backend import contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
+from .._backend import NUMPY, contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import check_dtype
 from .._core.elementwise import astype
 from .._errors import AxisError, message, names_errors
 from .._layout import Layout
-from .._comm import resolve_comm
+from .._comm import default_communicator, resolve_comm
+from .._config import config
 from .._core import make_layout
 from ._common import normalize_shape, resolve_device
 
@@ -43,7 +44,40 @@ def _dtype(xp, dtype, default: str = "float64", func: str = "dtype"):
     return to_backend_dtype(xp, np.dtype(default) if dtype is None else dtype, func)
 
 
+#: What a creation call on the default layout keywords with NumPy blocks worked out, remembered per
+#: (shape, dtype, communicator, min_distributed_size, backend): (layout, padded block shape, NumPy dtype).
+#: Only calls that passed every check are remembered, and only for a shape of Python ints (typed exactly:
+#: ``(4.0, 3)`` equals ``(4, 3)`` as a key but is refused).
+_DEFAULT_REQUESTS: dict = {}
+
+
+def _default_request(shape, device, split, grid, sizes, halo, boundary, comm):
+    """The key of a creation call that asks for the defaults only (see ``_DEFAULT_REQUESTS``), or None."""
+    if not (device is None and comm is None and grid is None and sizes is None and type(split) is str
+            and split == "auto" and type(halo) is int and halo == 0 and type(boundary) is str and boundary == "none"):
+        return None
+    if type(shape) is tuple:
+        for n in shape:
+            if type(n) is not int:
+                return None
+    elif type(shape) is not int:
+        return None
+    return shape, default_communicator(), config.min_distributed_size, config.backend
+
+
 def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary, comm) -> DArray:
+    key = _default_request(shape, device, split, grid, sizes, halo, boundary, comm)
+    if key is not None:  # the call a loop makes again and again: one dict lookup, then NumPy
+        key = (key, dtype)
+        try:
+            found = _DEFAULT_REQUESTS.get(key)
+        except TypeError:  # (an unhashable dtype argument: the checks below say what is wrong)
+            found = key = None
+        if found is not None:
+            layout, padded, np_dtype = found
+            block = np.empty(padded, np_dtype) if fill is None else np.zeros(padded, np_dtype) if fill == 0 \
+                else np.full(padded, fill, np_dtype)
+            return DArray._wrap(block, layout, key[0][1], NUMPY)
     shape = normalize_shape(func, shape)
     comm = resolve_comm(comm)
     xp, dev = resolve_device(device)
@@ -58,6 +92,10 @@ def _filled(func, fill, shape, dtype, device, split, grid, sizes, halo, boundary
         if isinstance(fill, np.generic) and not is_numpy_namespace(xp):
             fill = fill.item()  # strict namespaces take Python scalars only
         block = xp.full(padded, fill, dtype=dtype, device=dev)
+    if key is not None and xp is NUMPY and dev is None:
+        if len(_DEFAULT_REQUESTS) > 1024:
+            _DEFAULT_REQUESTS.clear()
+        _DEFAULT_REQUESTS[key] = (layout, padded, dtype)
     return DArray._wrap(block, layout, comm, xp)
 
 

@@ -158,16 +158,17 @@ class DArray:
     @property
     def T(self) -> DArray:
         """The array with its axes reversed, as NumPy's ``x.T`` (0-d and 1-d: the array itself; no communication)."""
-        if self.ndim < 2:
+        ndim = len(self._layout.shape)
+        if ndim < 2:
             return self
-        return _manipulation.permute_dims(self, tuple(range(self.ndim - 1, -1, -1)))
+        return _manipulation.permuted(self, (1, 0) if ndim == 2 else tuple(range(ndim - 1, -1, -1)))
 
     @property
     def mT(self) -> DArray:
         """Transpose of the last two axes (no communication)."""
         if self.ndim < 2:
             raise ValueError(message("mT", "needs at least 2 dimensions", self.shape))
-        return _manipulation.permute_dims(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
+        return _manipulation.permuted(self, (*range(self.ndim - 2), self.ndim - 1, self.ndim - 2))
 
     def __len__(self) -> int:
         if not self.shape:
