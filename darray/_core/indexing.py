@@ -21,6 +21,7 @@ import numpy as np
 from .._backend import is_numpy_namespace
 from .._errors import message
 from .._layout import Layout
+from .._layout.layout import replicated_layout
 from .array import DArray
 from .keys import out_of_bounds
 
@@ -210,21 +211,10 @@ def _remembered(x: DArray, key):
 # Every rank holds the whole array, so a basic key means on the block what it means on the array: one
 # NumPy call. Keys NumPy refuses fall through to the general path, which raises darray's error.
 _BASIC_ITEMS = frozenset({slice, int, type(None), type(Ellipsis)})
-_REPLICATED_LAYOUTS: dict = {}
 _GENERAL = object()  # (what _whole_key says for keys that take the general path)
 _wrap = DArray._wrap
 _new_object = object.__new__
 _ndarray = np.ndarray
-
-
-def _replicated_layout(dims: tuple, shape: tuple) -> Layout:
-    """The replicated layout of ``shape`` on grid ``dims``: one object per (dims, shape), so layouts compare by identity."""
-    layout = _REPLICATED_LAYOUTS.get((dims, shape))
-    if layout is None:
-        if len(_REPLICATED_LAYOUTS) > 4096:
-            _REPLICATED_LAYOUTS.clear()
-        layout = _REPLICATED_LAYOUTS[dims, shape] = Layout(shape, dims, (None,) * len(dims), tuple((n,) for n in shape))
-    return layout
 
 
 def _whole_key(x: DArray, key):
@@ -249,7 +239,7 @@ def _whole_key(x: DArray, key):
 
 def _whole_layout(layout: Layout, shape: tuple) -> Layout:
     """The interned replicated layout of ``shape`` on ``layout``'s grid, remembered on ``layout`` by shape."""
-    found = layout._derived[shape] = _replicated_layout(layout.dims, shape)
+    found = layout._derived[shape] = replicated_layout(layout.dims, shape)
     return found
 
 

@@ -14,6 +14,7 @@ from math import prod
 
 from .._errors import message
 from .._layout import Layout, balanced_sizes
+from .._layout.layout import replicated_layout
 from .array import DArray
 from .indexing import getitem
 from .redistribute import redistribute_to
@@ -182,5 +183,5 @@ def _local_reshape(x: DArray, shape):
 def _via_replicated_small(x: DArray, shape) -> DArray:
     """Replicated arrays, empty arrays and 0-d shapes: replicate (if needed), then reshape locally."""
     full = redistribute_to(x, x._layout.replicated())
-    layout = Layout(shape, x._layout.dims, (None,) * len(x._layout.dims), tuple((n,) for n in shape))
+    layout = replicated_layout(x._layout.dims, tuple(shape))
     return DArray._wrap(x._xp.reshape(full.local, shape), layout, x._comm, x._xp)

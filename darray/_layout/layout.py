@@ -17,7 +17,7 @@ from .blocks import balanced_sizes, check_sizes, offsets
 from .grid import coords_of, rank_of
 from .specs import normalize_axis, normalize_boundary, normalize_halo, normalize_split
 
-__all__ = ["Layout", "SMALL_BLOCK_BYTES"]
+__all__ = ["Layout", "SMALL_BLOCK_BYTES", "replicated_layout"]
 
 #: Blocks below this many bytes are "small": NumPy's own threshold for reusing a temporary operand's buffer
 #: (NPY_MIN_ELIDE_BYTES). Below it the operators skip darray's temporary reuse and call NumPy directly.
@@ -302,7 +302,24 @@ class Layout:
 
     def replicated(self) -> Layout:
         """Every rank holds the whole array (same grid)."""
-        return Layout(self.shape, self.dims, (None,) * len(self.dims), tuple((n,) for n in self.shape))
+        return replicated_layout(self.dims, self.shape)
+
+
+_REPLICATED: dict = {}  # (dims, shape) -> its replicated layout
+
+
+def replicated_layout(dims: tuple[int, ...], shape: tuple[int, ...]) -> Layout:
+    """The layout of ``shape`` that every rank of grid ``dims`` holds whole: one object per (dims, shape).
+
+    Layouts are immutable, so one object serves every array of that shape and
+    grid (and compares by identity).
+    """
+    layout = _REPLICATED.get((dims, shape))
+    if layout is None:
+        if len(_REPLICATED) > _CREATED_MAX:
+            _REPLICATED.clear()
+        layout = _REPLICATED[dims, shape] = Layout(shape, dims, (None,) * len(dims), tuple((n,) for n in shape))
+    return layout
 
 
 def _axis_dims(dims, split, ndim) -> tuple:
