@@ -66,16 +66,18 @@ def test_built_where_a_compiler_is():
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("shape", [(3, 4), ()], ids=["3x4", "0-d"])
 @pytest.mark.parametrize("name", OPERATORS)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_operators_agree_with_numpy(name, dtype):
-    """Every operator on small whole arrays, against an array of each dtype and Python scalars, as NumPy has it."""
+def test_operators_agree_with_numpy(name, dtype, shape):
+    """Every operator on small whole arrays (and 0-d ones: NumPy's kernels give scalars there), against an array of
+    each dtype and Python scalars, as NumPy has it."""
     reflected = name.startswith("__r") and name != "__rshift__"
     row = next(r for r in BINARY_OPERATORS.values() if r.operator == name.replace("__r", "__", reflected))
     function = getattr(da, row.name)  # darray's function: the engine, not the operator
-    a = (numpy.arange(12).reshape(3, 4) % 5 + 1).astype(dtype)
+    a = (numpy.arange(12).reshape(3, 4) % 5 + 1).astype(dtype)[(slice(None), slice(None)) if shape else (1, 2)]
     x = da.asarray(a)
-    for other in [numpy.full((3, 4), 2).astype(d) for d in DTYPES] + [2, 3.0, True]:
+    for other in [numpy.full(shape, 2).astype(d) for d in DTYPES] + [2, 3.0, True]:
         y = da.asarray(other) if isinstance(other, numpy.ndarray) else other
         if reflected and isinstance(y, da.DArray):
             continue  # (Python calls a reflected operator for a non-DArray left operand only)
@@ -85,6 +87,8 @@ def test_operators_agree_with_numpy(name, dtype):
             _numpy_or_error(lambda: numpy_function(other, a) if reflected else numpy_function(a, other))
         got = _numpy_or_error(lambda: getattr(x, name)(y))
         _same(got, want)
+        if not isinstance(got, type):
+            assert type(got) is da.DArray and got.shape == shape
         if not isinstance(want, type) and name in SYMBOLS:  # the operator form (the interpreter's slot) too
             _same(_numpy_or_error(lambda: SYMBOLS[name](x, y)), want)
 
@@ -137,6 +141,24 @@ def test_tracing_sees_every_lean_operation():
     ops = [e["op"] for e in trace.events if e["kind"] == "compute"]
     assert ops == ["add", "negative", "multiply"], ops
     assert_equal(y, numpy.full((4, 4), -4.0))
+
+
+@pytest.mark.mpi
+def test_elements_are_0d_arrays_in_loops():
+    """``u[i] = un[i] - k * (un[i] - un[i - 1])`` (a loop over cells): 0-d DArrays on one remembered layout, as the
+    general path makes them; the loop computes what NumPy's computes."""
+    a = numpy.linspace(0.0, 1.0, 9) ** 2
+    un, u = da.asarray(a), da.asarray(a.copy())
+    element = un[3]
+    assert type(element) is da.DArray and element.shape == () and element.layout is un[4].layout
+    assert element._block.base is None or element._block.base is not un._block  # (a copy, not a view of the block)
+    assert (element - un[2]).layout is element.layout and (-element).shape == ()
+    want = a.copy()
+    for i in range(1, 9):
+        u[i] = un[i] - 0.25 * (un[i] - un[i - 1])
+        want[i] = a[i] - 0.25 * (a[i] - a[i - 1])
+    assert_equal(u, want)
+    assert float(un[-1]) == 1.0 and int(da.asarray(numpy.arange(4))[2] // 2) == 1
 
 
 @pytest.mark.mpi

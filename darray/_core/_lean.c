@@ -25,10 +25,12 @@ static PyTypeObject *DArrayType = NULL;   /* darray._core.array.DArray */
 static PyTypeObject *NdarrayType = NULL;  /* numpy.ndarray */
 static PyObject *RecorderDict = NULL;     /* darray._recorder.__dict__: ``active`` is None unless tracing */
 static PyObject *NumpyXp = NULL;          /* darray._backend.NUMPY */
+static PyObject *NumpyAsarray = NULL;     /* numpy.asarray: a NumPy scalar result as a 0-d array */
+static PyTypeObject *GenericType = NULL;  /* numpy.generic: NumPy's scalars */
 static PyObject *StrActive = NULL, *StrShape = NULL, *StrDtype = NULL;
 
 static Py_ssize_t off_block, off_layout, off_comm, off_xp, off_local, off_halo_fresh, off_halo_exchange;
-static Py_ssize_t off_whole, off_small_whole, off_derived;
+static Py_ssize_t off_whole, off_small_whole, off_derived, off_shape;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -52,21 +54,24 @@ slot_offset(PyObject *type, const char *name, Py_ssize_t *offset)
 static PyObject *
 setup(PyObject *module, PyObject *args)
 {
-    PyObject *darray, *layout, *ndarray, *recorder, *numpy_xp;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O:setup", &PyType_Type, &darray, &PyType_Type, &layout,
-                          &PyType_Type, &ndarray, &PyDict_Type, &recorder, &numpy_xp))
+    PyObject *darray, *layout, *ndarray, *generic, *asarray, *recorder, *numpy_xp;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!OO!O:setup", &PyType_Type, &darray, &PyType_Type, &layout,
+                          &PyType_Type, &ndarray, &PyType_Type, &generic, &asarray, &PyDict_Type, &recorder,
+                          &numpy_xp))
         return NULL;
     if (slot_offset(darray, "_block", &off_block) || slot_offset(darray, "_layout", &off_layout)
             || slot_offset(darray, "_comm", &off_comm) || slot_offset(darray, "_xp", &off_xp)
             || slot_offset(darray, "_local", &off_local) || slot_offset(darray, "_halo_fresh", &off_halo_fresh)
             || slot_offset(darray, "_halo_exchange", &off_halo_exchange)
             || slot_offset(layout, "whole", &off_whole) || slot_offset(layout, "small_whole", &off_small_whole)
-            || slot_offset(layout, "_derived", &off_derived))
+            || slot_offset(layout, "_derived", &off_derived) || slot_offset(layout, "shape", &off_shape))
         return NULL;
     Py_XSETREF(DArrayType, (PyTypeObject *)Py_NewRef(darray));
     Py_XSETREF(NdarrayType, (PyTypeObject *)Py_NewRef(ndarray));
     Py_XSETREF(RecorderDict, Py_NewRef(recorder));
     Py_XSETREF(NumpyXp, Py_NewRef(numpy_xp));
+    Py_XSETREF(GenericType, (PyTypeObject *)Py_NewRef(generic));
+    Py_XSETREF(NumpyAsarray, Py_NewRef(asarray));
     Py_RETURN_NONE;
 }
 
@@ -101,11 +106,41 @@ recorder_off(void)
 static inline int
 darray_with(PyObject *obj, Py_ssize_t flag, PyObject **layout, PyObject **block)
 {
+    *layout = *block = NULL;
     if (DArrayType == NULL || Py_TYPE(obj) != DArrayType)
         return 0;
     *layout = SLOT(obj, off_layout);
     *block = SLOT(obj, off_block);
     return *layout != NULL && *block != NULL && SLOT(*layout, flag) == Py_True && Py_TYPE(*block) == NdarrayType;
+}
+
+/* Whether ``obj`` is a DArray the operators' lean path takes: a NumPy block on a small whole layout, or on a
+ * whole 0-d one (``zero_d``: NumPy's kernels give a NumPy scalar there, made a 0-d array again). */
+static inline int
+lean_operand(PyObject *obj, PyObject **layout, PyObject **block, int *zero_d)
+{
+    *zero_d = 0;
+    if (darray_with(obj, off_small_whole, layout, block))
+        return 1;
+    if (*layout == NULL || *block == NULL || SLOT(*layout, off_whole) != Py_True || Py_TYPE(*block) != NdarrayType)
+        return 0;  /* (darray_with set both pointers wherever ``obj`` is a DArray) */
+    PyObject *shape = SLOT(*layout, off_shape);
+    *zero_d = shape != NULL && PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == 0;
+    return *zero_d;
+}
+
+/* A kernel's result as a block: ``out`` (a new reference, taken) if it is an ndarray; a NumPy scalar as a 0-d
+ * array where ``zero_d``; else NULL with no error set (the general path decides). */
+static PyObject *
+as_block(PyObject *out, int zero_d)
+{
+    if (Py_TYPE(out) == NdarrayType)
+        return out;
+    PyObject *block = NULL;
+    if (zero_d && PyObject_TypeCheck(out, GenericType))
+        block = PyObject_CallOneArg(NumpyAsarray, out);
+    Py_DECREF(out);
+    return block;
 }
 
 /* Whether ``dtype(block)`` is in ``accepted`` (a set of dtypes, which the general path may grow); -1 on error. */
@@ -149,7 +184,7 @@ call_general(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
 
 /* The kernel on two operands, or NULL with no error set where the general path must decide (a TypeError). */
 static PyObject *
-kernel_call(Lean *self, PyObject *a, PyObject *b)
+kernel_call(Lean *self, PyObject *a, PyObject *b, int zero_d)
 {
     PyObject *argv[2] = {a, b};
     PyObject *out = PyObject_Vectorcall(self->kernel, argv, 2, NULL);
@@ -158,11 +193,7 @@ kernel_call(Lean *self, PyObject *a, PyObject *b)
             PyErr_Clear();  /* a dtype darray refuses too: the general path raises darray's message */
         return NULL;
     }
-    if (Py_TYPE(out) != NdarrayType) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    return out;
+    return as_block(out, zero_d);
 }
 
 static PyObject *
@@ -171,7 +202,8 @@ lean_binary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL)
         return call_general(self, args, nargsf, kwnames);
     PyObject *me = args[0], *other = args[1], *layout, *block, *operand;
-    if (!darray_with(me, off_small_whole, &layout, &block) || !recorder_off())
+    int zero_d;
+    if (!lean_operand(me, &layout, &block, &zero_d) || !recorder_off())
         goto general;
     if (Py_TYPE(other) == DArrayType) {
         if (self->kind == REFLECTED || SLOT(other, off_layout) != layout)
@@ -195,7 +227,8 @@ lean_binary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         if (!ok)
             goto general;
     }
-    PyObject *out = self->kind == REFLECTED ? kernel_call(self, operand, block) : kernel_call(self, block, operand);
+    PyObject *out = self->kind == REFLECTED ? kernel_call(self, operand, block, zero_d)
+                                            : kernel_call(self, block, operand, zero_d);
     if (out == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -214,7 +247,8 @@ lean_unary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL)
         return call_general(self, args, nargsf, kwnames);
     PyObject *me = args[0], *layout, *block;
-    if (!darray_with(me, off_small_whole, &layout, &block) || SLOT(me, off_xp) != NumpyXp || !recorder_off())
+    int zero_d;
+    if (!lean_operand(me, &layout, &block, &zero_d) || SLOT(me, off_xp) != NumpyXp || !recorder_off())
         goto general;
     int ok = dtype_in(block, self->accepted);
     if (ok < 0)
@@ -224,10 +258,9 @@ lean_unary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     PyObject *out = PyObject_Vectorcall(self->kernel, &block, 1, NULL);
     if (out == NULL)
         return NULL;
-    if (Py_TYPE(out) != NdarrayType) {
-        Py_DECREF(out);
+    out = as_block(out, zero_d);
+    if (out == NULL)
         goto general;
-    }
     return wrap(out, layout, SLOT(me, off_comm), SLOT(me, off_xp));
 general:
     if (PyErr_Occurred())
@@ -242,11 +275,11 @@ basic_item(PyObject *k)
     return PySlice_Check(k) || PyLong_CheckExact(k) || k == Py_None || k == Py_Ellipsis;
 }
 
-/* Whether ``key`` is a stencil loop's key on a whole block: a slice, or a tuple of basic items. */
+/* Whether ``key`` is a loop's key on a whole block: a slice, an int, or a tuple of basic items. */
 static inline int
 whole_key(PyObject *key)
 {
-    if (PySlice_Check(key))
+    if (PySlice_Check(key) || PyLong_CheckExact(key))
         return 1;
     if (!PyTuple_CheckExact(key))
         return 0;
@@ -281,6 +314,11 @@ lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         if (numpy_refused())
             return call_general(self, args, nargsf, kwnames);
         return NULL;
+    }
+    if (Py_TYPE(part) != NdarrayType && PyObject_TypeCheck(part, GenericType)) {  /* every axis taken by an int */
+        Py_SETREF(part, PyObject_CallOneArg(NumpyAsarray, part));  /* a 0-d copy, as the general path makes it */
+        if (part == NULL)
+            return NULL;
     }
     if (Py_TYPE(part) == NdarrayType) {
         /* the result's layout: remembered on the layout by the part's shape (the general path remembers it) */

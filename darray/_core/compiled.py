@@ -43,4 +43,4 @@ def setup(darray_type: type) -> None:
     from .._backend import NUMPY
     from .._layout import Layout
 
-    lean.setup(darray_type, Layout, numpy.ndarray, vars(_recorder), NUMPY)
+    lean.setup(darray_type, Layout, numpy.ndarray, numpy.generic, numpy.asarray, vars(_recorder), NUMPY)

@@ -258,7 +258,9 @@ def getitem(x: DArray, key) -> DArray:
                 part = block[numpy_key]
             except (IndexError, TypeError, ValueError):
                 part = None  # the general path raises darray's error
-            if type(part) is _ndarray:  # (a NumPy scalar for a 0-d result: the general path makes it 0-d)
+            if type(part) is not _ndarray and isinstance(part, np.generic):  # (every axis taken by an int)
+                part = np.asarray(part)  # a 0-d array holding a copy of the element, as the general path makes it
+            if type(part) is _ndarray:
                 shape = part.shape  # the result's layout: remembered on x's layout by shape (a bare shape key:
                 found = layout._derived.get(shape)  # the other keys there start with a name)
                 out = _new_object(DArray)  # DArray._wrap, inlined (a call is 5-10% of a slice's instructions)
