@@ -14,7 +14,8 @@ Part 2 runs four NumPy teaching codes unchanged with both modules: a
 Laplace/Jacobi solver, a 2-d linear convection CFD step and the cavity flow
 (the "12 steps to Navier-Stokes" style, the flow with 5 pressure sweeps per
 step) and Conway's Game of Life, checks that both give the same fields, and
-prints the time ratio.
+prints the time ratio; then step 1 of the 12 steps in its loop form (a
+Python loop over the cells of a 1-d field: every operand is one element).
 
 Both parts also run a third module, ``thin``: the thinnest Python class that
 can wrap an ndarray (one slot, each operator one NumPy call and a wrap, no
@@ -120,8 +121,18 @@ for _ in range(steps):
     v[0, :], v[-1, :], v[:, 0], v[:, -1] = 0.0, 0.0, 0.0, 0.0
 """
 
+CELL_LOOP = """
+u = np.ones(n)
+u[n // 4:n // 2] = 2.0
+c, dt, dx = 1.0, 0.5 * 2.0 / (n - 1), 2.0 / (n - 1)
+for _ in range(steps // 8):
+    un = u.copy()
+    for i in range(1, n):
+        u[i] = un[i] - c * dt / dx * (un[i] - un[i - 1])
+"""
+
 PROGRAMS = {"Laplace (Jacobi)": LAPLACE, "linear convection": CONVECTION, "Game of Life": LIFE,
-            "cavity flow (5 Poisson sweeps)": CAVITY}
+            "cavity flow (5 Poisson sweeps)": CAVITY, "1-d convection, loop over cells": CELL_LOOP}
 
 
 class Thin:
