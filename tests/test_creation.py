@@ -850,3 +850,26 @@ def test_repeated_default_calls_give_what_the_first_gave(monkeypatch):
     assert da.zeros((5, 13)).layout.whole
     assert da.zeros((5, 13)).layout != distributed or da.zeros((5, 13)).comm.size == 1
     assert da.zeros((5, 13), halo=1).layout.halo == (1, 1)  # (other keywords: the full path)
+
+
+def test_repeated_asarray_of_numpy_arrays(monkeypatch):
+    """``asarray`` of a NumPy array on the default keywords remembers its whole layout: a repeat is a view of the
+    array again (``array`` a copy), and every other request takes the checks."""
+    monkeypatch.setattr(da.config, "min_distributed_size", 10**6)  # (whole: the remembered case)
+    a = np.arange(35.0).reshape(5, 7)
+    for _ in range(2):
+        x = da.asarray(a)
+        assert x.layout.whole and np.shares_memory(to_numpy(x._block), a) and x._block.flags.c_contiguous
+        assert_equal(x, a)
+        copied = da.array(a)
+        assert not np.shares_memory(to_numpy(copied._block), a)
+        assert_equal(copied, a)
+        assert not np.shares_memory(to_numpy(da.asarray(a, copy=True)._block), a)
+        fortran = da.asarray(np.asfortranarray(a))
+        assert fortran._block.flags.c_contiguous
+        assert_equal(fortran, a)
+        assert da.asarray(a, dtype="float32").dtype == np.float32
+        assert np.array_equal(np.asarray(da.asarray(a.astype(">f8")).gather()), a)  # (not a darray dtype's key)
+        assert da.asarray(a, halo=1).layout.halo == (1, 1)
+        with pytest.raises(TypeError):
+            da.asarray(np.array(["a", "b"]))

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._backend import NUMPY, contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
-from .._core.dtypes import check_dtype
+from .._core.dtypes import DTYPES, check_dtype
 from .._core.elementwise import astype
 from .._errors import AxisError, message, names_errors
 from .._layout import Layout
@@ -244,6 +244,12 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
     ((2, 3), 21)
     """
     _check_order("asarray", order, "CFAK")
+    key = None
+    if type(obj) is np.ndarray and dtype is None and copy is None and obj.dtype in _DTYPE_SET:
+        key = _default_request(obj.shape, device, split, grid, sizes, halo, boundary, comm)
+        layout = _WHOLE_ASARRAY.get(key)
+        if layout is not None and obj.flags.c_contiguous:  # (what the checks below made of this request before)
+            return DArray._wrap(obj[...], layout, key[1], NUMPY)  # a view of obj, as below
     if isinstance(obj, DArray):
         out = obj
         if split != "auto" or grid is not None or sizes is not None or halo or boundary != "none":
@@ -285,7 +291,18 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
     else:  # copy=None keeps a view of obj when it is contiguous, like numpy.asarray
         contiguous = getattr(getattr(part, "flags", None), "c_contiguous", True)
         block = contiguous_copy(xp, part) if copy or not contiguous else part
-    return DArray._new(block, layout, comm, xp)
+    out = DArray._new(block, layout, comm, xp)
+    if key is not None and layout.whole and xp is NUMPY and dev is None:
+        if len(_WHOLE_ASARRAY) > 1024:
+            _WHOLE_ASARRAY.clear()
+        _WHOLE_ASARRAY[key] = layout
+    return out
+
+
+#: The whole layout :func:`asarray` gave a NumPy array of a darray dtype on the default keywords, per
+#: ``_default_request`` key (shape, communicator, min_distributed_size, backend).
+_WHOLE_ASARRAY: dict = {}
+_DTYPE_SET = frozenset(DTYPES.values())
 
 
 def as_darray(func: str, x, like: DArray | None = None) -> DArray:

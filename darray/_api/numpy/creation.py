@@ -253,7 +253,8 @@ def array(object, dtype=None, *, copy: bool | None = True, order: str | None = "
         raise ValueError(message(numpy_name("array"), str(exc), type(object).__name__)) from None
     if comm is None and isinstance(like, DArray):
         comm = like.comm
-    return asarray(data, copy=bool(copy) if copy is not None else None, device=device, comm=comm, **layout)
+    # (numpy.array copied already where a copy was asked for: the blocks may be views of its fresh array)
+    return asarray(data, copy=False if copy is False else None, device=device, comm=comm, **layout)
 
 
 implements(numpy.array)(lambda object, dtype=None, **kw: array(object, dtype, **kw))
