@@ -116,13 +116,11 @@ def _installed_version(distributions: tuple[str, ...]) -> str:
 
 def _lean_paths() -> str:
     """Whether the operators' and indexing's lean paths run compiled (darray._core._lean) or in Python, and why."""
-    import os
-
     from darray._core import compiled
 
     if compiled.lean is not None:
         return "compiled (darray._core._lean)"
-    if os.environ.get("DARRAY_PURE_PYTHON", "").strip() not in ("", "0"):
+    if compiled.pure_python_requested():
         return "Python (DARRAY_PURE_PYTHON is set)"
     return "Python (darray._core._lean was not built: no C compiler when darray was installed)"
 

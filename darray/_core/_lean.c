@@ -122,8 +122,8 @@ lean_operand(PyObject *obj, PyObject **layout, PyObject **block, int *zero_d)
     *zero_d = 0;
     if (darray_with(obj, off_small_whole, layout, block))
         return 1;
-    if (*layout == NULL || *block == NULL || SLOT(*layout, off_whole) != Py_True || Py_TYPE(*block) != NdarrayType)
-        return 0;  /* (darray_with set both pointers wherever ``obj`` is a DArray) */
+    if (!darray_with(obj, off_whole, layout, block))
+        return 0;
     PyObject *shape = SLOT(*layout, off_shape);
     *zero_d = shape != NULL && PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == 0;
     return *zero_d;

@@ -16,11 +16,16 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
-__all__ = ["lean", "setup"]
+__all__ = ["lean", "pure_python_requested", "setup"]
+
+
+def pure_python_requested() -> bool:
+    """Whether ``DARRAY_PURE_PYTHON`` asks for the Python paths (set, and neither empty nor ``0``)."""
+    return os.environ.get("DARRAY_PURE_PYTHON", "").strip() not in ("", "0")
 
 
 def _load() -> ModuleType | None:
-    if os.environ.get("DARRAY_PURE_PYTHON", "").strip() not in ("", "0"):
+    if pure_python_requested():
         return None
     try:
         from . import _lean
