@@ -59,9 +59,11 @@ from ._api.numpy.index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogri
 from ._api.numpy.index_tricks import __all__ as _index_trick_names  # noqa: E402
 from ._api.numpy.creation import *  # noqa: E402,F403  (logspace, geomspace, tril_indices, vander, ...)
 from ._api.numpy.creation import __all__ as _numpy_creation_names  # noqa: E402
-from ._api.array_likes import accepting as _accepting  # noqa: E402
+from ._api.array_likes import accepting as _accepting, accepting_module as _accepting_module  # noqa: E402
 
 globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
+_accepting_module(linalg)  # np.linalg.norm([3, 4]), np.fft.fft([1, 0, 0, 0])
+_accepting_module(fft)
 
 import importlib as _importlib  # noqa: E402
 import sys as _sys  # noqa: E402

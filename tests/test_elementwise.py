@@ -630,7 +630,13 @@ def test_clip_empty_and_unbroadcastable_bounds():
 def test_clip_refusals():
     z = da.asarray(np.ones(13, dtype=np.complex128), split=0)
     assert_raises_everywhere(TypeError, da.clip, z, 0, 1)
-    assert_raises_everywhere(TypeError, da.clip, np.ones(3), 0, 1)
+    assert_raises_everywhere(TypeError, da.clip, ["a", "b"], 0, 1)
+
+
+def test_clip_takes_array_likes():
+    """NumPy's array-likes as ``x``: a list, a tuple, a NumPy array (replicated input), as ``np.clip`` takes."""
+    for x in ([1, 5, -2], (1.5, 0.25), np.arange(7) - 3):
+        assert_equal(da.clip(x, 0, 1), np.clip(x, 0, 1))
 
 
 @pytest.mark.parametrize("ndim,layout", by_ndim(LAYOUTS))

@@ -52,7 +52,7 @@ from .creation import as_darray
 from .numpy.reductions import reduction
 from .ufunc_methods import NO_VALUE
 
-__all__ = ["ROWS", "Row", "accepting", "accepting_array_likes"]
+__all__ = ["ROWS", "Row", "accepting", "accepting_array_likes", "accepting_module"]
 
 _SCALARS = (bool, numbers.Number, np.generic)  # stay scalars where a row says so
 
@@ -109,7 +109,12 @@ ROWS: dict[str, Row] = {
     "concat": Row(("[arrays]",), {"axis": 0, "out": None}),
     "stack": Row(("[arrays]",), {"axis": 0, "out": None}),
     "broadcast_arrays": Row(("*arrays",)),
+    "clip": Row(_X),
 }
+
+#: Parameter names that hold arrays in the functions of ``darray.linalg`` and ``darray.fft``, wrapped by
+#: :func:`accepting_module` (NumPy's ``np.linalg.norm([3, 4])``, ``np.fft.fft([1, 0, 0, 0])``).
+_ARRAY_PARAMETERS = ("x", "x1", "x2", "a", "b")
 
 
 #: NumPy's defaults of the reduction options darray's standard functions lack.
@@ -200,6 +205,40 @@ def accepting_array_likes(name: str, func: Callable, row: Row) -> Callable:
 
 
 def accepting(namespace: dict) -> dict:
-    """The functions of :data:`ROWS` found in ``namespace``, wrapped (to update the namespace with)."""
-    return {name: accepting_array_likes(name, namespace[name], row) for name, row in ROWS.items()
-            if name in namespace}
+    """The functions of :data:`ROWS` found in ``namespace``, wrapped (to update the namespace with).
+
+    NumPy's functions that ``__array_function__`` hands to one of them (``numpy.broadcast_arrays(ndarray,
+    DArray)``) get the wrapped function too: a NumPy array meeting a DArray there is replicated input.
+    """
+    wrapped = {name: accepting_array_likes(name, namespace[name], row) for name, row in ROWS.items()
+               if name in namespace}
+    _repoint(namespace, wrapped)
+    return wrapped
+
+
+def _repoint(namespace: dict, wrapped: dict) -> None:
+    """Point ``__array_function__``'s entries for the functions of ``namespace`` at their ``wrapped`` forms."""
+    from .._core.protocols import HANDLED_FUNCTIONS
+
+    by_id = {id(namespace[name]): f for name, f in wrapped.items()}
+    for numpy_function, impl in list(HANDLED_FUNCTIONS.items()):
+        if id(impl) in by_id:
+            HANDLED_FUNCTIONS[numpy_function] = by_id[id(impl)]
+
+
+def accepting_module(module) -> None:
+    """Wrap, in place, every public function of ``module`` (``darray.linalg``, ``darray.fft``) whose
+    positional parameters include array parameters (:data:`_ARRAY_PARAMETERS`): array-likes become DArrays."""
+    namespace = vars(module)
+    wrapped = {}
+    for name in module.__all__:
+        func = namespace.get(name)
+        if not inspect.isfunction(func):
+            continue
+        positional = [p.name for p in inspect.signature(func).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        arrays = tuple(a for a in positional if a in _ARRAY_PARAMETERS)
+        if arrays:
+            wrapped[name] = accepting_array_likes(f"{module.__name__.split('.')[-1]}.{name}", func, Row(arrays))
+    _repoint(namespace, wrapped)
+    namespace.update(wrapped)

@@ -428,9 +428,12 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None, split="auto"
         start, stop = 0, start
     if step is None:  # NumPy's default
         step = 1
+    start, stop, step = (v.item() if isinstance(v, DArray) and v.ndim == 0 else v for v in (start, stop, step))
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, bool):
             raise TypeError(message("arange", f"{name} must be a real number", v))
+        if not math.isfinite(v):  # (NumPy's error: ValueError, "arange: cannot compute length")
+            raise ValueError(message("arange", f"{name} must be finite", v, "a finite number"))
     if step == 0:
         raise ValueError(message("arange", "step must not be zero", step))
     integral = all(isinstance(v, (numbers.Integral, np.integer)) for v in (start, stop, step))

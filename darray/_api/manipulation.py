@@ -24,6 +24,7 @@ from .._core.elementwise import _expand, align_target, local_operand
 from .._core.indexing import getitem
 from .._core.manipulation import balanced_like, permute_dims, place
 from .._core.reshape import reshape as _reshape
+from .._core.views import read_only
 from .._errors import message
 from .._layout import Layout, normalize_axis
 
@@ -112,7 +113,8 @@ def broadcast_to(x, /, shape) -> DArray:
         raise ValueError(message("broadcast_to", "cannot broadcast", x.shape, f"a shape broadcastable to {shape}"))
     layout = _expand(x._layout, shape)
     local = local_operand("broadcast_to", x, layout, x)
-    return DArray._wrap(x._xp.broadcast_to(local, layout.block_shape(x._comm.rank)), layout, x._comm, x._xp)
+    out = DArray._wrap(x._xp.broadcast_to(local, layout.block_shape(x._comm.rank)), layout, x._comm, x._xp)
+    return read_only(out, "broadcast_to")  # (NumPy's is a read-only view)
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:

@@ -29,7 +29,7 @@ static PyObject *NumpyAsarray = NULL;     /* numpy.asarray: a NumPy scalar resul
 static PyTypeObject *GenericType = NULL;  /* numpy.generic: NumPy's scalars */
 static PyObject *StrActive = NULL, *StrShape = NULL, *StrDtype = NULL;
 
-static Py_ssize_t off_block, off_layout, off_comm, off_xp, off_local, off_halo_fresh, off_halo_exchange;
+static Py_ssize_t off_block, off_layout, off_comm, off_xp, off_local, off_halo_fresh, off_halo_exchange, off_link;
 static Py_ssize_t off_whole, off_small_whole, off_derived, off_shape;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
@@ -62,7 +62,7 @@ setup(PyObject *module, PyObject *args)
     if (slot_offset(darray, "_block", &off_block) || slot_offset(darray, "_layout", &off_layout)
             || slot_offset(darray, "_comm", &off_comm) || slot_offset(darray, "_xp", &off_xp)
             || slot_offset(darray, "_local", &off_local) || slot_offset(darray, "_halo_fresh", &off_halo_fresh)
-            || slot_offset(darray, "_halo_exchange", &off_halo_exchange)
+            || slot_offset(darray, "_halo_exchange", &off_halo_exchange) || slot_offset(darray, "_link", &off_link)
             || slot_offset(layout, "whole", &off_whole) || slot_offset(layout, "small_whole", &off_small_whole)
             || slot_offset(layout, "_derived", &off_derived) || slot_offset(layout, "shape", &off_shape))
         return NULL;
@@ -91,6 +91,7 @@ wrap(PyObject *block, PyObject *layout, PyObject *comm, PyObject *xp)
     SLOT(out, off_local) = Py_NewRef(Py_None);
     SLOT(out, off_halo_fresh) = Py_NewRef(Py_False);
     SLOT(out, off_halo_exchange) = Py_NewRef(Py_None);
+    SLOT(out, off_link) = Py_NewRef(Py_None);
     return out;
 }
 
@@ -307,7 +308,7 @@ lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL)
         return call_general(self, args, nargsf, kwnames);
     PyObject *me = args[0], *key = args[1], *layout, *block;
-    if (!darray_with(me, off_whole, &layout, &block) || !whole_key(key))
+    if (!darray_with(me, off_whole, &layout, &block) || SLOT(me, off_link) != Py_None || !whole_key(key))
         return call_general(self, args, nargsf, kwnames);
     PyObject *part = PyObject_GetItem(block, key);
     if (part == NULL) {
@@ -347,7 +348,8 @@ lean_setitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     if (PyVectorcall_NARGS(nargsf) != 3 || kwnames != NULL)
         return call_general(self, args, nargsf, kwnames);
     PyObject *me = args[0], *key = args[1], *value = args[2], *layout, *block, *source, *value_layout;
-    if (!darray_with(me, off_whole, &layout, &block) || !whole_key(key))
+    /* (a linked array -- a computed view, darray._core.views -- writes through to its base: the general path) */
+    if (!darray_with(me, off_whole, &layout, &block) || SLOT(me, off_link) != Py_None || !whole_key(key))
         return call_general(self, args, nargsf, kwnames);
     if (PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyBool_Check(value) || PyComplex_CheckExact(value))
         source = value;

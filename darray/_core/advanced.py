@@ -69,8 +69,9 @@ def take(x: DArray, indices, /, *, axis: int | None = None) -> DArray:
         idx = indices
     else:
         idx = _index_array("take", indices, x.shape[axis])
-    if idx.ndim != 1:
-        raise ValueError(message("take", "indices must be 1-d", idx.shape))
+    if idx.ndim != 1:  # NumPy's n-d indices: their shape takes axis's place (a 0-d index removes the axis)
+        flat = _pick("take", x, split_key("take", (slice(None),) * axis + (idx.reshape(-1),), x.shape))
+        return flat.reshape(x.shape[:axis] + tuple(idx.shape) + x.shape[axis + 1:])
     return _pick("take", x, split_key("take", (slice(None),) * axis + (idx,), x.shape))
 
 

@@ -35,7 +35,8 @@ class DArray:
     with :func:`darray.from_local`.
     """
 
-    __slots__ = ("_block", "_layout", "_comm", "_xp", "_local", "_halo_fresh", "_halo_exchange", "__weakref__")
+    __slots__ = ("_block", "_layout", "_comm", "_xp", "_local", "_halo_fresh", "_halo_exchange", "_link",
+                 "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("DArray: do not construct directly; use darray.asarray, darray.zeros, darray.arange, ... "
@@ -66,6 +67,7 @@ class DArray:
         self._local = None
         self._halo_fresh = False
         self._halo_exchange = None  # the bound halo exchange of this block (made on first use)
+        self._link = None  # how a computed view writes back to its base (darray._core.views), or None
         return self
 
     # ------------------------------------------------------------ metadata
@@ -81,6 +83,35 @@ class DArray:
     @property
     def shape(self) -> tuple[int, ...]:
         return self._layout.shape
+
+    @shape.setter
+    def shape(self, shape) -> None:
+        """NumPy's in-place reshape (``x.shape = n``): ``x`` takes the blocks and layout of ``x.reshape(n)``.
+
+        Collective. As in NumPy, a view whose new shape needs its cells copied raises AttributeError.
+        """
+        new = _methods.targets.reshape(self, shape)
+        if new is self:
+            return
+        if new._link is not None and self._link is not None:
+            raise AttributeError(message("shape", "incompatible shape for in-place modification of a view",
+                                         shape, "x.reshape(shape), which may copy"))
+        self._block, self._layout = new._block, new._layout
+        self._local = self._halo_exchange = None
+        self._halo_fresh = False
+
+    @property
+    def flags(self):
+        """NumPy's flags (:mod:`darray._core.flags`): ``x.flags.writeable = False`` makes ``x`` read-only."""
+        from .flags import Flags
+
+        return Flags(self)
+
+    def setflags(self, write=None, align=None, uic=None) -> None:
+        """NumPy's ``setflags``: ``write=False`` makes every write to ``x`` raise ValueError, on every rank."""
+        from .flags import setflags
+
+        setflags(self, write, align, uic)
 
     @property
     def ndim(self) -> int:
@@ -131,11 +162,13 @@ class DArray:
         return self._block
 
     def __matmul__(self, other):
+        other = _sequence(other)
         if not hasattr(other, "shape"):
             return NotImplemented
         return _operators()["matmul"](self, other)
 
     def __rmatmul__(self, other):
+        other = _sequence(other)
         if not hasattr(other, "shape"):
             return NotImplemented
         return _operators()["matmul"](other, self)
@@ -443,8 +476,11 @@ class DArray:
 
     @property
     def real(self) -> DArray:
-        """The real part: a new array for complex dtypes, the array itself otherwise (assign with ``x.real = v``)."""
-        return _methods.targets.real(self) if self.dtype.kind == "c" else self
+        """The real part: for complex dtypes a view, as in NumPy (writes through it reach the array); the array
+        itself otherwise."""
+        if self.dtype.kind != "c":
+            return self
+        return _part_view(self, "real")
 
     @real.setter
     def real(self, value) -> None:
@@ -452,9 +488,9 @@ class DArray:
 
     @property
     def imag(self) -> DArray:
-        """The imaginary part: a new array (zeros for real dtypes, as NumPy); assign with ``x.imag = v``."""
+        """The imaginary part: a view for complex dtypes (writes reach the array), zeros otherwise, as NumPy."""
         if self.dtype.kind == "c":
-            return _methods.targets.imag(self)
+            return _part_view(self, "imag")
         return _methods.targets.zeros_like(self)
 
     @imag.setter
@@ -530,3 +566,25 @@ else:  # the whole-block case in C, in front of the functions
     DArray.__getitem__ = _compiled.lean.Lean(_compiled.lean.GETITEM, _getitem)
     DArray.__setitem__ = _compiled.lean.Lean(_compiled.lean.SETITEM, _setitem)
 _compiled.setup(DArray)
+
+
+def _sequence(x):
+    """A list or tuple operand as the NumPy array NumPy makes of it (other operands as they are)."""
+    if type(x) is list or type(x) is tuple:
+        from .elementwise import sequence_operand
+
+        return sequence_operand("matmul", x)
+    return x
+
+
+def _part_view(x: DArray, part: str) -> DArray:
+    """``x.real`` or ``x.imag`` of complex ``x``: computed, and linked to ``x`` so that writes reach it."""
+    from .views import link, plain
+
+    def take(base: DArray) -> DArray:
+        return getattr(_methods.targets, part)(plain(base))
+
+    def put(base: DArray, view: DArray) -> None:
+        setattr(base, part, view)
+
+    return link(take(x), x, take, put)

@@ -24,6 +24,7 @@ from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _recorder
 from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .special_cases import standard_kernel
+from .views import write_through
 from .table import ELEMENTWISE, Elementwise
 
 __all__ = ["apply", "apply_inplace", "run_plan", "temporaries", "astype", "align_target", "cheapest_layout",
@@ -302,6 +303,7 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     darrays = [x for x in args if isinstance(x, DArray)]
     if not darrays:
         raise TypeError(message(row.name, "needs at least one DArray argument", tuple(type(a).__name__ for a in args)))
+    args = tuple(sequence_operand(row.name, x) for x in args)
     # validate every dtype from replicated metadata before anything moves
     _check(row, [check_dtype(row.name, x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype).kind
                  for x in args if not isinstance(x, _SCALARS)], darrays[0]._xp)
@@ -315,6 +317,21 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
             return wrap_like(half_power(target._xp, f, *parts), layout, target)
         return wrap_like(f(*parts) if out is None else f(*parts, out=out), layout, target)
     return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target, out), layout, target)
+
+
+def sequence_operand(func: str, x):
+    """``x``, or a list or tuple operand as the NumPy array NumPy makes of it (replicated input, as every
+    NumPy array meeting a DArray is); TypeError, naming ``func``, for one NumPy cannot make a number array of."""
+    if type(x) is not list and type(x) is not tuple:
+        return x
+    try:
+        array = np.asarray(x)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.dtype.kind not in "biufc":
+        raise TypeError(message(func, "unsupported operand", f"a {type(x).__name__} that is not a sequence of numbers",
+                                "a DArray, an array, a (nested) sequence of numbers or a number"))
+    return array
 
 
 def _temporary_output(row: Elementwise, f, args: tuple, parts: list, layout: Layout, temps: int):
@@ -551,8 +568,12 @@ def half_power(xp, f, base, exponent):
 
 def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
     """``x op= other``: the result is written into x's block; x's dtype and shape do not change."""
+    other = sequence_operand(f"__i{row.operator[2:-2]}__", other)
     if not isinstance(other, (DArray, *_SCALARS)) and not hasattr(other, "shape"):
         return NotImplemented
+    if x._link is not None:  # a computed view: the write reaches its base (darray._core.views)
+        write_through(x, lambda target: apply_inplace(row, target, other))
+        return x
     target, layout = align_target(row.name, (x, other))
     if layout.shape != x.shape:
         raise ValueError(message(f"__i{row.operator[2:-2]}__", "in-place result would change the shape",

@@ -24,6 +24,7 @@ from .._layout import Layout
 from .._layout.layout import replicated_layout
 from .array import DArray
 from .keys import out_of_bounds
+from .views import link, plain, write_through
 
 __all__ = ["normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout", "local_key"]
 
@@ -245,6 +246,8 @@ def _whole_layout(layout: Layout, shape: tuple) -> Layout:
 
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
+    if x._link is not None:  # a view of a computed view: computed, and linked to it (darray._core.views)
+        return _view_of_linked(x, key)
     layout = x._layout
     block = x._block
     if layout.whole and type(block) is _ndarray:  # NumPy's indexing, on every rank alike
@@ -268,7 +271,7 @@ def getitem(x: DArray, key) -> DArray:
                 out._layout = found or _whole_layout(layout, shape)
                 out._comm = x._comm
                 out._xp = x._xp
-                out._local = out._halo_exchange = None
+                out._local = out._halo_exchange = out._link = None
                 out._halo_fresh = False
                 return out
     memo = _memo_key(key, layout.shape)  # the stencil-loop case: a view of the block, decided once per layout and key
@@ -282,7 +285,7 @@ def getitem(x: DArray, key) -> DArray:
         out._layout = plan[0]
         out._comm = x._comm
         out._xp = x._xp
-        out._local = out._halo_exchange = None
+        out._local = out._halo_exchange = out._link = None
         out._halo_fresh = False
         return out
     if not is_basic_key(key):
@@ -292,13 +295,52 @@ def getitem(x: DArray, key) -> DArray:
     layout, flips, selections, block_key, cut_ints, shape, _ = _plan("__getitem__", x, key)
     xp = x._xp
     part = x.local[block_key or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
+    if cut_ints and not flips:
+        held = _owner_layout(x._layout, layout, selections, cut_ints)
+        if held is not None:  # a true view: the owners keep their part of the row, the others hold nothing
+            return DArray._wrap(xp.reshape(part, held.block_shape(x._comm.rank)), held, x._comm, xp)
     if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
         part = _broadcast_owner(x, part, selections, cut_ints)
     part = xp.reshape(part, shape) if tuple(part.shape) != shape else part
     out = DArray._wrap(part, layout, x._comm, xp)
     for axis in flips:
         out = flip_axis(out, axis)
+    if cut_ints or flips:  # computed, where NumPy gives a view: writes through it reach x
+        link(out, x, lambda base: getitem(base, key), lambda base, view: setitem(base, key, view))
     return out
+
+
+def _view_of_linked(x: DArray, key) -> DArray:
+    """``x[key]`` for a linked ``x``: a basic key's result is linked to ``x`` (an advanced key's is a copy)."""
+    out = getitem(plain(x), key)
+    if is_basic_key(key):  # (also over a link getitem made to the alias: writes must reach x's base)
+        collective = x._link.collective or out._link is not None  # (see darray._core.views.link)
+        link(out, x, lambda base: getitem(plain(base), key), lambda base, view: setitem(base, key, view),
+             collective=collective)
+    return out
+
+
+def _owner_layout(source: Layout, layout: Layout, selections, cut_ints) -> Layout | None:
+    """The layout of ``x[key]`` held by the owners of its integers on cut axes, or None where there is none.
+
+    Each grid dim whose axis an integer took cuts instead an uncut axis of the
+    result, which the owning coordinate holds whole and every other coordinate
+    holds empty: each block is then a view of the source's block, and writes
+    through it (and to the source after) show in both, as in NumPy. None for a
+    0-d result (NumPy gives a copied scalar) or when no uncut axis is left.
+    """
+    free = [b for b in range(layout.ndim) if layout.axis_dim[b] is None]
+    if len(free) < len(cut_ints):
+        return None
+    split, sizes = list(layout.split), list(layout.sizes)
+    for a, b in zip(cut_ints, free):
+        g = source.axis_dim[a]
+        i = selections[a][1]
+        offs = source.offsets[a]
+        owner = next(c for c in range(len(offs) - 1) if offs[c] <= i < offs[c + 1])
+        split[g] = b
+        sizes[b] = tuple(layout.shape[b] if c == owner else 0 for c in range(source.dims[g]))
+    return Layout(layout.shape, layout.dims, tuple(split), tuple(sizes))
 
 
 def _broadcast_owner(x: DArray, part, selections, cut_ints):
@@ -383,6 +425,8 @@ def setitem(x: DArray, key, value) -> None:
     A DArray value is redistributed to the selection's blocks (only cells
     that change owner move); a NumPy value or scalar is sliced locally.
     """
+    if x._link is not None:  # a computed view: the write reaches its base (darray._core.views)
+        return write_through(x, lambda target: setitem(target, key, value))
     block = x._block
     if x._layout.whole and type(block) is _ndarray:  # NumPy's assignment, on every rank alike
         kind = type(value)

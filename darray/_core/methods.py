@@ -385,7 +385,6 @@ EXCLUDED: dict[str, Excluded] = {
                                   "x.local.base is this rank's block's base"),
     "ctypes": Excluded("attribute", _ONE_BUFFER.format("ctypes")),
     "data": Excluded("attribute", _ONE_BUFFER.format("data")),
-    "flags": Excluded("attribute", _ONE_BUFFER.format("flags") + " (blocks are C-ordered and writeable)"),
     "byteswap": Excluded("method", "blocks are in the local library's native byte order (CuPy and torch have no "
                                    "other); convert bytes on I/O (darray.io) or numpy.asarray(x).byteswap()"),
     "dump": Excluded("method", _PICKLE),
@@ -395,7 +394,6 @@ EXCLUDED: dict[str, Excluded] = {
     "setfield": Excluded("method", "fields of raw memory: DArray dtypes are numeric; assign x[...] = value"),
     "resize": Excluded("method", "resizes one shared buffer in place; make a new array: x.reshape(shape), "
                                  "x[:n], or darray.concat"),
-    "setflags": Excluded("method", "flags of one memory buffer; a DArray's blocks are always writeable"),
     "tofile": Excluded("method", "writes one buffer; darray.io.save(path, x) writes the global array with every "
                                  "rank writing its own block (MPI-IO)"),
     "__reduce__": Excluded("method", _PICKLE),

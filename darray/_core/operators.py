@@ -218,7 +218,7 @@ def _lean_method(row: Elementwise, kernels: dict, reflected: bool, general):
             result._layout = layout
             result._comm = self._comm
             result._xp = self._xp
-            result._local = result._halo_exchange = None
+            result._local = result._halo_exchange = result._link = None
             result._halo_fresh = False
             return result
         return general(self, other)
@@ -238,7 +238,7 @@ def _lean_method(row: Elementwise, kernels: dict, reflected: bool, general):
                 result._layout = layout
                 result._comm = self._comm
                 result._xp = self._xp
-                result._local = result._halo_exchange = None
+                result._local = result._halo_exchange = result._link = None
                 result._halo_fresh = False
                 return result
         return general(self, other)
@@ -275,7 +275,7 @@ def _checked_method(row: Elementwise, kernels: dict, reflected: bool, general):
                 result._layout = layout
                 result._comm = self._comm
                 result._xp = self._xp
-                result._local = result._halo_exchange = None
+                result._local = result._halo_exchange = result._link = None
                 result._halo_fresh = False
                 return result
         return general(self, other)

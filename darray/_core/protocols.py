@@ -22,6 +22,7 @@ from .array import DArray
 from .elementwise import align_target, local_operand, wrap_like
 from .redistribute import redistribute_to
 from .special_cases import FIXED, standard_kernel
+from .views import refresh, written
 
 __all__ = ["HANDLED_FUNCTIONS", "OPERATORS", "UFUNCS", "implements", "array_ufunc", "ufunc_call", "array_function"]
 
@@ -88,6 +89,9 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
         for o in outs:
             if o.shape != layout.shape:
                 raise ValueError(message(ufunc.__name__, "out= has the wrong shape", o.shape, layout.shape))
+        for o in outs:
+            if o._link is not None:  # a computed view: fresh from its base first, written back after
+                refresh(o)
         plain = layout.without_halo()
         # write straight into each out's owned cells when it has the operands' blocks, else via a copy
         direct = [o._layout.blocks_key == layout.blocks_key for o in outs]
@@ -96,7 +100,7 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
         for o, ok, buf in zip(outs, direct, buffers):
             if not ok:
                 o.local[...] = redistribute_to(wrap_like(buf, plain, target), o._layout.without_halo()).local
-            o._halo_fresh = False
+            written(o)
         return outs[0] if ufunc.nout == 1 else outs
     if not kwargs and ufunc.__name__ in FIXED:  # the standard's special cases, as darray's own function
         result = standard_kernel(np, ufunc.__name__)(*local)

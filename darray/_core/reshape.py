@@ -16,35 +16,80 @@ from .._errors import message
 from .._layout import Layout, balanced_sizes
 from .._layout.layout import replicated_layout
 from .array import DArray
-from .indexing import getitem
+from .._comm.base import agree
+from .indexing import getitem, setitem
 from .redistribute import redistribute_to
+from .views import link, plain, written
 
 __all__ = ["reshape"]
 
 
 def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
-    """C-order reshape of ``x`` (a DArray); local when every block is a run of whole rows of the new shape."""
+    """C-order reshape of ``x`` (a DArray); local when every block is a run of whole rows of the new shape.
+
+    As in NumPy, the result is a view of ``x`` when it can be: a write through it
+    reaches ``x``. Where blocks are computed (cells move, or a block was not
+    contiguous) the result is linked to ``x`` (:mod:`darray._core.views`).
+    """
     shape = _resolve_shape(x, shape)
     if shape == x.shape:
         return x if not copy else x.astype(x.dtype, copy=True)
     if copy is False:
         raise ValueError(message("reshape", "copy=False but the reshape may need a copy", shape))
+    source = plain(x) if x._link is not None else x
+    out, local = _reshaped(source, shape)
+    if copy:
+        return out
+    if local:  # a view where each rank's block is one; where a rank copied, it writes back with local copies
+        collective = x._link is not None and x._link.collective  # (then linked on every rank, as x is)
+        if not collective and x._link is None and _is_view(out._block, x._block):
+            return out
+        layout = out._layout
+        return link(out, x, lambda base: _local_reshape_of(base, layout), _write_local, collective=collective)
+    weak = not agree(x._comm, x._link is None and getattr(x._block, "base", 0) is None)  # (replicated)
+    return link(out, x, lambda base: _reshaped(plain(base), shape)[0],
+                lambda base, view: setitem(base, ..., _reshaped(plain(view), base.shape)[0]), weak=weak)
+
+
+def _is_view(block, of) -> bool:
+    """Whether ``block`` shares ``of``'s memory (an empty block counts as a view: nothing to write back)."""
+    if not block.shape or 0 not in tuple(block.shape):
+        base = getattr(block, "base", None)
+        return base is not None and (base is of or base is getattr(of, "base", None))
+    return True
+
+
+def _local_reshape_of(base: DArray, layout: Layout) -> DArray:
+    """``base``'s owned cells reshaped to this rank's block of ``layout`` (no communication)."""
+    return DArray._wrap(base._xp.reshape(base.local, layout.block_shape(base._comm.rank)), layout, base._comm,
+                        base._xp)
+
+
+def _write_local(base: DArray, view: DArray) -> None:
+    """Write ``view``'s block, reshaped, over ``base``'s owned cells (no communication)."""
+    target = base.local
+    target[...] = base._xp.reshape(view.local, tuple(target.shape))
+    written(base)
+
+
+def _reshaped(x: DArray, shape: tuple) -> tuple[DArray, bool]:
+    """``x`` reshaped to ``shape`` (resolved, different), and whether only local reshapes made it."""
     comm = x._comm
     nprocs = comm.size
     if x.size == 0 or not shape or x.ndim == 0:
-        return _via_replicated_small(x, shape)
+        return _via_replicated_small(x, shape), x._layout.is_replicated
     if x._layout.is_replicated:
-        return _via_replicated_small(x, shape)
+        return _via_replicated_small(x, shape), True
     if [n for n in shape if n != 1] == [n for n in x.shape if n != 1]:
-        return _insert_remove_ones(x, shape)  # only length-1 axes change: the cut stays where it is
+        return _insert_remove_ones(x, shape), True  # only length-1 axes change: the cut stays where it is
     done = _cut_axes_kept(x, shape)
     if done is not None:
-        return done
+        return done, True
     rows = _row_split(x)
     if rows is not None:
         done = _local_reshape(rows, shape)
         if done is not None:
-            return done
+            return done, rows is x
     # general path: flat 1-d blocks, rebalanced to whole rows of the new shape
     rows = rows if rows is not None else redistribute_to(x, _rows_layout(x.shape, nprocs, x._layout.dims))
     flat_sizes = [s * prod(x.shape[1:]) for s in rows._layout.sizes[0]]
@@ -53,7 +98,7 @@ def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
     target_rows = balanced_sizes(shape[0], len(flat_sizes))
     target = Layout((x.size,), flat._layout.dims, flat._layout.split, (tuple(r * inner for r in target_rows),))
     flat = redistribute_to(flat, target)
-    return _local_reshape(flat, shape)
+    return _local_reshape(flat, shape), False
 
 
 def _insert_remove_ones(x: DArray, shape) -> DArray:

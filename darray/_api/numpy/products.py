@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..._core import DArray
+from ..._core.views import read_only
 from ..._errors import message
 from .. import linalg as _linalg
 from .._common import first_darray
@@ -204,7 +205,8 @@ def trace(a, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype=None, out=No
 def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DArray:
     """Diagonal ``offset`` of the 2-d sub-arrays over ``axis1``/``axis2``, as the last axis (``numpy.diagonal``).
 
-    A new DArray (NumPy returns a read-only view), from :func:`darray.linalg.diagonal`.
+    Read-only, as NumPy's view is (writes raise ValueError); :func:`darray.linalg.diagonal` gives a
+    writable copy.
 
     Examples
     --------
@@ -213,7 +215,7 @@ def diagonal(a, offset: int = 0, axis1: int = 0, axis2: int = 1) -> DArray:
     [1, 5]
     """
     offset = integer("diagonal", "offset", offset)
-    return _linalg.diagonal(_last_two("diagonal", a, axis1, axis2), offset=offset)
+    return read_only(_linalg.diagonal(_last_two("diagonal", a, axis1, axis2), offset=offset), "diagonal")
 
 
 @numpy_function(np.diag)

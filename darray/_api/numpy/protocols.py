@@ -255,7 +255,8 @@ _LEADING = {"searchsorted": 1, "take": 1, "take_along_axis": 1, "repeat": 1, "ro
 
 
 #: darray's namesakes of :data:`_POSITIONAL`.
-_SIGNATURE_FUNCTIONS = {f.__name__: f for f in (
+_SIGNATURE_FUNCTIONS = {f.__name__: accepting_array_likes(f.__name__, f, ROWS[f.__name__]) if f.__name__ in ROWS
+                        else f for f in (
     reshape, flip, roll, squeeze, expand_dims, stack, repeat, diff, tril, triu, argmax, argmin, count_nonzero,
     searchsorted, sort, argsort, take, take_along_axis, zeros_like, ones_like, empty_like, full_like)}
 

@@ -94,6 +94,8 @@ def atleast_3d(*arys) -> DArray | tuple[DArray, ...]:
 
 # ---------------------------------------------------------------- stacking
 def _arrays(func: str, tup) -> list[DArray]:
+    if isinstance(tup, DArray) and tup.ndim:  # NumPy iterates an array's axis 0 (np.dstack(np.mgrid[...]))
+        tup = [tup[i] for i in range(tup.shape[0])]
     if isinstance(tup, DArray) or not isinstance(tup, Sequence) or isinstance(tup, (str, bytes)):
         raise TypeError(message(numpy_name(func), "arrays to stack must be passed as a sequence", type(tup).__name__,
                                 "a list or tuple of arrays"))

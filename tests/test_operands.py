@@ -1,0 +1,105 @@
+"""Operands NumPy takes meet DArrays everywhere: lists, tuples, NumPy arrays and scalars, 0-d arrays.
+
+Every operator (and its reflected and in-place form) and the functions a NumPy
+script calls with array-likes, on cut layouts, against NumPy on the gathered
+input; ``numpy.f(ndarray, DArray)`` through ``__array_function__`` treats the
+NumPy array as replicated input.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+
+import darray as da
+from darray.testing import assert_equal, assert_results_equal
+
+from _cases import layouts, values
+
+pytestmark = pytest.mark.mpi
+
+LAYOUTS = layouts((6, 2), "split0", "uneven0", "split1", "replicated", "grid2x2")
+
+#: Operand forms of the same two numbers, one per row of a (6, 2) array.
+FORMS = {"list": [2.0, -3.0], "tuple": (2, -3), "ndarray": np.array([2.5, 0.5]), "nested list": [[1.0], [2.0],
+                                                                                                  [3.0], [4.0],
+                                                                                                  [5.0], [6.0]]}
+OPERATORS = (operator.add, operator.sub, operator.mul, operator.truediv, operator.eq, operator.lt, operator.pow,
+             operator.floordiv, operator.mod, operator.ge)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_operators_with_sequences(layout):
+    g = values(layout.shape, "float64") + 5.0
+    x = layout.array(g)
+    for name, other in FORMS.items():
+        for op in OPERATORS:
+            with np.errstate(invalid="ignore", divide="ignore"):  # (negative bases to fractional powers: nan)
+                assert_results_equal(op(x, other), op(g, np.asarray(other)), err_msg=f"x {op.__name__} {name}")
+                assert_results_equal(op(other, x), op(np.asarray(other), g), err_msg=f"{name} {op.__name__} x")
+        y, h = layout.array(g.copy()), g.copy()
+        y += other
+        h += np.asarray(other)
+        assert_equal(y, h, err_msg=f"x += {name}")
+    assert_results_equal(x[:2] @ [1.0, 2.0], g[:2] @ [1.0, 2.0], err_msg="x @ list")
+    assert_results_equal([1.0, 2.0, 3.0, 4.0, 5.0, 6.0] @ x, np.arange(1.0, 7.0) @ g, err_msg="list @ x")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_functions_with_sequences(layout):
+    g = values(layout.shape, "float64")
+    x = layout.array(g)
+    w = [1.0, -1.0]
+    cases = {
+        "maximum(list, x)": (lambda m: m.maximum(w, x if m is da else g)),
+        "add(list, x)": (lambda m: m.add(w, x if m is da else g)),
+        "isclose(list, x)": (lambda m: m.isclose(w, x if m is da else g)),
+        "where(list, x, 0)": (lambda m: m.where([True, False], x if m is da else g, 0)),
+        "clip(list)": (lambda m: m.clip([1, 5, -2], 0, 2)),
+        "linalg.norm(list)": (lambda m: m.linalg.norm([3.0, 4.0])),
+        "fft.fft(list)": (lambda m: m.fft.fft([1.0, 0.0, 0.0, 0.0])),
+        "take(2-d indices)": (lambda m: m.take(x if m is da else g, [[0, 3], [5, 1]], axis=0)),
+        "vstack(array)": (lambda m: m.vstack(x if m is da else g)),
+        "hstack(array)": (lambda m: m.hstack(x if m is da else g)),
+        "column_stack(array)": (lambda m: m.column_stack(x if m is da else g)),
+        "dstack(mgrid)": (lambda m: m.dstack(m.mgrid[0:3, 0:4])),
+        "arange(step from an array)": (lambda m: m.arange(0, 9, m.sum(m.asarray([1, 2])))),
+        "arange(numpy int)": (lambda m: m.arange(0, 9, np.int64(4))),
+    }
+    for name, f in cases.items():
+        assert_results_equal(f(da), f(np), err_msg=name)
+    assert bool(da.allclose(w, x)) == bool(np.allclose(w, g))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+def test_numpy_functions_take_numpy_arrays_with_darrays(layout):
+    g = values(layout.shape, "float64")
+    x = layout.array(g)
+    other = np.linspace(0.0, 1.0, 2)
+    got = np.broadcast_arrays(other, x)
+    for a, b in zip(got, np.broadcast_arrays(other, g)):
+        assert_results_equal(a, b, err_msg="numpy.broadcast_arrays(ndarray, DArray)")
+    assert_results_equal(np.broadcast_arrays(np.float64(2.0), x)[0], np.broadcast_arrays(np.float64(2.0), g)[0])
+    assert_results_equal(np.stack([g, x]), np.stack([g, g]), err_msg="numpy.stack([ndarray, DArray])")
+
+
+@pytest.mark.parametrize("layout", layouts((6, 4), "split0", "split1", "replicated"), ids=str)
+def test_shape_assignment_and_read_only_flag(layout):
+    g = values(layout.shape, "float64")
+    x = layout.array(g.copy())
+    x.shape = (4, 6)
+    assert_equal(x, g.reshape(4, 6))
+    x.shape = -1
+    assert_equal(x, g.reshape(-1))
+    x.flags.writeable = False
+    assert not x.flags.writeable
+    for write in (lambda: x.__setitem__(0, 1.0), lambda: x.__iadd__(1.0), lambda: np.add(x, 1.0, out=x)):
+        with pytest.raises(ValueError, match="read-only"):
+            write()
+    x.setflags(write=True)
+    x[0] = 1.0
+    h = g.reshape(-1).copy()
+    h[0] = 1.0
+    assert_equal(x, h)
