@@ -172,7 +172,15 @@ def test_stack_bad_input():
     raises(ValueError, vstack, [[x, da.ones(4)]], [[a, np.ones(4)]])
     raises(ValueError, hstack, [[x, da.ones((3, 3))]], [[a, np.ones((3, 3))]])
     raises(ValueError, dstack, [[x, da.ones((2, 4))]], [[a, np.ones((2, 4))]])
-    assert_raises_everywhere(TypeError, hstack, x, match="numpy.hstack")
+    assert_raises_everywhere(TypeError, hstack, da.asarray(1.0), match="numpy.hstack")  # (0-d: not a sequence)
+
+
+def test_stacking_an_array_iterates_its_first_axis():
+    """NumPy takes an array where it takes a sequence of arrays: its rows (``np.dstack(np.mgrid[0:3, 0:4])``)."""
+    a = values((3, 4))
+    x = da.asarray(a, split=0)
+    for func in (hstack, vstack, dstack, column_stack):
+        assert_equal(func(x), getattr(np, func.__name__)(a))
 
 
 # ---------------------------------------------------------------- swapaxes / ravel

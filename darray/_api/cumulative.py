@@ -39,7 +39,7 @@ def _scan(func: str, x, axis, dtype, include_initial: bool) -> DArray:
             total = xp.full(shape, 0 if kind == "sum" else 1, dtype=local.dtype, device=x.device)
         keep = [d == g for d in range(len(layout.dims))]
         sub = x._comm.sub(layout.dims, keep)
-        totals = sub.allgather(total)  # (P_g, ...) block totals in grid order
+        totals = sub.allgather(total, sign=(func, layout.shape, axis))  # (P_g, ...) block totals in grid order
         before = totals[: layout.coords(x._comm.rank)[g], ...]  # strict namespaces need the ellipsis
         if kind == "sum":
             offset = xp.sum(before, axis=0) if before.shape[0] else None

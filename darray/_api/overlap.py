@@ -68,6 +68,7 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     if out is not None and (not isinstance(out, DArray) or out._layout.blocks_key != plain.blocks_key):
         raise ValueError(message("map_overlap", "out must be a DArray with the same blocks as the first array",
                                  getattr(out, "layout", type(out).__name__), plain))
+    _agree_once(first, depth, boundary, trim, len(arrays))
     blocks, cuts = [], None
     for a in arrays:
         if a._layout.blocks_key != plain.blocks_key:
@@ -78,6 +79,10 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     result = func(*blocks, **kwargs)
     if isinstance(result, np.ndarray) and type(result) is not type(blocks[0]):  # NumPy code in func, other blocks
         result = from_numpy(first._xp, result, device=first.device)
+    if trim and tuple(getattr(result, "shape", ())) != tuple(blocks[0].shape):  # (trimmed, it would shift cells)
+        raise ValueError(message("map_overlap", f"with trim=True func must return a block of the shape it was "
+                                 f"given (on rank {rank}; every rank checks its own)", tuple(result.shape),
+                                 f"{tuple(blocks[0].shape)}, or trim=False and the owned part only"))
     if trim:  # the owned cells sit at [h - cut.start, h - cut.start + n) of what func saw
         halo = normalize_halo("map_overlap", depth, first.ndim)
         result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]
@@ -100,6 +105,21 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         out._halo_fresh = False
         return out
     return wrap_like(result, plain, first)
+
+
+def _agree_once(first: DArray, depth, boundary, trim: bool, count: int) -> None:
+    """Always on, once per layout and arguments: every rank passed the same ``depth``, ``boundary`` and ``trim``
+    (one signed allgather of a few bytes; they decide which ghost cells move, and a rank that differs would
+    exchange other messages, or read other boundary values, without an error)."""
+    comm = first._comm
+    if comm.size == 1:
+        return
+    key = ("map_overlap agreed", repr(depth), repr(boundary), trim, count)
+    derived = first._layout._derived
+    if key in derived:
+        return
+    comm.allgather(np.zeros(1, dtype=np.int64), sign=key)  # (raises CollectiveMismatch on every rank)
+    derived[key] = True
 
 
 def _visible(layout, rank) -> tuple[slice, ...]:

@@ -76,7 +76,8 @@ def _arg_extreme(func: str, x, axis, keepdims: bool) -> DArray:
         cut = tuple(s is not None for s in layout.split)
         if any(cut):
             sub = x._comm.sub(layout.dims, cut)
-            values, indices = to_numpy(sub.allgather(value)), to_numpy(sub.allgather(index))
+            sign = (func, x.shape, None)
+            values, indices = to_numpy(sub.allgather(value, sign)), to_numpy(sub.allgather(index, sign))
             index = _combine(func, values, indices)
         out = index.reshape((1,) * x.ndim if keepdims else ())
         red = layout.reduced(axes, keepdims).replicated()
@@ -95,7 +96,8 @@ def _arg_extreme(func: str, x, axis, keepdims: bool) -> DArray:
     if g is not None:
         keep = [d == g for d in range(len(layout.dims))]
         sub = x._comm.sub(layout.dims, keep)
-        index = _combine(func, to_numpy(sub.allgather(value)), to_numpy(sub.allgather(index)))
+        sign = (func, x.shape, a)
+        index = _combine(func, to_numpy(sub.allgather(value, sign)), to_numpy(sub.allgather(index, sign)))
     red = layout.reduced(axes, keepdims)
     out = index if keepdims else index.reshape(red.block_shape(rank))
     return DArray._wrap(_to_backend(x, out), red, x._comm, x._xp)

@@ -93,8 +93,8 @@ class Communicator(Protocol):
         raise ``CollectiveMismatch`` on every rank when the ranks disagree.
         """
 
-    def allgather(self, array: Any) -> Any:
-        """Stack every rank's equal-shaped array along a new leading axis."""
+    def allgather(self, array: Any, sign: Any = None) -> Any:
+        """Stack every rank's equal-shaped array along a new leading axis (``sign``: as for :meth:`allreduce`)."""
 
     def bcast(self, array: Any, root: int) -> Any:
         """``root``'s array on every rank (others pass an array of the same shape and dtype)."""

@@ -109,10 +109,11 @@ class _PersistentExchange:
 
     def __del__(self):
         try:
-            if self.active:
-                comm = self.comm
-                comm.MPI.Request.Waitall(self.requests)
-            for r in self.requests:
+            if self.active and not self.comm.MPI.Request.Testall(self.requests):
+                for r in self.requests:  # (an exchange a raised wait left: its receives must not land later)
+                    if not r.Test():
+                        r.Cancel()
+            for r in self.requests:  # (an active request is freed once it completes or is cancelled)
                 r.Free()
         except Exception:  # noqa: BLE001 - MPI finalized at interpreter exit: nothing left to free
             pass
@@ -155,7 +156,11 @@ class _StripExchange(BoundStrips):
     def wait(self) -> None:
         requests = self.requests
         if requests:
-            if not (requests[0].Test() if len(requests) == 1 else self.comm.MPI.Request.Testall(requests)):
+            try:
+                done = requests[0].Test() if len(requests) == 1 else self.comm.MPI.Request.Testall(requests)
+            except self.comm.MPI.Exception as error:  # (a message longer than its receive buffer)
+                watch.mismatch("exchange", error)
+            if not done:
                 _Request(self.comm.MPI, requests, None, None, self.peers, self.comm).wait()  # the watched wait
             self.requests = []
             if self.packed:
@@ -183,14 +188,18 @@ class _Request:
     def wait(self) -> None:
         requests = self.requests
         if requests:
-            if len(requests) == 1:  # (Test of one request: no array of handles to build per test)
-                if not requests[0].Test():  # (already there: no watched wait to set up)
-                    watch.wait(requests[0].Test, "exchange", self.comm.departures, self._expected, self._pending)
-            else:
-                testall = self.MPI.Request.Testall
-                if not testall(requests):
-                    watch.wait(lambda: testall(requests), "exchange", self.comm.departures, self._expected,
-                               self._pending)
+            try:  # (the first test outside the watched wait: its MPI error is converted alike)
+                if len(requests) == 1:  # (Test of one request: no array of handles to build per test)
+                    if not requests[0].Test():  # (already there: no watched wait to set up)
+                        watch.wait(requests[0].Test, "exchange", self.comm.departures, self._expected,
+                                   self._pending)
+                else:
+                    testall = self.MPI.Request.Testall
+                    if not testall(requests):
+                        watch.wait(lambda: testall(requests), "exchange", self.comm.departures, self._expected,
+                                   self._pending)
+            except self.MPI.Exception as error:
+                watch.mismatch("exchange", error)
             self.requests = []
             if type(self.keep) is _PersistentExchange:
                 self.keep.active = False
@@ -352,11 +361,13 @@ class MPICommunicator:
                 f"shapes{detail}; every rank must make the same darray calls on the same arrays; rerun with "
                 f"DARRAY_DEBUG=1 to name what each rank called")
 
-    def allgather(self, array: Any) -> Any:
+    def allgather(self, array: Any, sign: Any = None) -> Any:
+        """Stack every rank's equal-shaped array; ``sign`` (replicated metadata of the caller) joins the 8-byte
+        signature a small contribution carries (see :mod:`.signature`)."""
         send = self._contiguous(array)
         if _debug.enabled:
-            self._check("allgather", send.dtype.name, send.size)
-        buffer, unpack = (send, None) if not isinstance(send, np.ndarray) else signature.gather_fold(send)
+            self._check("allgather", send.dtype.name, send.size, sign)
+        buffer, unpack = (send, None) if not isinstance(send, np.ndarray) else signature.gather_fold(send, sign)
         out = self._empty(buffer, (self.size, *buffer.shape))
         begin = _recorder.now() if _recorder.active is not None else 0.0
         self._wait(self.comm.Iallgather(buffer, out), "allgather")

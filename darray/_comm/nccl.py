@@ -196,9 +196,9 @@ class NCCLCommunicator:
                                  self._stream().ptr)
         return out
 
-    def allgather(self, array: Any) -> Any:
+    def allgather(self, array: Any, sign: Any = None) -> Any:
         if not self._is_device(array):
-            return self.mpi.allgather(array)
+            return self.mpi.allgather(array, sign)
         out = self._cp.empty((self.size, *array.shape), dtype=array.dtype)
         if self.size == 1:
             out[0] = array

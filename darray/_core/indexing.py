@@ -365,7 +365,14 @@ def _broadcast_owner(x: DArray, part, selections, cut_ints):
         shape[a] = 1
     if any(coords[g] != owner[g] for g in owner):
         part = x._xp.empty(tuple(shape), dtype=x._block.dtype, device=x.device)
+    if part.nbytes * sub.size <= _SIGNED_BROADCAST:  # an element or a short row: gathered, with the key signed
+        return sub.allgather(part, sign=("getitem", x.shape, tuple(selections)))[root]
     return sub.bcast(part, root)
+
+
+#: Largest gathered bytes of an owner's broadcast sent as a signed allgather (ranks that index different
+#: cells raise on every rank); a longer row is broadcast (``DARRAY_DEBUG=1`` checks its key).
+_SIGNED_BROADCAST = 4096
 
 
 @lru_cache(maxsize=256)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from typing import Any
 
 from .. import _debug, _recorder
@@ -43,6 +45,8 @@ def redistribute_to(x: DArray, layout: Layout) -> DArray:
                          f"on {x._comm.size} ranks")
     if _debug.enabled:
         _debug.check_collective(x._comm, "redistribute", x._layout, layout, str(x.dtype))
+    else:
+        agree_plan(x, "redistribute", layout)
     rank = x._comm.rank
     plan = redistribution_plan(x._layout, layout, rank)
     xp = x._xp
@@ -51,6 +55,18 @@ def redistribute_to(x: DArray, layout: Layout) -> DArray:
     with _recorder.labelled("redistribute"):
         x._comm.exchange(x._block, plan.sends, out, plan.recvs).wait()
     return DArray._wrap(out, layout, x._comm, xp)
+
+
+_NO_DATA = np.zeros(1, dtype=np.int64)
+
+
+def agree_plan(x: DArray, func: str, target) -> None:
+    """Always on: every rank moves ``x`` (its layout, dtype) to the same ``target``, or all raise
+    :class:`~darray._debug.CollectiveMismatch` (one signed allgather of 8 bytes a rank: a rank that planned
+    other messages would otherwise return cells of its own plan, or wait forever)."""
+    if x._comm.size > 1:
+        x._comm.allgather(_NO_DATA, sign=(func, x._layout, target, x._block.dtype.str
+                                          if hasattr(x._block.dtype, "str") else str(x.dtype)))
 
 
 def gather(x: DArray, root: int | None = None) -> Any:
@@ -62,6 +78,8 @@ def gather(x: DArray, root: int | None = None) -> Any:
         raise ValueError(f"gather: root out of range; got {root}, expected 0 <= root < {x._comm.size}")
     if _debug.enabled:
         _debug.check_collective(x._comm, "gather", x._layout, root, str(x.dtype))
+    else:
+        agree_plan(x, "gather", root)
     rank = x._comm.rank
     plan = gather_plan(x._layout, rank, root)
     xp = x._xp

@@ -34,7 +34,7 @@ from .._layout import Layout, normalize_axis
 from .array import DArray
 from .dtypes import CATEGORIES, check_category, to_backend_dtype, to_numpy_dtype
 
-__all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes", "combine",
+__all__ = ["sum", "prod", "min", "max", "mean", "var", "std", "all", "any", "normalize_axes", "combine", "reduce_over",
            "grid_dims_cutting", "finish_reduction", "lowest_value", "highest_value"]
 
 _ALL_AXES = tuple(tuple(range(n)) for n in range(33))
@@ -89,7 +89,17 @@ def combine(partial, op: str, comm: Communicator, layout: Layout, cut: tuple[boo
         cut = tuple(s is not None for s in layout.split)
     if not builtins.any(cut):
         return partial
-    return comm.sub(layout.dims, cut).allreduce(partial, op, sign=(layout.shape, cut))
+    return reduce_over(comm.sub(layout.dims, cut), partial, op, (op, layout.shape, cut))
+
+
+def reduce_over(comm: Communicator, partial, op: str, sign: tuple):
+    """``partial`` allreduced with ``op`` over ``comm``; ``sign`` starts with the operator, so that ``any`` on
+    one rank and ``all`` on another raise on both. NumPy booleans (``any``, ``all``: ``lor``, ``land``, which
+    carry no signature) are counted instead: an int32 sum, signed, compared with zero or the rank count."""
+    if type(partial) is np.ndarray and partial.dtype == np.bool_ and op in ("lor", "land"):
+        counts = comm.allreduce(partial.astype(np.int32), "sum", sign=sign)
+        return counts > 0 if op == "lor" else counts == comm.size
+    return comm.allreduce(partial, op, sign=sign)
 
 
 # NumPy-compatible superset of the standard: booleans sum, multiply and order too (``np.sum(mask)``).
@@ -109,7 +119,8 @@ _UFUNCS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maxi
 _BOOL_AS = {"sum": "int64", "prod": "int64", "min": "uint8", "max": "uint8"}
 
 
-def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | None = None) -> None:
+def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | None = None,
+              op: str = "sum") -> None:
     """Remember a validated reduction, with its count of reduced cells (non-empty ones only: empty reductions
     keep their checks and warnings) and, over the grid dims ``cut``, what :func:`combine` would do.
 
@@ -128,7 +139,7 @@ def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | N
     if count and (key[1] is None or type(key[1]) is int) and x._xp is _NUMPY:
         combined = None
         if cut is not None and True in cut:
-            combined = (x._comm, x._comm.sub(x._layout.dims, cut), (x._layout.shape, cut))
+            combined = (x._comm, x._comm.sub(x._layout.dims, cut), (op, x._layout.shape, cut))
         x._layout._derived[key] = (axes, layout, count, combined)
         accepted.add(x._block.dtype)
 
@@ -150,7 +161,7 @@ def _simple(func: str, op: str, neutral):
                     if type(out) is not np.ndarray:
                         out = np.asarray(out)
                     if combined is not None:  # over a cut axis: combine's allreduce
-                        out = combined[1].allreduce(out, op, sign=combined[2])
+                        out = reduce_over(combined[1], out, op, combined[2])
                     return DArray._wrap(out, plan[1], x._comm, _NUMPY)
         return traced(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
@@ -195,7 +206,7 @@ def _simple(func: str, op: str, neutral):
                               x._comm, x._layout, cut)
             layout = x._layout.reduced(axes, keepdims)
             if dtype is None:
-                _remember(x, (func, axis, keepdims), axes, layout, accepted, cut)
+                _remember(x, (func, axis, keepdims), axes, layout, accepted, cut, op)
             return DArray._wrap(partial, layout, x._comm, xp)
         else:
             partial = getattr(xp, func)(block, axis=axes, keepdims=True, **kwargs)
@@ -267,7 +278,7 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             if combined is not None:  # over a cut axis: combine's allreduce
-                out = combined[1].allreduce(out, "sum", sign=combined[2])
+                out = reduce_over(combined[1], out, "sum", combined[2])
             np.divide(out, plan[2], out=out)  # (in place keeps a 0-d result an array)
             return DArray._wrap(out, plan[1], x._comm, _NUMPY)
     return _mean(x, axis=axis, keepdims=keepdims)

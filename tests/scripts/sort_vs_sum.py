@@ -1,4 +1,4 @@
-"""Rank 0 sorts while the others sum (different collectives: this hangs in MPI); DARRAY_WAIT_TIMEOUT ends it."""
+"""Rank 0 sorts while the others sum (different collectives: this would hang in MPI); darray raises."""
 import darray as da
 
 comm = da.default_communicator()
