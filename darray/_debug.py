@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-__all__ = ["enabled", "check_collective", "wait_timeout", "CollectiveMismatch", "RanksLeft"]
+__all__ = ["enabled", "check_collective", "check_arguments", "wait_timeout", "CollectiveMismatch", "RanksLeft"]
 
 enabled: bool = os.environ.get("DARRAY_DEBUG", "0") not in ("", "0")
 
@@ -60,6 +60,29 @@ def check_collective(comm, op: str, *meta) -> None:
     groups: dict = {}
     for rank, row in enumerate(every):
         groups.setdefault((ops[rank], bytes(row[:16])), []).append(rank)
+    if op.endswith(" (arguments)"):  # (check_arguments: one call, different values)
+        raise CollectiveMismatch(f"{op[:-12]}: ranks passed different arguments that must be the same on every "
+                                 f"rank (the groups {list(groups.values())} differ); this rank passed "
+                                 f"{text[len(op) + 1:][:300]}")
     detail = "; ".join(f"ranks {ranks} called {name}" for (name, _), ranks in groups.items())
     raise CollectiveMismatch(f"{op}: ranks disagree on the collective they entered ({detail}); "
                              f"this rank passed {text[:300]}")
+
+
+def check_arguments(comm, func: str, *values) -> None:
+    """``DARRAY_DEBUG=1``: raise :class:`CollectiveMismatch` on every rank unless all ranks passed equal
+    replicated ``values`` to ``func`` (a quantile's ``q``, a ``ddof``, a seed, the data given to ``asarray``:
+    NumPy arrays by a digest of their bytes, dtype and shape). Off, it costs one global lookup."""
+    if not enabled or comm.size == 1:
+        return
+    check_collective(comm, f"{func} (arguments)", *(_digest(v) for v in values))
+
+
+def _digest(value) -> str:
+    """A replicated argument as text to compare: NumPy arrays by a SHA-256 of their bytes (repr elides them)."""
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        return f"ndarray {data.dtype.str} {data.shape} {hashlib.sha256(data.view(np.uint8)).hexdigest()[:32]}"
+    if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
+        return repr([_digest(v) for v in value])
+    return repr(value)

@@ -442,7 +442,7 @@ for name in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"):
     case(name, lambda fn=fn: fn(f64(), axis=2), AxisError, "axis", label=f"fft.{name}")
     case(name, lambda fn=fn: fn(vec(), n=0), ValueError, "n", label=f"fft.{name}")
     case(name, lambda fn=fn: fn(vec(), norm="sideways"), ValueError, "norm", label=f"fft.{name}")
-    case(name, lambda fn=fn: fn(np.arange(4.0)), TypeError, "numpy", label=f"fft.{name}")
+    case(name, lambda fn=fn: fn(object()), TypeError, "object", label=f"fft.{name}")  # (array-likes are taken)
 for name in ("fftn", "ifftn", "rfftn", "irfftn"):
     fn = getattr(FFT, name)
     case(name, lambda fn=fn: fn(f64(), axes=(0, 2)), AxisError, "axes", label=f"fft.{name}")
@@ -639,6 +639,19 @@ case("multi_dot", lambda: LA.multi_dot([f64()]), ValueError, "one", label="linal
 case("multi_dot", lambda: LA.multi_dot([f64(), f64(), sq()]), ValueError, "aligned", label="linalg.multi_dot")
 case("tensorinv", lambda: LA.tensorinv(sq(), ind=0), ValueError, "ind", label="linalg.tensorinv")
 case("tensorsolve", lambda: LA.tensorsolve(f64(), vec(5)), ValueError, "shapes", label="linalg.tensorsolve")
+
+# the fault campaign's calls that raised different types per rank, or no darray error
+case("normal", lambda: rng().normal(size=(2**40, 2**30)), ValueError, "too-big", label="Generator.normal")
+case("uniform", lambda: rng().uniform(np.nan, 1.0, size=3), OverflowError, "nan-bound", label="Generator.uniform")
+for _dtype in ("S3", "U3", "O"):
+    case("astype", lambda d=_dtype: f64().astype(d), TypeError, f"method-{_dtype}", label="DArray.astype")
+    case("astype", lambda d=_dtype: da.astype(f64(), d), TypeError, f"function-{_dtype}")
+case("arange", lambda: da.arange(np.nan), ValueError, "nan")
+case("arange", lambda: da.arange(0, np.inf), ValueError, "inf")
+case("Conv2d", lambda: da.nn.Conv2d(1, 1, 3)(np.ones((1, 1, 5, 5))), TypeError, "numpy-input", label="nn.Conv2d")
+for _target in (5, 3, -1, -7):
+    case("cross_entropy", lambda t=_target: da.nn.CrossEntropyLoss()(f64((4, 3)), da.asarray([0, t, 1, 2], split=0)),
+         IndexError, f"target-{_target}", label="nn.CrossEntropyLoss")
 
 # dask hand-off (darray.from_dask / darray.to_dask, also darray.interop.*); without dask: ImportError naming the function
 try:

@@ -363,3 +363,17 @@ def test_repeated_calls_take_the_remembered_path(comm, func, layout):
         reduce(func, x, 1, False)
     recorded = any(e["kind"] == "compute" and e["op"] == func for e in t.events)
     assert not agree(comm, recorded), f"no compute event for {func} while tracing"
+
+
+def test_numpy_runtime_warnings():
+    """NumPy's RuntimeWarnings, on every rank: mean of an empty slice, std with ddof >= n, nanmax of all-NaN."""
+    calls = [("Mean of empty slice", lambda m: m.mean(m.zeros(0))),
+             ("Degrees of freedom <= 0", lambda m: m.std(m.ones(3), ddof=3)),
+             ("All-NaN slice encountered", lambda m: m.nanmax(m.asarray([np.nan, np.nan, 1.0])[:2])),
+             ("Mean of empty slice", lambda m: m.nanmean(m.asarray([np.nan, np.nan])))]
+    for text, call in calls:
+        for module in (np, da):
+            with pytest.warns(RuntimeWarning, match=text):
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    got = call(module)
+            assert np.isnan(float(got)), (text, module.__name__)

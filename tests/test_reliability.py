@@ -128,3 +128,12 @@ def test_a_slow_rank_gets_one_notice(tmp_path):
     assert out.count("darray: rank 0 has waited") == 1, out[-2000:]
     assert "darray.sum (allreduce.sum) called at slow_rank.py" in out and "rank 1 is in no darray wait" in out, out
     assert "sum 4950.0" in out, out
+
+
+@pytest.mark.parametrize("case", ["quantile-q", "var-ddof", "rng-seed", "asarray-data", "reshape-shape"])
+def test_debug_compares_replicated_arguments(case, tmp_path):
+    """DARRAY_DEBUG=1: a replicated argument or data that differs per rank raises on every rank (silent without)."""
+    proc, _ = _run("campaign.py", 2, env={"DARRAY_DEBUG": "1"}, args=(str(tmp_path), case), timeout=60)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
+    verdicts = [(tmp_path / f"rank{r}.txt").read_text() for r in range(2)]
+    assert all(v.startswith("CollectiveMismatch") for v in verdicts), verdicts

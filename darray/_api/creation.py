@@ -14,6 +14,7 @@ import numbers
 import array_api_compat
 import numpy as np
 
+from .. import _debug
 from .._backend import NUMPY, contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import DTYPES, check_dtype
@@ -243,6 +244,8 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
     >>> x.shape, int(da.sum(x))
     ((2, 3), 21)
     """
+    if _debug.enabled and not isinstance(obj, DArray):  # every rank must pass the same data (a digest agrees)
+        _debug.check_arguments(resolve_comm(comm), "asarray", obj, dtype, split, grid, sizes)
     _check_order("asarray", order, "CFAK")
     key = None
     if type(obj) is np.ndarray and dtype is None and copy is None and obj.dtype in _DTYPE_SET:

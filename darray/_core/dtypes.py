@@ -85,6 +85,10 @@ def check_dtype(func: str, dtype: Any) -> np.dtype:
     found = to_numpy_dtype(dtype)
     if found in _STANDARD:
         return found
+    if found.kind in "SUOV":  # (MPI moves numbers; strings, objects and records have no block form here)
+        raise TypeError(f"{func}: unsupported dtype; got {found} (strings, objects and records are not "
+                        f"distributed), expected a bool or numeric dtype; for text, gather with numpy.asarray(x) "
+                        f"and convert there")
     if found.name not in DTYPES:
         raise TypeError(f"{func}: unsupported dtype; got {found}, expected one of {sorted(DTYPES)}")
     return DTYPES[found.name] if found.isnative else found  # numpy.longlong -> int64; '>f8' stays

@@ -598,7 +598,7 @@ def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
 
 def astype(x: DArray, dtype, /, *, copy: bool = True, device=None) -> DArray:
     """``x`` converted to ``dtype`` (same layout)."""
-    target = to_numpy_dtype(dtype)
+    target = check_dtype("astype", dtype)
     if not copy and x.dtype == target and device is None:
         return x
     xp = x._xp

@@ -22,12 +22,13 @@ from __future__ import annotations
 import builtins
 import contextlib
 import numbers
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
 from .._errors import message
-from .. import _recorder
+from .. import _debug, _recorder
 from .._backend import NUMPY as _NUMPY
 from .._comm import Communicator
 from .._layout import Layout, normalize_axis
@@ -342,13 +343,17 @@ def _global_mean(x: DArray, axes, cut):
     else:
         total = xp.sum(_float_block(x), axis=axes, keepdims=True)
     total = combine(total, "sum", x._comm, x._layout, cut)
-    with _empty_reduction(count):
+    with _empty_reduction(count, warn=False):  # (var and std give their own warning)
         return total / count, count
 
 
-def _empty_reduction(count: int):
-    """Silence 0/0 for an empty reduction (NumPy's nan) and nothing else."""
-    return np.errstate(divide="ignore", invalid="ignore") if not count else contextlib.nullcontext()
+def _empty_reduction(count: int, warn: bool = True):
+    """Silence 0/0 for an empty reduction (NumPy's nan, with NumPy's warning) and nothing else."""
+    if count:
+        return contextlib.nullcontext()
+    if warn:
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+    return np.errstate(divide="ignore", invalid="ignore")
 
 
 def _deviation_sums(x: DArray, axes, mean):
@@ -465,6 +470,7 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
         raise TypeError(message(_func, "expected a DArray", type(x).__name__))
     if not isinstance(correction, numbers.Real) or isinstance(correction, bool):
         raise TypeError(message(_func, "correction must be a real number", correction))
+    _debug.check_arguments(x._comm, _func, correction, axis, keepdims)
     axes = normalize_axes(_func, axis, x.ndim)
     check_category(_func, x.dtype, "numeric")
     xp = x._xp

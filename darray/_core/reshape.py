@@ -16,6 +16,7 @@ from .._errors import message
 from .._layout import Layout, balanced_sizes
 from .._layout.layout import replicated_layout
 from .array import DArray
+from .. import _debug
 from .._comm.base import agree
 from .indexing import getitem, setitem
 from .redistribute import redistribute_to
@@ -32,6 +33,7 @@ def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
     contiguous) the result is linked to ``x`` (:mod:`darray._core.views`).
     """
     shape = _resolve_shape(x, shape)
+    _debug.check_arguments(x._comm, "reshape", x.shape, shape)  # (a local reshape sends nothing to compare)
     if shape == x.shape:
         return x if not copy else x.astype(x.dtype, copy=True)
     if copy is False:

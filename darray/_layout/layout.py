@@ -8,6 +8,7 @@ where they sit inside its halo-padded block.
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from math import prod
@@ -108,6 +109,9 @@ class Layout:
     @classmethod
     def _create(cls, func, shape, nprocs, split, grid, sizes, halo, boundary, min_size) -> Layout:
         shape = tuple(int(n) for n in shape)
+        if prod(shape) > sys.maxsize:  # (checked before any rank sizes its block: one error everywhere)
+            raise ValueError(f"{func}: array is too big; got shape {shape} ({prod(shape)} elements), expected "
+                             f"at most {sys.maxsize} elements, as NumPy")
         ndim = len(shape)
         halo_t = normalize_halo(func, halo, ndim)
         boundary_t = normalize_boundary(func, boundary, ndim)

@@ -21,6 +21,16 @@ def softmax(x, axis: int = 1):
     return ad.exp(log_softmax(x, axis))
 
 
+def check_class_indices(func: str, indices, count: int) -> None:
+    """Raise IndexError on every rank unless every one of the DArray ``indices`` is in ``[0, count)``, as torch
+    does for class indices and embedding rows (one allreduce: the verdict is replicated)."""
+    da = namespace()
+    if bool(da.any((indices < 0) | (indices >= count))):
+        low, high = int(da.min(indices)), int(da.max(indices))
+        raise IndexError(message(func, "index out of range", f"indices in [{low}, {high}]",
+                                 f"indices in [0, {count})"))
+
+
 def _reduce(loss, reduction):
     if reduction == "mean":
         return ad.mean(loss)
@@ -59,6 +69,7 @@ def cross_entropy(input, target, reduction: str = "mean", label_smoothing: float
     c = xd.shape[1]
     logp = log_softmax(input, axis=1)
     if td.dtype.kind in "iu":
+        check_class_indices("cross_entropy", td, c)
         classes = da.reshape(da.arange(c, split=None, comm=xd._comm), (1, c) + (1,) * (xd.ndim - 2))
         probs = da.astype(da.expand_dims(td, axis=1) == classes, xd.dtype)
     else:

@@ -174,6 +174,10 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     def __call__(self, *args, **kwargs):
+        for a in args:
+            if isinstance(a, np.ndarray) or type(a) is list:  # (a NumPy input has no layout to cut it by)
+                raise TypeError(message(type(self).__name__, "inputs must be DArrays (or autodiff Variables)",
+                                        type(a).__name__, "darray.asarray(x) (cut over the ranks) first"))
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:

@@ -74,6 +74,7 @@ from math import prod
 
 import numpy as np
 
+from .. import _debug
 from .._api._common import normalize_shape, resolve_device
 from .._comm import resolve_comm
 from .._core import make_layout
@@ -400,6 +401,9 @@ class Generator:
                 boundary="none", comm=None, device=None) -> DArray:
         """Uniform float64 in ``[low, high)``: ``low + (high - low) * random()``; scalar bounds."""
         low, high = _real("uniform", "low", low), _real("uniform", "high", high)
+        if not np.isfinite(high - low):  # (NumPy's error: the range must be a finite number)
+            raise OverflowError(message("uniform", "high - low range exceeds valid bounds", (low, high),
+                                        "finite bounds"))
         shape = _shape("uniform", size)
         return self._draw("uniform", shape, 1, lambda w: low + (high - low) * _unit(w[:, 0], np.dtype("float64")),
                           split, grid, sizes, halo, boundary, comm, device)
@@ -646,6 +650,8 @@ def default_rng(seed=None, *, comm=None) -> Generator:
     if isinstance(seed, (np.random.Generator, np.random.BitGenerator)):
         raise TypeError(message("default_rng", "NumPy generators cannot seed a darray generator",
                                 type(seed).__name__, "an int, a sequence of ints or a SeedSequence"))
+    if _debug.enabled:  # (a seed that differs per rank would stitch several streams into one array)
+        _debug.check_arguments(resolve_comm(comm), "default_rng", seed)
     try:
         return Generator(np.random.SeedSequence(seed))
     except (TypeError, ValueError) as error:

@@ -28,6 +28,12 @@ CASES = {
     "getitem-int": lambda: x[3 + 51 * flip],
     "gather-shape": lambda: da.ones((8, 8 + flip), split=0).gather(),
     "sort-sum": lambda: (da.sort, da.sum)[flip](x),
+    # replicated arguments that move nothing themselves: DARRAY_DEBUG=1 compares them
+    "quantile-q": lambda: da.quantile(x, 0.25 + 0.5 * flip),
+    "var-ddof": lambda: da.var(x, correction=flip),
+    "rng-seed": lambda: da.random.default_rng(flip).normal(size=100),
+    "asarray-data": lambda: da.asarray(numpy.random.default_rng(flip).random(100)),
+    "reshape-shape": lambda: x.reshape((10, 10) if flip else (20, 5)),
 }
 try:
     out = CASES[case]()

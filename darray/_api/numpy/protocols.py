@@ -6,8 +6,11 @@ returns NotImplemented, so NumPy raises TypeError instead of gathering.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
+from ... import _debug
 from ..._backend import to_numpy
 from ..._core import DArray, redistribute_to
 from ..._core.advanced import take, take_along_axis
@@ -113,10 +116,16 @@ def _nan_reduction(name: str, fill):
         clean = where(nan, fill(a), a)
         if name == "mean":
             count = astype(_sum(~nan, axis=axis, keepdims=keepdims), _real_of(a.dtype))
-            return _sum(clean, axis=axis, keepdims=keepdims) / count
+            if bool(_any(count == 0)):  # (a replicated verdict: every rank warns alike)
+                warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return _sum(clean, axis=axis, keepdims=keepdims) / count
         result = _REDUCTIONS[name](clean, axis=axis, keepdims=keepdims)
-        if name in ("max", "min"):  # an all-NaN slice gives NaN, as in NumPy
-            result = where(_all(nan, axis=axis, keepdims=keepdims), np.nan, result)
+        if name in ("max", "min"):  # an all-NaN slice gives NaN, as in NumPy, with its warning
+            empty = _all(nan, axis=axis, keepdims=keepdims)
+            if bool(_any(empty)):
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+                result = where(empty, np.nan, result)
         return result
 
     return impl
@@ -342,6 +351,8 @@ def _no_weights(name: str, weights, interpolation) -> None:
 
 
 def _quantile_impl(name, a, q, axis, method, keepdims, scale):
+    if _debug.enabled and isinstance(a, DArray):
+        _debug.check_arguments(a.comm, name, q if not isinstance(q, DArray) else None, axis, method, keepdims)
     """Quantiles along ``axis`` (None, an int or a tuple) by a distributed sort, linear interpolation."""
     func = f"numpy.{name}"
     if method != "linear":
