@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 import darray as da
+from darray._files import replacing
 from darray.output import default_out_dir, progress
 
 __all__ = ["run_demo", "simulate", "initial_field"]
@@ -220,7 +221,8 @@ def _plots(shots, layout, summary, result, out_dir, say, comm) -> None:
 def _save_figure(fig, out_dir: str, name: str) -> str:
     import matplotlib.pyplot as plt
 
-    fig.savefig(os.path.join(out_dir, name), dpi=90)
+    with replacing(os.path.join(out_dir, name)) as f:  # never through a symlink planted at the name
+        fig.savefig(f, dpi=90, format=os.path.splitext(name)[1][1:] or "png")
     plt.close(fig)
     return name
 

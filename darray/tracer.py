@@ -23,6 +23,7 @@ import numpy as np
 from . import _recorder
 from ._backend import to_numpy
 from ._comm import Communicator, default_communicator
+from ._files import write_text_safely
 
 __all__ = ["Trace", "tracing"]
 
@@ -91,7 +92,11 @@ class Trace:
         return result
 
     def to_chrome(self, path: str) -> None:
-        """Write a Chrome/Perfetto trace (one track per rank) on rank 0 (collective)."""
+        """Write a Chrome/Perfetto trace (one track per rank) on rank 0 (collective).
+
+        The file is written atomically and never through a symlink found at
+        ``path`` (:func:`darray._files.write_text_safely`).
+        """
         comm = self.comm or default_communicator()
         events = _allgather_events(comm, self.events, self.started)
         if comm.rank == 0:
@@ -104,8 +109,8 @@ class Trace:
                                 "ts": e["start"] * 1e6, "dur": max(e["seconds"] * 1e6, 0.01),
                                 "args": {"nbytes": e["nbytes"], "peers": list(e["peers"]),
                                          "shape": list(e["shape"])}})
-            with open(path, "w") as f:
-                json.dump({"traceEvents": out, "displayTimeUnit": "ms"}, f)
+            # a fresh file renamed onto path: a symlink planted at path is replaced, never written through
+            write_text_safely(path, json.dumps({"traceEvents": out, "displayTimeUnit": "ms"}))
 
 
 def _allgather_ops(comm, ops: dict) -> dict:

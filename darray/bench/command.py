@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from .. import _comm
+from .._files import write_text_safely
 from ..output import default_out_dir
 from .launch import phase_parallel, phase_serial, run_child, worker
 from .machine import loadavg, machine, mpi_facts
@@ -117,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
             "seconds": round(time.perf_counter() - t_start, 1)}
     png = path.with_suffix(".png")
     png_ok = plot(png, meta, results)
-    path.write_text(report(meta, results, png.name if png_ok else None))
-    path.with_suffix(".json").write_text(json.dumps({"meta": meta, "results": results}, indent=1, default=str))
+    write_text_safely(path, report(meta, results, png.name if png_ok else None))  # never through a symlink
+    write_text_safely(path.with_suffix(".json"), json.dumps({"meta": meta, "results": results}, indent=1,
+                                                            default=str))
     say(f"wrote {path}" + (f" and {png.name}" if png_ok else "") + f" ({meta['seconds']} s)")
     bad = [f"{n}/{v}" for n, row in results.items() for v, res in row.items()
            if res.get("ok") is False or "error" in res]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import darray as da
 from darray import _comm
+from darray._files import write_text_safely
 
 from .harness import Case, Ctx, fmt_time, measure
 from .machine import mpi_facts
@@ -139,5 +140,5 @@ def worker(config_path: str) -> int:
     results = phase_parallel(config["sizes"], config["names"], config["reps"], say)
     facts = mpi_facts()
     if rank == 0:
-        Path(config["result"]).write_text(json.dumps({"results": results, "mpi": facts}))
+        write_text_safely(config["result"], json.dumps({"results": results, "mpi": facts}))
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .._files import replacing
 from .workloads import WORKLOADS, labels
 
 __all__ = ["plot"]
@@ -47,6 +48,7 @@ def plot(path: Path, meta: dict, results: dict) -> bool:
                  fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with replacing(path) as f:  # never through a symlink planted at path
+        fig.savefig(f, dpi=110, format="png")
     plt.close(fig)
     return True
