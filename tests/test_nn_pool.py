@@ -127,7 +127,7 @@ def test_misaligned_blocks_use_halos_not_a_rebalance():
     with da.tracing() as t:
         y = F.avg_pool2d(xd, 2)
     assert_equal(y.data, ref_pool(x, "avg", 2, 2, 0), rtol=1e-12)
-    ops = {e["op"] for e in t.events if e["kind"] == "comm"}
+    ops = {e["op"] for e in t.events if e["kind"] == "comm"} - {"agree"}  # (the stencil's first-use agreement)
     assert "redistribute" not in ops, ops
     starts = [xd.layout.block_start(r)[2] for r in range(P)]
     if any(s % 2 for s in starts):  # a block boundary off the pooling grid: one ghost row from the neighbour

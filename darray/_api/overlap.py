@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _debug
 from .._backend import from_numpy
+from .._comm.base import agree_once
 from .._core import DArray, redistribute_to
 from .._core.elementwise import align_target, wrap_like
 from .._errors import message
@@ -109,17 +110,9 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
 
 def _agree_once(first: DArray, depth, boundary, trim: bool, count: int) -> None:
     """Always on, once per layout and arguments: every rank passed the same ``depth``, ``boundary`` and ``trim``
-    (one signed allgather of a few bytes; they decide which ghost cells move, and a rank that differs would
-    exchange other messages, or read other boundary values, without an error)."""
-    comm = first._comm
-    if comm.size == 1:
-        return
-    key = ("map_overlap agreed", repr(depth), repr(boundary), trim, count)
-    derived = first._layout._derived
-    if key in derived:
-        return
-    comm.allgather(np.zeros(1, dtype=np.int64), sign=key)  # (raises CollectiveMismatch on every rank)
-    derived[key] = True
+    (they decide which ghost cells move; a rank that differs would exchange other messages, or read other
+    boundary values, without an error): :func:`darray._comm.base.agree_once`."""
+    agree_once(first._comm, first._layout._derived, ("map_overlap", repr(depth), repr(boundary), trim, count))
 
 
 def _visible(layout, rank) -> tuple[slice, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Communicator", "Request", "Region", "REDUCE_OPS", "DoneRequest", "BoundExchange", "BoundStrips",
-           "split_self", "copy_region", "agree"]
+           "split_self", "copy_region", "agree", "agree_once"]
 
 #: A region of a local array: one unit-step slice per axis.
 Region = tuple[slice, ...]
@@ -93,8 +93,9 @@ class Communicator(Protocol):
         raise ``CollectiveMismatch`` on every rank when the ranks disagree.
         """
 
-    def allgather(self, array: Any, sign: Any = None) -> Any:
-        """Stack every rank's equal-shaped array along a new leading axis (``sign``: as for :meth:`allreduce`)."""
+    def allgather(self, array: Any, sign: Any = None, op: str = "allgather") -> Any:
+        """Stack every rank's equal-shaped array along a new leading axis (``sign``: as for :meth:`allreduce`;
+        ``op``: the name the trace gives it)."""
 
     def bcast(self, array: Any, root: int) -> Any:
         """``root``'s array on every rank (others pass an array of the same shape and dtype)."""
@@ -178,6 +179,32 @@ def copy_region(send, src: Region, recv, dst: Region) -> None:
 
         part = array_api_compat.array_namespace(part).reshape(part, tuple(target.shape))
     recv[dst] = part
+
+
+_NO_DATA = None
+
+
+def agree_once(comm, memo: dict, key) -> None:
+    """Always on, once per ``key`` remembered in ``memo`` (a layout's derived dict): every rank of ``comm``
+    passed the same replicated ``key``, or every rank raises :class:`~darray._debug.CollectiveMismatch`.
+
+    One signed 8-byte allgather, traced as ``agree``: for the arguments that decide which messages move
+    (a redistribution's target, a stencil's depth and boundary), which a rank that differs would otherwise
+    send without an error. Later calls with the same key cost a dict lookup; a rank that later differs waits
+    in another call than the others, which the slow waits see (:mod:`darray._comm.watch`).
+    """
+    global _NO_DATA
+    if comm.size == 1:
+        return
+    mark = ("agreed", id(comm), key)
+    if mark in memo:
+        return
+    import numpy as np
+
+    if _NO_DATA is None:
+        _NO_DATA = np.zeros(1, dtype=np.int64)
+    comm.allgather(_NO_DATA, sign=key, op="agree")
+    memo[mark] = True
 
 
 def agree(comm: Communicator, ok: bool) -> list[int]:

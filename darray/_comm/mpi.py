@@ -361,7 +361,7 @@ class MPICommunicator:
                 f"shapes{detail}; every rank must make the same darray calls on the same arrays; rerun with "
                 f"DARRAY_DEBUG=1 to name what each rank called")
 
-    def allgather(self, array: Any, sign: Any = None) -> Any:
+    def allgather(self, array: Any, sign: Any = None, op: str = "allgather") -> Any:
         """Stack every rank's equal-shaped array; ``sign`` (replicated metadata of the caller) joins the 8-byte
         signature a small contribution carries (see :mod:`.signature`)."""
         send = self._contiguous(array)
@@ -370,10 +370,9 @@ class MPICommunicator:
         buffer, unpack = (send, None) if not isinstance(send, np.ndarray) else signature.gather_fold(send, sign)
         out = self._empty(buffer, (self.size, *buffer.shape))
         begin = _recorder.now() if _recorder.active is not None else 0.0
-        self._wait(self.comm.Iallgather(buffer, out), "allgather")
+        self._wait(self.comm.Iallgather(buffer, out), op)
         if _recorder.active is not None:
-            _recorder.record("comm", "allgather", begin, _recorder.now(), send.nbytes * (self.size - 1),
-                            range(self.size))
+            _recorder.record("comm", op, begin, _recorder.now(), send.nbytes * (self.size - 1), range(self.size))
         if unpack is not None:
             out, groups = unpack(out)
             if groups is not None:

@@ -196,9 +196,9 @@ class NCCLCommunicator:
                                  self._stream().ptr)
         return out
 
-    def allgather(self, array: Any, sign: Any = None) -> Any:
+    def allgather(self, array: Any, sign: Any = None, op: str = "allgather") -> Any:
         if not self._is_device(array):
-            return self.mpi.allgather(array, sign)
+            return self.mpi.allgather(array, sign, op)
         out = self._cp.empty((self.size, *array.shape), dtype=array.dtype)
         if self.size == 1:
             out[0] = array

@@ -26,7 +26,7 @@ class SelfCommunicator:
             raise ValueError(f"allreduce: unknown operator; got {op!r}, expected one of {REDUCE_OPS}")
         return array
 
-    def allgather(self, array: Any, sign: Any = None) -> Any:
+    def allgather(self, array: Any, sign: Any = None, op: str = "allgather") -> Any:
         return array[None, ...]
 
     def bcast(self, array: Any, root: int) -> Any:

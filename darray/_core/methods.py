@@ -203,7 +203,8 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
 
 
 def _resized_last_axis(self, dtype):
-    """The layout of a view as ``dtype`` of another itemsize: the last axis grows or shrinks (uncut only)."""
+    """The layout of a view as ``dtype`` of another itemsize: the last axis grows or shrinks (each block's
+    part of it, when that axis is cut: every block's bytes must divide by the new itemsize)."""
     layout = self._layout
     old, new = self.dtype.itemsize, dtype.itemsize
     got = f"{self.dtype} -> {dtype}"
@@ -213,11 +214,14 @@ def _resized_last_axis(self, dtype):
     if (n * old) % new:
         raise ValueError(message("view", "the last axis's bytes do not divide by the new itemsize", got,
                                  f"a last axis of a multiple of {new} bytes"))
-    if layout.axis_dim[-1] is not None or layout.halo[-1]:
-        raise ValueError(message("view", "another itemsize changes the last axis, which is cut over ranks or has "
-                                 "a halo", got, f"itemsize {old}, or x.redistribute(split=0) first"))
+    blocks = layout.sizes[-1]
+    if layout.halo[-1] or any((s * old) % new for s in blocks):
+        raise ValueError(message("view", "another itemsize changes the last axis, which has a halo or blocks whose "
+                                 "bytes do not divide by the new itemsize", got,
+                                 f"itemsize {old}, or x.redistribute(split=0) first"))
     m = n * old // new
-    return layout.replace(shape=(*self.shape[:-1], m), sizes=(*layout.sizes[:-1], (m,)))
+    return layout.replace(shape=(*self.shape[:-1], m), sizes=(*layout.sizes[:-1], tuple(s * old // new
+                                                                                       for s in blocks)))
 
 
 def squeeze(self, axis=None):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 
 from typing import Any
 
 from .. import _debug, _recorder
+from .._comm.base import agree_once
 from .._config import config
 from .._layout import Layout
 from .array import DArray
@@ -57,16 +57,11 @@ def redistribute_to(x: DArray, layout: Layout) -> DArray:
     return DArray._wrap(out, layout, x._comm, xp)
 
 
-_NO_DATA = np.zeros(1, dtype=np.int64)
-
-
 def agree_plan(x: DArray, func: str, target) -> None:
-    """Always on: every rank moves ``x`` (its layout, dtype) to the same ``target``, or all raise
-    :class:`~darray._debug.CollectiveMismatch` (one signed allgather of 8 bytes a rank: a rank that planned
-    other messages would otherwise return cells of its own plan, or wait forever)."""
-    if x._comm.size > 1:
-        x._comm.allgather(_NO_DATA, sign=(func, x._layout, target, x._block.dtype.str
-                                          if hasattr(x._block.dtype, "str") else str(x.dtype)))
+    """Always on, once per source layout, target and dtype: every rank moves ``x`` to the same ``target``, or
+    all raise :class:`~darray._debug.CollectiveMismatch` (:func:`darray._comm.base.agree_once`: a rank that
+    planned other messages would otherwise return cells of its own plan, or wait forever)."""
+    agree_once(x._comm, x._layout._derived, (func, x._layout, target, str(x.dtype)))
 
 
 def gather(x: DArray, root: int | None = None) -> Any:
