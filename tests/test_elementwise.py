@@ -782,3 +782,23 @@ def test_boolean_arithmetic_as_numpy(name, layout):
                 cases.append(((x, 1.5), (b, 1.5)))
         for args, np_args in cases:
             assert_equal(f(*args), g(*np_args), err_msg=f"{name}{tuple(type(a).__name__ for a in np_args)}")
+
+
+def test_complex_powers_are_numpys_bits():
+    """``z ** 2``, ``z ** -1``, ``z ** 0.5`` (and in place): NumPy's operator squares, inverts and takes the
+    square root there (not ``power``, whose complex algorithm rounds otherwise): the same bits here, on NumPy
+    blocks (other local libraries compute their own ``power``)."""
+    if da.config.backend != "numpy":
+        return
+    rng = np.random.default_rng(3)
+    for dtype in ("complex64", "complex128"):
+        z = (rng.standard_normal(101) + 1j * rng.standard_normal(101)).astype(dtype)
+        for p in (2, -1, 0.5, 2.0, -1.0, 3, 1.5, -2, 1, 0):
+            with np.errstate(all="ignore"):
+                want = z ** p
+                got = np.asarray(da.asarray(z, split=0) ** p)
+                inplace, expected = da.asarray(z.copy(), split=0), z.copy()
+                inplace **= p
+                expected **= p
+            assert np.array_equal(got, want, equal_nan=True), (dtype, p)
+            assert np.array_equal(np.asarray(inplace), expected, equal_nan=True), (dtype, p, "in place")

@@ -175,8 +175,12 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
     if block.dtype not in _accepted(x._xp, row.name):
         _accept(row, x._xp, block)
     f = _func(x._xp, row.name)
-    if scalar == 0.5 and row.name == "pow" and not reflected:
-        return DArray._wrap(half_power(x._xp, f, block, scalar), x._layout, x._comm, x._xp)
+    if row.name == "pow" and not reflected:
+        special = _COMPLEX_POWERS.get((type(scalar), scalar)) if block.dtype.kind == "c" else None
+        if special is not None and type(block) is np.ndarray:
+            return DArray._wrap(special(block), x._layout, x._comm, x._xp)
+        if scalar == 0.5:
+            return DArray._wrap(half_power(x._xp, f, block, scalar), x._layout, x._comm, x._xp)
     if temporary and _keeps_dtype(row, f, block, scalar):
         reuse = _reusable(x)
         if reuse is not None:
@@ -186,6 +190,11 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
     if type(out) is not np.ndarray and isinstance(out, np.generic):
         out = np.asarray(out)
     return DArray._wrap(out, x._layout, x._comm, x._xp)
+
+
+#: NumPy's operator ``z ** p`` for a complex array and these exponents (its fast scalar power): not ``power``,
+#: whose complex algorithm rounds otherwise (a Mandelbrot iteration then escapes at other steps).
+_COMPLEX_POWERS = {(int, 2): np.square, (int, -1): np.reciprocal, (float, 0.5): np.sqrt}
 
 
 def _aligned_binary(row: Elementwise, a: DArray, b: DArray, temps: int) -> DArray | None:
@@ -582,7 +591,10 @@ def apply_inplace(row: Elementwise, x: DArray, other) -> DArray:
     local = x.local
     _check(row, [_kind(local)] + ([] if isinstance(rhs, _SCALARS) else [_kind(rhs)]), x._xp)
     f = _func(x._xp, row.name)
-    if row.name == "pow" and _is_half(rhs) and _kind(local) == "f":
+    if row.name == "pow" and _kind(local) == "c" and type(local) is np.ndarray and type(rhs) in (int, float) \
+            and (type(rhs), rhs) in _COMPLEX_POWERS:  # (NumPy's in-place operator: its fast scalar power)
+        _COMPLEX_POWERS[type(rhs), rhs](local, out=local)
+    elif row.name == "pow" and _is_half(rhs) and _kind(local) == "f":
         local[...] = half_power(x._xp, f, local, rhs)
     elif isinstance(f, np.ufunc):
         f(local, rhs, out=local, casting="same_kind")

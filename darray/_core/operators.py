@@ -303,7 +303,10 @@ def _binary_method(row: Elementwise, kernels: dict, reflected: bool):
             f, accepted = kernels[NUMPY]
             c = compiled.lean
             scalars = c.SCALARS_ALL if row.name != "pow" else c.SCALARS_NONE if reflected else c.SCALARS_BUT_HALF
-            lean = c.Lean(c.REFLECTED if reflected else c.BINARY, general, f, None if decides else accepted, scalars)
+            checked = None if decides else accepted
+            if row.name == "pow" and not reflected:  # complex ``z ** 2``: NumPy's operator squares (the engine)
+                checked = frozenset(d for d in accepted if d.kind != "c")
+            lean = c.Lean(c.REFLECTED if reflected else c.BINARY, general, f, checked, scalars)
         setattr(DArray, first.__name__, lean)
         return lean(self, other)
 
