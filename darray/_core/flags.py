@@ -12,7 +12,7 @@ do, until it is set True again. Views NumPy makes read-only
 >>> x[0] = 1.0
 Traceback (most recent call last):
 ...
-ValueError: flags.writeable: assignment destination is read-only; expected ...
+ValueError: flags.writeable: assignment destination is read-only, expected a writable copy (x.copy()), as in NumPy
 >>> x.flags.writeable = True
 >>> x[0] = 1.0
 """
