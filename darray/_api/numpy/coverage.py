@@ -76,9 +76,7 @@ EXCLUDED: dict[str, str] = {
                          "store every rank writes its blocks into"),
     "may_share_memory": _ONE_BUFFER,
     "shares_memory": _ONE_BUFFER,
-    "isfortran": "a global array cut into blocks has no memory order; every block is C-ordered (always False)",
     "require": "requirements on one buffer's flags; every block is C-contiguous, aligned and writeable",
-    "nditer": "element-by-element iteration in Python over one buffer; iterate x.local (this rank's block)",
     "nested_iters": "element-by-element iteration in Python over one buffer; iterate x.local (this rank's block)",
     "flatiter": "NumPy's iterator type; DArray.flat is darray's own (darray._core.methods.FlatIter)",
     "frompyfunc": "makes a NumPy ufunc from a Python function; apply it to x.local blocks (elementwise, no halo)",
@@ -95,6 +93,7 @@ _GATHERS_MATRIX = "gathers the matrix (refused above darray.linalg.GATHER_LIMIT 
 #: Names darray has that gather the data or compute the whole on every rank: name -> what it costs.
 LOCAL_ONLY: dict[str, str] = {
     "ndenumerate": "gathers the array onto every rank, then iterates in Python",
+    "nditer": "gathers each array onto every rank, then iterates in Python (reading only: writes are refused)",
     "savetxt": "gathers the array onto rank 0, which writes the text (at most io.numpy_files.TEXT_MAX_ELEMENTS)",
     "loadtxt": "every rank parses the whole text file, then keeps its block",
     "fromiter": "every rank consumes the iterable, then keeps its block",

@@ -32,7 +32,7 @@ from ..manipulation import reshape, stack
 from ..searching import nonzero
 from ..statistical import any as _any
 
-__all__ = ["argwhere", "flatnonzero", "fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex",
+__all__ = ["argwhere", "flatnonzero", "isfortran", "nditer", "fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex",
            "ogrid", "ravel_multi_index", "s_", "unravel_index"]
 
 #: NumPy's ``ndindex`` iterates index tuples of a shape; it holds no array, so it is NumPy's own.
@@ -250,6 +250,38 @@ class ndenumerate:  # noqa: N801 - NumPy's name
 
     def __next__(self):
         return next(self._iter)
+
+
+def nditer(op, flags=None, op_flags=None, *args, **kwargs) -> numpy.nditer:
+    """NumPy's ``nditer`` over the GATHERED array(s): local-only, for reading small arrays.
+
+    Every rank gathers each DArray operand (one allgather each) and iterates
+    alike. Writing through the iterator (``op_flags`` ``readwrite`` /
+    ``writeonly``) would change the gathered copy only, so it is refused:
+    assign with ``x[...] = ...`` or vectorise instead.
+
+    >>> import darray as np
+    >>> [int(v) for v in np.nditer(np.arange(3))]
+    [0, 1, 2]
+    """
+    names = [f for group in ([op_flags] if op_flags and isinstance(op_flags[0], str) else op_flags or [])
+             for f in group] if op_flags else []
+    if any(f in ("readwrite", "writeonly") for f in names):
+        raise TypeError(message("nditer", "writing through nditer would change a gathered copy", op_flags,
+                                "read-only iteration; assign with x[...] = value or vectorise"))
+    gathered = [numpy.asarray(o) for o in op] if isinstance(op, (list, tuple)) else numpy.asarray(op)
+    return numpy.nditer(gathered, flags, op_flags, *args, **kwargs)
+
+
+def isfortran(a) -> bool:
+    """``numpy.isfortran``: False for a DArray (the global array is in C order; so is every block's own cells
+    read through ``x.local``); NumPy's answer for anything else.
+
+    >>> import darray as np
+    >>> np.isfortran(np.ones((2, 3)))
+    False
+    """
+    return False if isinstance(a, DArray) else bool(numpy.isfortran(numpy.asarray(a)))
 
 
 def flatnonzero(a) -> DArray:
