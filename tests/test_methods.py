@@ -375,6 +375,11 @@ def test_what_darray_refuses_says_why(layout):
     x, g = made(layout)
     assert_raises_everywhere(TypeError, x.view, np.ndarray, match="subclass")
 
+    class Sub(da.ndarray):  # (NumPy's subclass pattern, written against ``import darray as np``)
+        pass
+
+    assert_raises_everywhere(TypeError, x.view, Sub, match="subclass of DArray")
+
 
 @pytest.mark.parametrize("layout", method_layouts(S2), ids=str)
 def test_view_with_another_itemsize(layout):

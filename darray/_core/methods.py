@@ -178,8 +178,11 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
     """
     from .array import DArray
 
-    if isinstance(dtype, _TYPE) and issubclass(dtype, numpy.ndarray):
+    if isinstance(dtype, _TYPE) and issubclass(dtype, (numpy.ndarray, DArray)):
         type, dtype = dtype, None
+    if isinstance(type, _TYPE) and issubclass(type, DArray):  # (``class C(np.ndarray)`` under ``import darray as np``)
+        raise TypeError(message("view", "a view as a subclass of DArray is not supported", type.__name__,
+                                "a dtype; keep the DArray in an attribute of your class instead (composition)"))
     if type is not None:
         raise TypeError(message("view", "a view as an ndarray subclass has no meaning for a DArray", type,
                                 "a dtype (numpy.asarray(x) gathers an ndarray)"))
