@@ -137,3 +137,21 @@ def test_view_sees_later_writes_to_base(layout):
     assert_equal(row, g[3])
     assert_equal(col, g[:, 2])
     assert_equal(block, g[1:4])
+
+
+@pytest.mark.parametrize("layout", layouts(SHAPES[2], "split0", "uneven0", "last0"), ids=str)
+def test_row_views_of_a_cut_axis_move_nothing(layout):
+    """On a 1-d grid a row is a true view held by its owners: taking it, writing through it and assigning a
+    function of it back (``a[i] = a[i] * 2``) send no message."""
+    g = values(layout.shape, "float64")
+    a = layout.array(g.copy())
+    with da.tracing() as t:
+        row = a[3]
+        row[1] = 5.0
+        row += 1.0
+        a[3] = a[3] * 2.0
+    g[3, 1] = 5.0
+    g[3] += 1.0
+    g[3] = g[3] * 2.0
+    assert_equal(a, g)
+    assert t.summary()["bytes_total"] == 0, t.summary()

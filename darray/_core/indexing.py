@@ -296,7 +296,7 @@ def getitem(x: DArray, key) -> DArray:
     xp = x._xp
     part = x.local[block_key or ...]  # () on a 0-d block: [...] keeps a 0-d view (not a NumPy scalar)
     if cut_ints and not flips:
-        held = _owner_layout(x._layout, layout, selections, cut_ints)
+        held = _owner_layout(x._layout, layout, selections, tuple(cut_ints))
         if held is not None:  # a true view: the owners keep their part of the row, the others hold nothing
             return DArray._wrap(xp.reshape(part, held.block_shape(x._comm.rank)), held, x._comm, xp)
     if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
@@ -320,7 +320,8 @@ def _view_of_linked(x: DArray, key) -> DArray:
     return out
 
 
-def _owner_layout(source: Layout, layout: Layout, selections, cut_ints) -> Layout | None:
+@lru_cache(maxsize=512)
+def _owner_layout(source: Layout, layout: Layout, selections: tuple, cut_ints: tuple) -> Layout | None:
     """The layout of ``x[key]`` held by the owners of its integers on cut axes, or None where there is none.
 
     Each grid dim whose axis an integer took cuts instead an uncut axis of the
@@ -481,7 +482,7 @@ def setitem(x: DArray, key, value) -> None:
         from .advanced import setitem_advanced
 
         return setitem_advanced(x, key, value)
-    layout, flips, selections, key_of_block, _, _, _ = _plan("__setitem__", x, key)
+    layout, flips, selections, key_of_block, cut_ints, _, _ = _plan("__setitem__", x, key)
     rank = x._comm.rank
     scalar = isinstance(value, (bool, int, float, complex))
     if not scalar:
@@ -506,7 +507,11 @@ def setitem(x: DArray, key, value) -> None:
         for axis in flips:  # the selection runs backwards there: so must the value
             if axis >= lead and value.shape[axis - lead] != 1:
                 value = flip_axis(value, axis - lead) if isinstance(value, DArray) else np.flip(value, axis - lead)
-        value = local_operand("__setitem__", value, layout, x)
+        if cut_ints and not flips and isinstance(value, DArray) and value._xp is x._xp \
+                and value._layout == _owner_layout(x._layout, layout, selections, tuple(cut_ints)):
+            value = value.local  # (``a[i] = f(a[i])``: the row's owners hold their part already; nothing moves)
+        else:
+            value = local_operand("__setitem__", value, layout, x)
     target = x.local[key_of_block] if key_of_block else x.local[...]  # 0-d: block[()] would be a scalar copy
     if 0 in tuple(target.shape):
         x._halo_fresh = False
