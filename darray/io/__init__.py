@@ -13,13 +13,18 @@ calls it with the same path) and moves only each rank's own block:
 Saves are atomic (temporary name, then a rename by rank 0 once every rank
 has written; the staging entries a killed save leaves behind are removed by
 the next save to the same target, or by :func:`clean_staging`) and store a
-SHA-256 digest per block; loads read any layout, validate shape and dtype,
-verify the digests, and raise the same error on every rank for a missing,
-truncated or damaged file
+SHA-256 digest per block (over the dtype, the shape and the block's bounds
+as well as its bytes, so that metadata edited to read the same bytes as
+another dtype or shape fails verification); loads read any layout, validate
+shape and dtype, verify the digests, and raise the same error on every rank
+for a missing, truncated or damaged file
 (:class:`FileNotFoundError`, :class:`CorruptFileError`, :class:`ChecksumError`,
-:class:`MissingChunkError` for a deleted zarr chunk). A ``.npy`` file without
-its checksum sidecar loads with a :class:`MissingChecksumWarning` (an error
-under ``verify=True``).
+:class:`MissingChunkError` for a deleted zarr chunk). A save killed at any
+step of its commit, any number of times in a row, leaves the last committed
+data loadable and verifiable. Data without checksums (a ``.npy`` file without
+its sidecar, a zarr store or HDF5 dataset without its checksum attribute)
+loads with a :class:`MissingChecksumWarning` on every rank (an error under
+``verify=True``).
 
 Data safety: nothing is ever unpickled (object, string and record dtypes and
 object codecs are refused before any data is decoded); save targets are

@@ -25,8 +25,16 @@ the stage:
 
 Several targets (a ``.npy`` file and its checksum sidecar) are renamed in the
 order given (a target whose temporary the body did not create is removed, so
-that no stale sidecar outlives its data): a crash between the renames leaves the new data with the old
-sidecar, which a load reports as a checksum error, never as wrong data.
+that no stale sidecar outlives its data). ``save_npy`` commits the sidecar
+first and the data second; a job killed between the two renames leaves the
+new sidecar beside the previous data, which that sidecar also describes
+(:mod:`darray.io._sidecar`: by the identity of the file at the path, never
+by the table of data that an interrupted save did not commit).
+
+The file-system steps of a commit (each rename and removal, in order) run
+through :func:`_step`, so that a test can stop a commit after any number of
+steps as a killed job would stop (``_on_step``): every later step, the
+clean-up included, then does not happen.
 
 A job killed before the renames leaves the previous file untouched (plus a
 stale ``<name>.tmp-*`` directory that nothing reads but :func:`recovered`). A failure on any rank while
@@ -64,6 +72,11 @@ __all__ = ["atomic_targets", "check_target", "recovered"]
 
 #: Test hook: called on every rank after every write succeeded and before the rename (simulates a crash).
 _before_commit = None
+#: Test hook: ``_on_step(kind, paths)`` is called on rank 0 before each file-system step of a commit and of its
+#: clean-up (``kind``: ``"commit"`` once before the first rename, ``"replace"`` with ``(src, dst)``,
+#: ``"remove"`` with ``(path,)``). Returning False skips the step (a job killed there: the hook then skips every
+#: later step too); raising makes the step fail (the commit's own recovery runs).
+_on_step = None
 
 _PATH_BYTES = 4096
 _OLD = _stage_markers.OLD
@@ -159,7 +172,21 @@ def _bcast_text(comm, text: str | None, paths: int = 1) -> str:
     return bytes(np.asarray(comm.bcast(buf, 0))).rstrip(b"\0").decode("utf-8", "surrogateescape")
 
 
+def _step(kind: str, *paths: str) -> bool:
+    """Announce one file-system step of a commit to the test hook; False: skip it (see ``_on_step``)."""
+    return _on_step is None or _on_step(kind, paths) is not False
+
+
+def _replace(src: str, dst: str) -> None:
+    """One step: ``os.replace(src, dst)`` (a rename: never follows a symlink at either name)."""
+    if _step("replace", src, dst):
+        os.replace(src, dst)
+
+
 def _remove(path: str) -> None:
+    """One step: remove a file, link or directory tree (links removed, never followed); errors ignored."""
+    if not _step("remove", path):
+        return
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
     elif os.path.lexists(path):
@@ -182,21 +209,23 @@ def _discard(stage: str, parent: str) -> None:
 
 
 def _commit(tmp: str, final: str) -> None:
+    """Move one temporary into place (rank 0): one rename, or two around a directory (see the module notes)."""
     if not os.path.lexists(tmp):  # the body chose not to write this target: drop a stale old one
         if os.path.lexists(final) and not (os.path.isdir(final) and not os.path.islink(final)):
-            os.remove(final)
+            if _step("remove", final):
+                os.remove(final)
         return
     if (os.path.isdir(final) and not os.path.islink(final)) or (os.path.isdir(tmp) and os.path.lexists(final)):
         aside = tmp + _OLD  # inside the private stage
-        os.replace(final, aside)  # a rename: never follows a symlink at either name
+        _replace(final, aside)
         try:
-            os.replace(tmp, final)
+            _replace(tmp, final)
         except BaseException:
-            os.replace(aside, final)  # put the previous one back
+            _replace(aside, final)  # put the previous one back
             raise
         _remove(aside)
     else:
-        os.replace(tmp, final)
+        _replace(tmp, final)
 
 
 @contextmanager
@@ -258,7 +287,7 @@ def atomic_targets(func: str, comm, paths):
         comm.barrier()  # every rank has closed its files
 
         def commit():
-            if comm.rank == 0:
+            if comm.rank == 0 and _step("commit", *finals):
                 for tmp, final in zip(tmps, finals):
                     _commit(tmp, final)
 
@@ -306,9 +335,12 @@ def recovered(path: str) -> str:
 
     A directory commit moves the old store to ``<stage>/<name>.old`` and then
     the new one into place; a kill between the two leaves nothing at ``path``.
-    Loading then reads the set-aside previous store (the newest stage's;
-    only stages that are private directories of this user, as
-    :func:`tempfile.mkdtemp` makes them, so that nothing planted is read).
+    Loading then reads the set-aside previous store: that of the stage made
+    last (by its marker's creation time, so that a store set aside by an
+    earlier killed save, superseded since, is never read in place of a later
+    one: see :func:`_made_at`). Only stages that are private directories of
+    this user, as :func:`tempfile.mkdtemp` makes them, count, so that
+    nothing planted is read.
     """
     if os.path.lexists(path):
         return path
@@ -317,8 +349,37 @@ def recovered(path: str) -> str:
     name = os.path.basename(path)
     pattern = os.path.join(glob.escape(os.path.dirname(path)), glob.escape(name) + ".tmp-*", glob.escape(name + _OLD))
     aside = sorted((p for p in glob.glob(pattern) if _own_stage(os.path.dirname(p)) and not os.path.islink(p)),
-                   key=lambda p: os.path.getmtime(os.path.dirname(p)))
+                   key=lambda p: _made_at(os.path.dirname(p)))
     return aside[-1] if aside else path
+
+
+def _made_at(stage: str) -> tuple[float, int]:
+    """When the save that made ``stage`` began: its marker's creation time, else the stage's modification time.
+
+    Saves of one target run one after the other, so the stage made last
+    belongs to the save that set the newest previous store aside. The
+    modification times of two stages can be equal (file systems keep them
+    to a clock tick), the markers' times (:func:`time.time`) hardly; the
+    modification time in nanoseconds breaks ties.
+    """
+    try:
+        mtime = os.lstat(stage).st_mtime_ns
+    except OSError:
+        return (float("-inf"), 0)
+    made = mtime / 1e9
+    try:
+        fd = os.open(os.path.join(stage, _stage_markers.MARKER), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))
+        try:
+            doc = json.loads(os.read(fd, 1 << 16).decode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+        created = doc.get("created") if isinstance(doc, dict) else None
+        if type(created) in (int, float) and created == created and abs(created) != float("inf"):
+            made = float(created)
+    except (OSError, ValueError, UnicodeError):
+        pass
+    return (made, mtime)
 
 
 def _own_stage(stage: str) -> bool:

@@ -9,8 +9,14 @@ Rules every reader and writer in :mod:`darray.io` follows:
   ever left waiting in a collective the others skipped.
 - Only *writer* ranks write: in a layout replicated along some grid dims the
   ranks with coordinate 0 along those dims (every cell is written once).
-- Checksums are SHA-256 digests of each written block's bytes (C order,
-  little-endian), stored with the block's global bounds. A reader verifies
+- Checksums are SHA-256 digests of each written block, stored with the
+  block's global bounds in a table of version :data:`CHECKSUM_VERSION` (2):
+  each digest covers the array's dtype (little-endian spelling), its shape
+  and the block's bounds, then the block's bytes (C order, little-endian), so
+  that editing the dtype, the shape or the block bounds in the metadata AND
+  the table fails verification like damaged data does. Tables of version 1
+  (digests of the bytes alone, written by earlier darray versions) are still
+  verified as they were written. A reader verifies
   the stored blocks that lie inside its own region from memory; stored blocks
   that no reader holds whole (a different layout) are re-read and verified,
   spread over the ranks, when they total at most :data:`VERIFY_MAX_BYTES`
@@ -20,23 +26,32 @@ Rules every reader and writer in :mod:`darray.io` follows:
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import secrets
+import warnings
 
 import numpy as np
 
 import darray
 
 __all__ = ["CorruptFileError", "ChecksumError", "MissingChunkError", "MissingChecksumWarning", "collective",
-           "agree", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
+           "warn_unchecked", "agree", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
            "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "check_table", "block_bounds",
-           "VERIFY_MAX_BYTES", "mpi_comm", "check_shape", "check_fits", "physical_memory", "MAX_NDIM"]
+           "VERIFY_MAX_BYTES", "CHECKSUM_VERSION", "mpi_comm", "check_shape", "check_fits", "physical_memory",
+           "MAX_NDIM"]
 
 #: verify="auto" re-reads stored blocks that no rank holds whole only up to this many bytes in total.
 VERIFY_MAX_BYTES = 64 << 20
 _MESSAGE_BYTES = 4096
 CHECKSUM_FORMAT = "darray-checksums"
+#: Version of the checksum tables written now: digests bound to the dtype, the shape and the block bounds.
+CHECKSUM_VERSION = 2
+#: Versions :func:`check_table` reads: 1 (digests of the block bytes alone) and :data:`CHECKSUM_VERSION`.
+READABLE_VERSIONS = (1, 2)
+#: The dtypes a block's bytes are tried as when its version-2 digest fails (:func:`_saved_dtype`).
+_DTYPES = ("?", "i1", "u1", "i2", "u2", "f2", "i4", "u4", "f4", "c8", "i8", "u8", "f8", "c16", "g", "G")
 
 
 class CorruptFileError(ValueError):
@@ -107,6 +122,23 @@ def collective(comm, step, *args, func: str | None = None):
         result, exc = None, e
     agree(comm, exc, func)
     return result
+
+
+def warn_unchecked(func: str, missing: str, expected: str) -> None:
+    """Issue the :class:`MissingChecksumWarning` of a load without checksums (call it on every rank alike).
+
+    Parameters
+    ----------
+    func : str
+        The public function (the message starts with it).
+    missing : str
+        What is missing, naming the path (``"no 'darray' attribute in the zarr store '/data/x.zarr'"``).
+    expected : str
+        What darray writes there.
+    """
+    warnings.warn(f"{func}: loading without checksums; got {missing}, expected {expected} (the data cannot be "
+                  f"verified: it was saved without checksums, by another program, or they were removed; "
+                  f"verify=False loads it silently, verify=True refuses it)", MissingChecksumWarning, stacklevel=3)
 
 
 def token(comm) -> str:
@@ -225,29 +257,82 @@ def writer_blocks(layout) -> list[tuple[int, tuple, tuple]]:
 
 
 # ------------------------------------------------------------------ checksums
-def digest(block: np.ndarray) -> str:
-    """SHA-256 of the block's bytes in C order, little-endian."""
+def _little(block) -> np.ndarray:
+    """The block in C order with little-endian items (its bytes as the digests see them)."""
     a = np.asarray(block, order="C")
     if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and np.little_endian is False):
         a = a.astype(a.dtype.newbyteorder("<"))
-    h = hashlib.sha256()
+    return a
+
+
+def _binding(dtype, shape, start, stop) -> bytes:
+    """What a version-2 digest covers before the block's bytes: the dtype, the array's shape, the block's bounds."""
+    doc = {"dtype": _le(dtype).str, "shape": [int(n) for n in shape], "start": [int(a) for a in start],
+           "stop": [int(b) for b in stop]}
+    return b"darray-block\0" + json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("ascii") + b"\0"
+
+
+def _sha256(prefix: bytes, a: np.ndarray) -> str:
+    h = hashlib.sha256(prefix)
     if a.size:
         h.update(memoryview(a.reshape(-1)).cast("B"))
     return h.hexdigest()
 
 
+def digest(block: np.ndarray, where=None) -> str:
+    """SHA-256 of a block, as a hex string.
+
+    Parameters
+    ----------
+    block : numpy.ndarray
+        The block's cells (any memory order and byte order).
+    where : tuple, optional
+        ``(shape, start, stop)``: the whole array's shape and the block's
+        global bounds. Given, the digest covers the dtype, the shape and the
+        bounds, then the bytes (checksum tables of version 2); omitted, the
+        bytes alone (version 1).
+
+    Returns
+    -------
+    str
+        64 hex digits. The bytes are taken in C order, little-endian, so that
+        the digest does not depend on the machine or the memory order.
+    """
+    a = _little(block)
+    return _sha256(b"" if where is None else _binding(a.dtype, *where), a)
+
+
+def _saved_dtype(block: np.ndarray, where, want: str) -> str | None:
+    """The dtype (of the block's item size) whose version-2 digest of ``block`` is ``want``, or None.
+
+    Called for a block whose digest failed: when its bytes match the digest
+    under another dtype, the data is intact and the dtype in the metadata was
+    changed since the save.
+    """
+    a = _little(block)
+    for name in _DTYPES:
+        other = _le(name)
+        if other.itemsize == a.dtype.itemsize and other != _le(a.dtype) and _sha256(_binding(other, *where), a) == want:
+            return other.str
+    return None
+
+
 def checksum_table(x, block: np.ndarray) -> dict:
-    """Every written block's bounds and digest, the same dict on every rank (one allgather of 33 bytes)."""
+    """Every written block's bounds and digest, the same dict on every rank (one allgather of 33 bytes).
+
+    The digests are of version :data:`CHECKSUM_VERSION` (see :func:`digest`).
+    """
     comm, layout = x.comm, x.layout
     mine = np.zeros(33, dtype=np.uint8)
     if is_writer(layout, comm.rank):
         mine[0] = 1
-        mine[1:] = np.frombuffer(bytes.fromhex(digest(block)), dtype=np.uint8)
+        start, stop = block_bounds(layout, comm.rank)
+        mine[1:] = np.frombuffer(bytes.fromhex(digest(block, (layout.shape, start, stop))), dtype=np.uint8)
     table = np.asarray(comm.allgather(mine))
     blocks = []
     for r, start, stop in writer_blocks(layout):
         blocks.append({"start": list(start), "stop": list(stop), "sha256": bytes(table[r, 1:]).hex()})
-    return {"format": CHECKSUM_FORMAT, "version": 1, "algorithm": "sha256", "shape": list(layout.shape),
+    return {"format": CHECKSUM_FORMAT, "version": CHECKSUM_VERSION, "algorithm": "sha256", "shape": list(layout.shape),
             "dtype": _le(x.dtype).str, "blocks": blocks}
 
 
@@ -256,21 +341,39 @@ def _le(dtype) -> np.dtype:
 
 
 def check_table(func: str, table, shape, dtype) -> list:
-    """The validated block list of a stored checksum table, or CorruptFileError."""
+    """The validated block list of a stored checksum table, or CorruptFileError.
+
+    Returns
+    -------
+    list of tuple
+        ``(start, stop, sha256, bound)`` per stored block; ``bound`` is True
+        for a table of version 2 (digests that cover dtype, shape and bounds).
+
+    Raises
+    ------
+    ChecksumError
+        The table describes an array of another shape or dtype.
+    CorruptFileError
+        The table is damaged, or of a version this darray does not read.
+    """
     try:
         if table.get("format") != CHECKSUM_FORMAT or table.get("algorithm") != "sha256":
             raise ValueError("unknown checksum format")
+        version = table.get("version", 1)
+        if type(version) is not int or version not in READABLE_VERSIONS:
+            raise CorruptFileError(f"{func}: unsupported checksum table version; got {version!r}, expected one of "
+                                   f"{list(READABLE_VERSIONS)} (written by a newer darray, or damaged)")
         if tuple(table["shape"]) != tuple(shape) or _le(table["dtype"]) != _le(dtype):
             raise ChecksumError(f"{func}: the stored checksums describe another array; got shape "
                                 f"{tuple(table['shape'])} dtype {table['dtype']}, expected shape {tuple(shape)} "
                                 f"dtype {np.dtype(dtype).str}")
-        blocks = [(tuple(int(v) for v in b["start"]), tuple(int(v) for v in b["stop"]), str(b["sha256"]))
-                  for b in table["blocks"]]
-    except ChecksumError:
+        blocks = [(tuple(int(v) for v in b["start"]), tuple(int(v) for v in b["stop"]), str(b["sha256"]),
+                   version >= 2) for b in table["blocks"]]
+    except (ChecksumError, CorruptFileError):
         raise
     except Exception as e:  # noqa: BLE001
         raise CorruptFileError(f"{func}: damaged checksum table; got {type(e).__name__}: {e}") from e
-    for start, stop, _ in blocks:
+    for start, stop, _, _ in blocks:
         if len(start) != len(shape) or any(not 0 <= a <= b <= n for a, b, n in zip(start, stop, shape)):
             raise CorruptFileError(f"{func}: damaged checksum table; got block {start}..{stop}, expected bounds "
                                    f"inside {tuple(shape)}")
@@ -285,44 +388,86 @@ def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read
                   diagnose=None) -> None:
     """Check the stored digests against the data (collective; raises ChecksumError on every rank).
 
-    ``blocks`` is the stored (start, stop, sha256) list; ``block`` is this
-    rank's owned cells of ``layout``; ``read_region(slices)`` reads any region
-    of the stored array (used for stored blocks no rank holds whole).
-    ``diagnose(bad)``, given the (start, stop) bounds of the mismatching
-    blocks, may return a more precise error than the checksum mismatch (a
-    zarr store's missing chunk files: :class:`MissingChunkError`), or None.
+    Parameters
+    ----------
+    func : str
+        The public function, for messages.
+    comm : Communicator
+        The ranks that load (every rank calls this).
+    layout : Layout
+        The layout being loaded (its shape is the stored array's shape).
+    block : numpy.ndarray
+        This rank's owned cells of ``layout``, of the stored dtype.
+    blocks : list of tuple
+        The stored ``(start, stop, sha256, bound)`` entries (:func:`check_table`).
+    read_region : callable
+        ``read_region(slices)`` reads any region of the stored array (used for
+        stored blocks that no rank holds whole).
+    verify : {"auto", True, False}
+        ``"auto"`` re-reads such blocks only up to :data:`VERIFY_MAX_BYTES`.
+    diagnose : callable, optional
+        ``diagnose(bad)``, given the (start, stop) bounds of the mismatching
+        blocks, may return a more precise error than the checksum mismatch (a
+        zarr store's missing chunk files: :class:`MissingChunkError`), or None.
+
+    Raises
+    ------
+    ChecksumError
+        On every rank, when any block's digest differs; the message says so
+        when the bytes match the digest under another dtype (the dtype in the
+        metadata was changed since the save).
     """
     if verify is False or verify is None or not blocks:
         return  # nothing to check (the same decision on every rank): no communication
     rank = comm.rank
+    shape = tuple(layout.shape)
     lo, hi = block_bounds(layout, rank)
     regions = [block_bounds(layout, r) for r in range(layout.nprocs)]
     itemsize = block.dtype.itemsize
     bad = []
+    saved_as = []  # dtypes under which a failing block's bytes match its digest
     uncovered = []
+
+    def check(part, start, stop, want, bound):
+        where = (shape, start, stop) if bound else None
+        if digest(part, where) != want:
+            bad.append((start, stop))
+            if bound and not saved_as:
+                saved_as.append(_saved_dtype(part, where, want))
+
     try:
-        for start, stop, want in blocks:
+        for start, stop, want, bound in blocks:
             if any(a == b for a, b in zip(start, stop)):
                 continue  # empty block: nothing to check
             if _inside(start, stop, lo, hi):
-                part = block[tuple(slice(a - l, b - l) for a, b, l in zip(start, stop, lo))]
-                if digest(part) != want:
-                    bad.append((start, stop))
+                check(block[tuple(slice(a - l, b - l) for a, b, l in zip(start, stop, lo))], start, stop, want, bound)
             elif not any(_inside(start, stop, l, h) for l, h in regions):
-                uncovered.append((start, stop, want))
-        total = sum(math.prod(b - a for a, b in zip(s, e)) for s, e, _ in uncovered) * itemsize
+                uncovered.append((start, stop, want, bound))
+        total = sum(math.prod(b - a for a, b in zip(s, e)) for s, e, _, _ in uncovered) * itemsize
         if verify == "auto" and total > VERIFY_MAX_BYTES:
             uncovered = []
-        for i, (start, stop, want) in enumerate(uncovered):
+        for i, (start, stop, want, bound) in enumerate(uncovered):
             if i % comm.size == rank:
-                part = np.asarray(read_region(tuple(slice(a, b) for a, b in zip(start, stop))))
-                if digest(part) != want:
-                    bad.append((start, stop))
+                check(np.asarray(read_region(tuple(slice(a, b) for a, b in zip(start, stop)))), start, stop, want,
+                      bound)
         exc = diagnose(bad) if bad and diagnose is not None else None
         if bad and exc is None:
-            where = ", ".join(f"{tuple(s)}..{tuple(e)}" for s, e in bad[:4])
-            exc = ChecksumError(f"{func}: checksum mismatch; got different data in the block(s) {where}, "
-                                f"expected the SHA-256 stored when the array was saved (the file is damaged)")
+            exc = _mismatch(func, bad, block.dtype, shape, saved_as[0] if saved_as else None,
+                            any(b for _, _, _, b in blocks))
     except Exception as e:  # noqa: BLE001
         exc = e
     agree(comm, exc, func)
+
+
+def _mismatch(func: str, bad, dtype, shape, saved_as: str | None, bound: bool) -> ChecksumError:
+    where = ", ".join(f"{tuple(s)}..{tuple(e)}" for s, e in bad[:4])
+    if saved_as is not None:
+        return ChecksumError(f"{func}: checksum mismatch; got the dtype {_le(dtype).str} in the metadata, expected "
+                             f"{saved_as}: the bytes of the block(s) {where} match the SHA-256 stored when the array "
+                             f"was saved with dtype {saved_as} (the dtype was changed in the metadata and the "
+                             f"checksum table since the save)")
+    covers = (f" over the dtype {_le(dtype).str}, the shape {shape}, the block bounds and the bytes (the file is "
+              f"damaged, or its data, dtype, shape or block bounds were changed since the save)") if bound else \
+        " (the file is damaged)"
+    return ChecksumError(f"{func}: checksum mismatch; got different data in the block(s) {where}, expected the "
+                         f"SHA-256 stored when the array was saved{covers}")

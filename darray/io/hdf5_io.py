@@ -30,7 +30,7 @@ from ._atomic import atomic_targets
 from .._comm import resolve_comm
 from .._core import make_layout
 from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape, check_table,
-                      checksum_table, collective, host_block, is_writer, mpi_comm, verify_blocks, wrap)
+                      checksum_table, collective, host_block, is_writer, mpi_comm, verify_blocks, warn_unchecked, wrap)
 
 __all__ = ["save_hdf5", "load_hdf5"]
 
@@ -154,6 +154,12 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
     the ``darray_checksums`` attribute are verified as ``verify`` says (see
     :mod:`darray.io`). A missing or damaged file, or a missing dataset, raises
     the same error on every rank.
+
+    A dataset without that attribute (saved with ``checksum=False``, by
+    another program, or the attribute was removed) loads with a
+    :class:`~darray.io.MissingChecksumWarning` on every rank under
+    ``verify="auto"``, raises ``ValueError`` under ``verify=True`` and loads
+    silently under ``verify=False``, as a ``.npy`` file without its sidecar.
     """
     func = _func
     check_dataset_name(func, dataset)
@@ -184,12 +190,15 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
                 raise CorruptFileError(f"{func}: damaged checksum attribute; got {type(e).__name__}: {e}") from e
             blocks = check_table(func, table, shape, dtype)
         if verify is True and blocks is None:
-            raise ValueError(f"{func}: verify=True needs checksums; got a dataset without the {ATTRIBUTE!r} "
-                             f"attribute, expected one written by darray.io.save_hdf5")
+            raise ValueError(f"{func}: verify=True needs checksums; got {missing}, expected one written by "
+                             f"darray.io.save_hdf5")
         return ds, shape, dtype, blocks
 
+    missing = f"no {ATTRIBUTE!r} attribute on the dataset {dataset!r} of the HDF5 file {path!r}"
     try:
         ds, shape, dtype, blocks = collective(comm, open_meta, func=func)
+        if blocks is None and verify is not False:
+            warn_unchecked(func, missing, "the checksums darray.io.save_hdf5 stores in the dataset's attributes")
         layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
         start, stop = block_bounds(layout, comm.rank)
 

@@ -12,7 +12,10 @@ block at its byte offset:
   redistributed to rows.
 
 The checksums go to a JSON sidecar ``<path>.sha256`` (one SHA-256 per block,
-keyed by block bounds). Loading parses the header with ``read_magic`` /
+keyed by block bounds), committed before the data; the sidecar also says
+which file its table describes and what describes the file it replaces, so
+that a save killed between the two renames (any number of times in a row)
+leaves data that verifies (:mod:`darray.io._sidecar`). Loading parses the header with ``read_magic`` /
 ``read_array_header_*`` (never unpickles: object dtypes are refused), checks
 the file length, and each rank reads only its own region (``pread`` for a
 contiguous region, a read-only memmap slice otherwise).
@@ -25,7 +28,6 @@ import json
 import math
 import os
 import re
-import warnings
 
 import numpy as np
 
@@ -34,13 +36,15 @@ import darray
 from ._atomic import atomic_targets
 from .._comm import resolve_comm
 from .._core import make_layout
-from ._common import (ChecksumError, CorruptFileError, MissingChecksumWarning, block_bounds, check_darray, check_dtype,
-                      check_fits, check_shape, check_table, checksum_table, collective, host_block, is_writer, mpi_comm,
-                      verify_blocks, wrap, writer_blocks)
+from ._common import (ChecksumError, CorruptFileError, block_bounds, check_darray, check_dtype,
+                      check_fits, check_shape, checksum_table, collective, host_block, is_writer, mpi_comm,
+                      verify_blocks, warn_unchecked, wrap, writer_blocks)
+from ._sidecar import SIDECAR
+from ._sidecar import candidates as sidecar_candidates
+from ._sidecar import document as sidecar_document
+from ._sidecar import previous as sidecar_previous
 
 __all__ = ["save_npy", "load_npy"]
-
-SIDECAR = ".sha256"
 
 
 def _header(shape, dtype) -> bytes:
@@ -115,8 +119,8 @@ def save_npy(path, x, *, checksum: bool = True, _func: str = "save_npy") -> None
     table = checksum_table(x, block) if checksum else None
     header = _header(shape, dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    # The sidecar is committed FIRST and also carries the previous file's checksums: a job killed
-    # between the two renames leaves the old data, which then verifies against "previous".
+    # The sidecar is committed FIRST and also says what describes the file it replaces (chosen by that
+    # file's identity): a job killed between the two renames leaves the old data, which then verifies.
     side = _sidecar(path)
     with atomic_targets(func, comm, [side, path]) as (tmp_sidecar, tmp):
         def create():
@@ -124,9 +128,12 @@ def save_npy(path, x, *, checksum: bool = True, _func: str = "save_npy") -> None
                 with open(tmp, "wb") as f:
                     f.write(header)
                     f.truncate(len(header) + nbytes)
+                    made = os.fstat(f.fileno())
                 if table is not None:
+                    final = os.path.abspath(os.fspath(path))  # (atomic_targets has checked the path)
+                    doc = sidecar_document(table, made, sidecar_previous(final, final + SIDECAR))
                     with open(tmp_sidecar, "w") as f:
-                        json.dump({**table, "previous": _previous_table(side)}, f)
+                        json.dump(doc, f)
 
         collective(comm, create, func=func)
         writer = is_writer(layout, comm.rank)
@@ -219,41 +226,12 @@ def _header_problem(exc: Exception) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _previous_table(side: str):
-    """The checksum table of the file about to be replaced (None if there is none or it is damaged)."""
-    try:
-        with open(side) as f:
-            table = json.load(f)
-        table.pop("previous", None)
-        return table
-    except (OSError, ValueError, AttributeError):
-        return None
-
-
-def _read_sidecar(func: str, path: str, shape, dtype):
-    """Candidate block lists: the current table, then (if a commit was interrupted) the previous one."""
-    side = path + SIDECAR
-    if not os.path.exists(side):
-        return None
-    try:
-        with open(side) as f:
-            table = json.load(f)
-    except (OSError, ValueError) as e:
-        raise CorruptFileError(f"{func}: damaged checksum sidecar; got {side!r} ({e}), expected JSON") from e
-    previous = table.pop("previous", None) if isinstance(table, dict) else None
-    candidates = []
-    for t in (table, previous):
-        if t is None:
-            continue
-        try:
-            candidates.append(check_table(func, t, shape, dtype))
-        except ChecksumError:
-            if t is table and previous is None:
-                raise
-    if not candidates:
-        raise ChecksumError(f"{func}: the stored checksums describe another array; got {side!r}, expected "
-                            f"checksums of shape {tuple(shape)}")
-    return candidates
+def _unchecked_why(path: str, blocks) -> str:
+    """Why no checksums describe ``path``: no sidecar (``blocks`` None), or one of an interrupted save (``[]``)."""
+    if blocks is None:
+        return f"no {path + SIDECAR!r}"
+    return (f"a {path + SIDECAR!r} whose save was interrupted before its data replaced {path!r}, which was saved "
+            f"without checksums")
 
 
 def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None,
@@ -288,18 +266,15 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
 
     def open_meta():
         shape, fortran, dtype, offset = read_npy_header(func, path)
-        blocks = _read_sidecar(func, path, shape, dtype) if verify is not False else None
-        if verify is True and blocks is None:
-            raise ValueError(f"{func}: verify=True needs checksums; got no {path + SIDECAR!r}, expected the "
-                             f"sidecar written by save_npy")
+        blocks = sidecar_candidates(func, path, shape, dtype) if verify is not False else None
+        if verify is True and not blocks:
+            raise ValueError(f"{func}: verify=True needs checksums; got {_unchecked_why(path, blocks)}, expected "
+                             f"the sidecar written by save_npy")
         return shape, fortran, dtype, offset, blocks
 
     shape, fortran, dtype, offset, blocks = collective(comm, open_meta, func=func)
-    if blocks is None and verify is not False and _unchecked == "warn":
-        warnings.warn(f"{func}: loading without checksums; got no {path + SIDECAR!r}, expected the sidecar "
-                      f"save_npy writes (the data cannot be verified: it was saved without checksums or the sidecar "
-                      f"was deleted; verify=False loads it silently, verify=True refuses it)",
-                      MissingChecksumWarning, stacklevel=2)
+    if not blocks and verify is not False and _unchecked == "warn":
+        warn_unchecked(func, _unchecked_why(path, blocks), "the checksum sidecar save_npy writes")
     layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     start, stop = block_bounds(layout, comm.rank)
     region = tuple(slice(a, b) for a, b in zip(start, stop))
@@ -326,12 +301,14 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
         return out
 
     block = collective(comm, read, func=func)
-    if blocks:
-        for i, candidate in enumerate(blocks):  # the current checksums, else those of an interrupted commit
-            try:
-                verify_blocks(func, comm, layout, block, candidate, read_region, verify)
-                break
-            except ChecksumError:
-                if i == len(blocks) - 1:
-                    raise
+    first = None
+    for candidate in blocks or ():  # the file's own checksums first, then those of an interrupted commit
+        try:
+            verify_blocks(func, comm, layout, block, candidate, read_region, verify)
+            break
+        except ChecksumError as e:  # (raised on every rank alike: every rank tries the same candidates)
+            first = first or e
+    else:
+        if first is not None:
+            raise first
     return wrap(block, layout, comm)

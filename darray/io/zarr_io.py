@@ -52,7 +52,8 @@ from ._atomic import atomic_targets, recovered
 from .._comm import resolve_comm
 from .._core import make_layout
 from ._common import (CorruptFileError, MissingChunkError, block_bounds, check_darray, check_dtype, check_fits,
-                      check_shape, check_table, checksum_table, collective, host_block, is_writer, verify_blocks, wrap)
+                      check_shape, check_table, checksum_table, collective, host_block, is_writer, verify_blocks,
+                      warn_unchecked, wrap)
 
 __all__ = ["save", "load", "chunk_plan", "confined_store"]
 
@@ -386,6 +387,12 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     attribute are verified as ``verify`` says (see :mod:`darray.io`). A
     missing store, damaged metadata or a damaged chunk raises the same error
     on every rank.
+
+    A store without checksums (saved with ``checksum=False``, by another
+    program, or the attribute was removed) loads with a
+    :class:`~darray.io.MissingChecksumWarning` on every rank under
+    ``verify="auto"``, raises ``ValueError`` under ``verify=True`` and loads
+    silently under ``verify=False``, as a ``.npy`` file without its sidecar.
     """
     func = "load"
     comm = resolve_comm(comm)
@@ -424,11 +431,13 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
         if verify is not False and table is not None:
             blocks = check_table(func, table, shape, dtype)
         if verify is True and blocks is None:
-            raise ValueError(f"{func}: verify=True needs checksums; got a store without the {ATTRIBUTE!r} "
-                             f"attribute, expected one written by darray.io.save")
-        return array, shape, dtype, blocks, every_chunk
+            raise ValueError(f"{func}: verify=True needs checksums; got {_missing(path, attrs)}, expected a store "
+                             f"written by darray.io.save")
+        return array, shape, dtype, blocks, every_chunk, _missing(path, attrs)
 
-    array, shape, dtype, blocks, every_chunk = collective(comm, open_meta, func=func)
+    array, shape, dtype, blocks, every_chunk, missing = collective(comm, open_meta, func=func)
+    if blocks is None and verify is not False:
+        warn_unchecked(func, missing, "the checksums darray.io.save stores in the array's attributes")
     layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     start, stop = block_bounds(layout, comm.rank)
 
@@ -450,6 +459,13 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
         verify_blocks(func, comm, layout, block, blocks, read_region, verify,
                       diagnose=(lambda bad: missing_chunks(func, path, array, bad)) if every_chunk else None)
     return wrap(block, layout, comm)
+
+
+def _missing(path: str, attrs: dict) -> str:
+    """What is missing from a store without checksums, naming the store."""
+    if not isinstance(attrs.get(ATTRIBUTE), dict):
+        return f"no {ATTRIBUTE!r} attribute in the zarr store {path!r}"
+    return f"no 'checksums' entry in the {ATTRIBUTE!r} attribute of the zarr store {path!r}"
 
 
 def missing_chunks(func: str, path: str, array, bad) -> MissingChunkError | None:
