@@ -647,6 +647,8 @@ for _dtype in ("S3", "U3", "O"):
     case("astype", lambda d=_dtype: f64().astype(d), TypeError, f"method-{_dtype}", label="DArray.astype")
     case("astype", lambda d=_dtype: da.astype(f64(), d), TypeError, f"function-{_dtype}")
 case("arange", lambda: da.arange(np.nan), ValueError, "nan")
+case("nditer", lambda: da.nditer(f64(), op_flags=["readwrite"]), TypeError, "write")
+case("isfortran", lambda: da.isfortran(object()), TypeError, "object")
 case("arange", lambda: da.arange(0, np.inf), ValueError, "inf")
 case("Conv2d", lambda: da.nn.Conv2d(1, 1, 3)(np.ones((1, 1, 5, 5))), TypeError, "numpy-input", label="nn.Conv2d")
 for _target in (5, 3, -1, -7):

@@ -176,8 +176,9 @@ def _with_scalar(row: Elementwise, x: DArray, scalar, reflected: bool, temporary
         _accept(row, x._xp, block)
     f = _func(x._xp, row.name)
     if row.name == "pow" and not reflected:
-        special = _COMPLEX_POWERS.get((type(scalar), scalar)) if block.dtype.kind == "c" else None
-        if special is not None and type(block) is np.ndarray:
+        special = _COMPLEX_POWERS.get((type(scalar), scalar)) if type(block) is np.ndarray \
+            and block.dtype.kind == "c" else None
+        if special is not None:
             return DArray._wrap(special(block), x._layout, x._comm, x._xp)
         if scalar == 0.5:
             return DArray._wrap(half_power(x._xp, f, block, scalar), x._layout, x._comm, x._xp)

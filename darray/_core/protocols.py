@@ -46,7 +46,10 @@ def implements(numpy_function: Callable):
 
 def array_ufunc(self: DArray, ufunc: np.ufunc, method: str, *inputs, **kwargs):
     if method == "__call__":
-        return _call(ufunc, inputs, kwargs)
+        out = _call(ufunc, inputs, dict(kwargs))
+        own = UFUNCS.get(ufunc) if out is NotImplemented else None
+        # blocks of another library (``ndarray + x``): darray's own function of that name, which takes them
+        return out if own is None else own(*inputs, **kwargs)
     own = UFUNCS.get(ufunc)
     if own is None or method not in _METHODS:
         return NotImplemented

@@ -309,10 +309,11 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     if x.dtype.kind in "iub":  # NumPy's float64 mean (the standard asks for floats)
         block = xp.astype(block, xp.float64)
     if not builtins.any(cut):
-        out = xp.mean(block, axis=axes, keepdims=keepdims)
+        with _empty_reduction(count):
+            out = xp.mean(block, axis=axes, keepdims=keepdims)
         return DArray._wrap(_as_array(xp, out), x._layout.reduced(axes, keepdims), x._comm, xp)
     partial = combine(xp.sum(block, axis=axes, keepdims=True), "sum", x._comm, x._layout, cut)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with _empty_reduction(count):
         return finish_reduction(x, partial / count, axes, keepdims)
 
 
@@ -490,6 +491,7 @@ def var(x: DArray, /, *, axis=None, correction: numbers.Real = 0.0, keepdims: bo
     if count and divisor:
         out = _corrected_m2(xp, acc, count) / divisor
     else:
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)  # (NumPy's, alike)
         with np.errstate(divide="ignore", invalid="ignore"):  # NumPy's nan / inf: empty, count <= correction
             out = _corrected_m2(xp, acc, count) / divisor
     return finish_reduction(x, out, axes, keepdims)

@@ -281,7 +281,11 @@ def isfortran(a) -> bool:
     >>> np.isfortran(np.ones((2, 3)))
     False
     """
-    return False if isinstance(a, DArray) else bool(numpy.isfortran(numpy.asarray(a)))
+    if isinstance(a, DArray):
+        return False
+    if not isinstance(a, numpy.ndarray):
+        raise TypeError(message("isfortran", "expected an array", type(a).__name__, "a DArray or a NumPy array"))
+    return bool(numpy.isfortran(a))
 
 
 def flatnonzero(a) -> DArray:
