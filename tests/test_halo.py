@@ -438,6 +438,17 @@ def test_map_overlap_wrong_block_shape_raises_everywhere(monkeypatch):
                       depth=1, boundary="periodic", trim=False)
 
 
+def test_map_overlap_trim_refuses_a_block_of_another_shape():
+    """``trim=True`` cuts the ghost cells off what func returns: a block a row short would come out shifted by a
+    row (it did, silently). It raises on every rank, at every layout of cells."""
+    g = values(SHAPES[2])
+    for name in ("split0", "replicated"):
+        x = catalogue(SHAPES[2])[name].array(g)
+        for boundary in ("periodic", "nearest"):
+            assert_raises_everywhere(ValueError, da.map_overlap, lambda b: b[1:], x, depth=1, boundary=boundary,
+                                     match="shape it was given")
+
+
 @functools.cache
 def dask_cross(ndim: int, boundary) -> np.ndarray:
     """``cross`` of the seed-15 array through ``dask.array.map_overlap`` (computed once per process)."""

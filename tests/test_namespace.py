@@ -78,7 +78,8 @@ ALL = frozenset({
 }) | frozenset({  # NumPy's scalar types and dtype class (darray._api.dtype_objects), NumPy's creation names
     'identity', 'asanyarray', 'ascontiguousarray', 'asfortranarray', 'errstate', 'fromiter', 'geterr', 'geterrcall',
     'iscomplex', 'iscomplexobj', 'isreal', 'isrealobj', 'isscalar', 'issubdtype', 'ndarray', 'promote_types', 'seterr',
-    'seterrcall', 'fromfunction', 'indices', 'ix_', 'mgrid', 'ndenumerate', 'ndindex', 'ogrid', 'ravel_multi_index',
+    'seterrcall', 'fromfunction', 'indices', 'isfortran', 'ix_', 'mgrid', 'ndenumerate', 'ndindex', 'nditer', 'ogrid',
+    'ravel_multi_index',
     'unravel_index', 'load', 'loadtxt', 'save', 'savetxt',
     'False_', 'True_', 'asarray_chkfinite', 'base_repr', 'binary_repr', 'common_type', 'diag_indices',
     'diag_indices_from', 'euler_gamma', 'exceptions', 'fix', 'format_float_positional', 'format_float_scientific',

@@ -80,10 +80,13 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     result = func(*blocks, **kwargs)
     if isinstance(result, np.ndarray) and type(result) is not type(blocks[0]):  # NumPy code in func, other blocks
         result = from_numpy(first._xp, result, device=first.device)
-    if trim and tuple(getattr(result, "shape", ())) != tuple(blocks[0].shape):  # (trimmed, it would shift cells)
-        raise ValueError(message("map_overlap", f"with trim=True func must return a block of the shape it was "
-                                 f"given (on rank {rank}; every rank checks its own)", tuple(result.shape),
-                                 f"{tuple(blocks[0].shape)}, or trim=False and the owned part only"))
+    given = tuple(blocks[0].shape)
+    if trim and tuple(getattr(result, "shape", ())) != given:  # (trimmed, it would come out shifted)
+        delta = tuple(int(r) - g for r, g in zip(result.shape, given)) if len(result.shape) == len(given) else None
+        raise ValueError(message("map_overlap", "with trim=True func must return a block of the shape it was given "
+                                 "(every rank checks its own)", f"a block that differs by {delta} cells per axis"
+                                 if delta else f"a {len(result.shape)}-d block", "the same shape, ghost cells "
+                                 "included, or trim=False and the owned part only"))
     if trim:  # the owned cells sit at [h - cut.start, h - cut.start + n) of what func saw
         halo = normalize_halo("map_overlap", depth, first.ndim)
         result = result[tuple(slice(h - c.start, h - c.start + n) for h, c, n in zip(halo, cuts, plain.block_shape(rank)))]

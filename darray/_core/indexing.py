@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numbers
 from functools import lru_cache
-from math import ceil
+from math import ceil, prod
 
 import numpy as np
 
@@ -366,8 +366,8 @@ def _broadcast_owner(x: DArray, part, selections, cut_ints):
         shape[a] = 1
     if any(coords[g] != owner[g] for g in owner):
         part = x._xp.empty(tuple(shape), dtype=x._block.dtype, device=x.device)
-    if part.nbytes * sub.size <= _SIGNED_BROADCAST:  # an element or a short row: gathered, with the key signed
-        return sub.allgather(part, sign=("getitem", x.shape, tuple(selections)))[root]
+    if x.dtype.itemsize * sub.size * prod(tuple(part.shape)) <= _SIGNED_BROADCAST:  # an element or a short row: gathered, with the key signed
+        return sub.allgather(part, sign=("getitem", x.shape, tuple(selections)))[root, ...]
     return sub.bcast(part, root)
 
 

@@ -49,6 +49,13 @@ def _text(path) -> str | None:
     return os.fsdecode(text) if isinstance(text, bytes) else text
 
 
+def _check_path(func: str, path) -> None:
+    """TypeError (the same on every rank: ``path`` is replicated) for a path that is neither a path nor a store."""
+    if path is None or isinstance(path, (bool, int, float, complex)):
+        raise TypeError(f"{func}: path must be a str, bytes or os.PathLike (or a zarr store); got "
+                        f"{type(path).__name__} {path!r}")
+
+
 def format_of(func: str, path) -> str:
     """The format a path names by its extension: ``"npy"``, ``"hdf5"`` or ``"zarr"`` (pure; ValueError for .npz).
 
@@ -123,6 +130,7 @@ def save(path, x, *, checksum: bool = True, compressors="auto", dataset: str | N
     >>> float(da.sum(load(os.path.join(d, "x.zarr"))))
     6.0
     """
+    _check_path("save", path)
     kind = format_of("save", path)
     _check_keywords("save", kind, path, dataset, compressors)
     if kind == "npy":
@@ -154,6 +162,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     (5,)
     """
     func = "load"
+    _check_path(func, path)
     comm = resolve_comm(comm)
     kind = collective(comm, _inspect, func, path, func=func)
     code = np.asarray([FORMATS.index(kind)], dtype=np.int64)
