@@ -107,3 +107,15 @@ def test_shape_assignment_and_read_only_flag(layout):
     h = g.reshape(-1).copy()
     h[0] = 1.0
     assert_equal(x, h)
+
+
+def test_object_ufuncs_are_refused_on_every_rank():
+    """``numpy.frompyfunc``'s ufuncs return Python objects: refused (not a DArray of objects that breaks later)."""
+    if da.config.backend != "numpy":  # (NumPy's ufuncs take DArrays of NumPy blocks)
+        return
+    from darray.testing import assert_raises_everywhere
+
+    identity = np.frompyfunc(lambda v: v, 1, 1)
+    x = da.asarray(np.arange(12.0), split=0)
+    assert_raises_everywhere(TypeError, identity, x, match="Python objects")
+    assert_raises_everywhere(TypeError, da.fuse(lambda a: identity(a)), x, match="Python objects")

@@ -109,6 +109,11 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
         result = standard_kernel(np, ufunc.__name__)(*local)
     else:
         result = _without_half(ufunc, local, ufunc(*local, **kwargs), kwargs)
+    for part in result if isinstance(result, tuple) else (result,):  # (the dtype is the ufunc's: alike everywhere)
+        if part.dtype.kind not in "biufc":  # numpy.frompyfunc's Python objects cannot be distributed
+            raise TypeError(message(ufunc.__name__, "the ufunc returns Python objects, which a DArray cannot hold",
+                                    part.dtype, "a numeric ufunc; apply this one to x.local (each rank's "
+                                    "block) and wrap the numbers with darray.from_local"))
     if isinstance(result, tuple):
         return tuple(wrap_like(r, layout, target) for r in result)
     return wrap_like(result, layout, target)
