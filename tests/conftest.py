@@ -250,6 +250,27 @@ def pytest_report_header(config):
     return f"darray local backend: {TEST_BACKEND} (set {BACKEND_ENV}=numpy|array_api_strict|torch)"
 
 
+def _local_darray_reprs() -> None:
+    """In tracebacks and assertion messages, show a DArray without gathering it.
+
+    A DArray's repr gathers (collective), and only rank 0 formats tracebacks:
+    a failing test would leave rank 0 waiting in a gather the others never
+    enter, until the run's timeout. The repr pytest writes there is local.
+    """
+    from _pytest._io import saferepr
+
+    from darray import DArray
+
+    plain = saferepr.SafeRepr.repr_instance
+
+    def repr_instance(self, x, level):
+        if isinstance(x, DArray):
+            return f"<DArray shape={x.shape} dtype={x.dtype} layout={x.layout} (not gathered in a traceback)>"
+        return plain(self, x, level)
+
+    saferepr.SafeRepr.repr_instance = repr_instance
+
+
 @pytest.hookimpl(trylast=True)  # after hypothesis' plugin loaded --hypothesis-profile
 def pytest_configure(config):
     config.addinivalue_line("markers", "numpy_only: needs NumPy local blocks; deselected when "
@@ -258,6 +279,7 @@ def pytest_configure(config):
     if world is None or (world.size == 1 and not os.environ.get(CHILD_ENV)):
         return
     config.stash[_verdict_comm_key] = world.Dup()  # keeps the harness's messages apart
+    _local_darray_reprs()
 
     name = settings.get_current_profile_name()
     if name in ("default", "ci"):
