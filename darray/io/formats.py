@@ -50,7 +50,7 @@ def _text(path) -> str | None:
 
 
 def _check_path(func: str, path) -> None:
-    """TypeError (the same on every rank: ``path`` is replicated) for a path that is neither a path nor a store."""
+    """TypeError for a path that is neither a path nor a store (run inside the ranks' agreement on the outcome)."""
     if path is None or isinstance(path, (bool, int, float, complex)):
         raise TypeError(f"{func}: path must be a str, bytes or os.PathLike (or a zarr store); got "
                         f"{type(path).__name__} {path!r}")
@@ -76,6 +76,7 @@ def format_of(func: str, path) -> str:
 
 def _inspect(func: str, path) -> str:
     """The format of what exists at ``path`` (see the module notes); ValueError for a file of no known format."""
+    _check_path(func, path)
     text = _text(path)
     if text is None or not os.path.exists(text):
         return format_of(func, path)
@@ -130,7 +131,6 @@ def save(path, x, *, checksum: bool = True, compressors="auto", dataset: str | N
     >>> float(da.sum(load(os.path.join(d, "x.zarr"))))
     6.0
     """
-    _check_path("save", path)
     kind = format_of("save", path)
     _check_keywords("save", kind, path, dataset, compressors)
     if kind == "npy":
@@ -162,7 +162,6 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
     (5,)
     """
     func = "load"
-    _check_path(func, path)
     comm = resolve_comm(comm)
     kind = collective(comm, _inspect, func, path, func=func)
     code = np.asarray([FORMATS.index(kind)], dtype=np.int64)
