@@ -445,7 +445,7 @@ def test_map_overlap_trim_refuses_a_block_of_another_shape():
     for name in ("split0", "replicated"):
         x = catalogue(SHAPES[2])[name].array(g)
         for boundary in ("periodic", "nearest"):
-            assert_raises_everywhere(ValueError, da.map_overlap, lambda b: b[1:], x, depth=1, boundary=boundary,
+            assert_raises_everywhere(ValueError, da.map_overlap, lambda b: b[1:, ...], x, depth=1, boundary=boundary,
                                      match="shape it was given")
 
 
