@@ -105,11 +105,12 @@ CAMPAIGN = ("sum-axis", "mean-axis", "cumsum-axis", "concat-axis", "overlap-boun
             "cumsum-cumprod", "getitem-int", "gather-shape", "sort-sum")
 
 
-@pytest.mark.parametrize("nprocs", [2, 3])
-@pytest.mark.parametrize("case", CAMPAIGN)
-def test_ranks_that_disagree_raise_on_every_rank(case, nprocs, tmp_path):
-    """Default settings: no hang, no raw MPI exception, no silent answer -- darray's error on every rank."""
-    proc, elapsed = _run("campaign.py", nprocs, args=(str(tmp_path), case), timeout=60)
+@pytest.mark.parametrize("case, nprocs, debug", [(case, n, "") for case in CAMPAIGN for n in (2, 3, 4)]
+                         + [(case, 2, "1") for case in CAMPAIGN])
+def test_ranks_that_disagree_raise_on_every_rank(case, nprocs, debug, tmp_path):
+    """Default settings (2-4 ranks) and DARRAY_DEBUG=1: no hang, no raw MPI exception, no silent answer --
+    darray's error on every rank (at 4 ranks, ranks 0 and 2 pass one value and ranks 1 and 3 another)."""
+    proc, elapsed = _run("campaign.py", nprocs, env={"DARRAY_DEBUG": debug}, args=(str(tmp_path), case), timeout=60)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-2000:]
     verdicts = [(tmp_path / f"rank{r}.txt").read_text() for r in range(nprocs)]
