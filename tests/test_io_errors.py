@@ -20,26 +20,15 @@ import darray as da
 from darray.io import (ChecksumError, CorruptFileError, MissingChecksumWarning, MissingChunkError, load, load_npy,
                        save, save_hdf5, save_npy)
 from darray.io import zarr_io
-from darray.testing import agree, assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere
 
 from _cases import COMM, layouts
+from _io_helpers import everywhere, on_rank0
 
 pytest.importorskip("zarr")
 pytest.importorskip("h5py")
 
 pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
-
-
-def on_rank0(comm, fn, *args):
-    """Run ``fn`` on rank 0 only (preparing files), then a barrier."""
-    if comm.rank == 0:
-        fn(*args)
-    comm.barrier()
-
-
-def everywhere(comm, ok: bool, what: str) -> None:
-    failed = agree(comm, ok)
-    assert not failed, f"{what} (failed on ranks {failed})"
 
 
 def over(shape) -> list:

@@ -32,33 +32,17 @@ import numpy as np
 import pytest
 
 import darray as da
-from darray.io import MissingChecksumWarning, load, load_hdf5, load_npy, save, save_hdf5, save_npy
+from darray.io import MissingChecksumWarning, load_npy, save, save_npy
 from darray.io import _atomic
-from darray.testing import agree, assert_equal
+
+from _io_helpers import FORMATS, everywhere, on_rank0
 
 pytest.importorskip("zarr")
 pytest.importorskip("h5py")
 
 pytestmark = [pytest.mark.mpi, pytest.mark.usefixtures("small_auto_threshold")]
 
-FORMATS = {
-    "zarr": (save, load, "x.zarr"),
-    "npy": (save_npy, load_npy, "x.npy"),
-    "hdf5": (save_hdf5, load_hdf5, "x.h5"),
-}
 SHAPE = (13, 4)
-
-
-def on_rank0(comm, fn, *args):
-    """Run ``fn`` on rank 0 only (preparing files), then a barrier."""
-    if comm.rank == 0:
-        fn(*args)
-    comm.barrier()
-
-
-def everywhere(comm, ok: bool, what: str) -> None:
-    failed = agree(comm, ok)
-    assert not failed, f"{what} (failed on ranks {failed})"
 
 
 def rank0_flag(comm, flag: bool) -> bool:

@@ -29,31 +29,15 @@ from darray.io import CorruptFileError, load, load_hdf5, load_npy, save, save_hd
 from darray.io import _atomic
 from darray.io import _common as common
 from darray.io.zarr_io import confined_store
-from darray.testing import agree, assert_equal, assert_raises_everywhere
+from darray.testing import assert_equal, assert_raises_everywhere
+
+from _io_helpers import FORMATS, everywhere, on_rank0
 
 zarr = pytest.importorskip("zarr")
 h5py = pytest.importorskip("h5py")
 
 mpi = pytest.mark.mpi
 pytestmark = pytest.mark.usefixtures("small_auto_threshold")
-
-FORMATS = {
-    "zarr": (save, load, "x.zarr"),
-    "npy": (save_npy, load_npy, "x.npy"),
-    "hdf5": (save_hdf5, load_hdf5, "x.h5"),
-}
-
-
-def on_rank0(comm, fn, *args):
-    """Run ``fn`` on rank 0 only (preparing files), then a barrier."""
-    if comm.rank == 0:
-        fn(*args)
-    comm.barrier()
-
-
-def everywhere(comm, ok: bool, what: str) -> None:
-    failed = agree(comm, ok)
-    assert not failed, f"{what} (failed on ranks {failed})"
 
 
 def snapshot(directory: Path) -> dict:
