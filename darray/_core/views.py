@@ -20,9 +20,10 @@ the base changed since are not written back stale), writes, then writes the
 array back into its base -- which may itself be linked, so the write climbs
 to the array that owns the cells. Like every write, it is collective.
 
-The link holds its base weakly: once nothing else holds the base nobody can see
-it change, and writes stay local (``da.arange(12).reshape(3, 4)`` writes no
-further than itself).
+A link holds its base, as NumPy's ``.base`` does. Only a reshape that moves
+the cells of an array owning its memory holds it weakly: once nothing else
+holds that base nobody can see it change, and writes stay local
+(``da.arange(12).reshape(3, 4)`` writes no further than itself).
 
 Reads of a computed view show the base as it was when the view was taken, or
 last written through; integer rows of default (1-d grid) layouts are true views
