@@ -311,7 +311,7 @@ class _Status:
         self.waits_for = everyone if expected is None else set(expected) - {departures.rank}
         self.told = False
         self.noticed = NOTICE_AFTER is None
-        self.identity = self.site = ""
+        self.identity = ""
 
     def check(self, ended: bool = False) -> None:
         """Tell once the wait is :data:`TELL_AFTER` old; raise on a mutual wait in another call; notice once.
@@ -327,8 +327,7 @@ class _Status:
             return
         departures = self.departures
         if not self.told:
-            name, self.site = where()
-            self.identity = f"{name}|{self.what}"
+            self.identity = f"{where()[0]}|{self.what}"  # (the call, not its line: ranks may branch to one call)
             departures.serial += 1
             departures.tell({"id": self.identity, "at": describe(self.what), "waits": sorted(self.waits_for),
                              "serial": departures.serial}, self.waits_for)
@@ -342,8 +341,7 @@ class _Status:
         departures = self.departures
         me = departures.rank
         if not self.identity:
-            name, self.site = where()
-            self.identity = f"{name}|{self.what}"
+            self.identity = f"{where()[0]}|{self.what}"
         for rank in sorted(self.waits_for):
             other = last(departures.seen.get(rank) or {})
             if other and "id" in other and me in other["waits"] and other["id"] != self.identity:
