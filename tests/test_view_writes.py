@@ -155,3 +155,22 @@ def test_row_views_of_a_cut_axis_move_nothing(layout):
     g[3] = g[3] * 2.0
     assert_equal(a, g)
     assert t.summary()["bytes_total"] == 0, t.summary()
+
+
+@pytest.mark.parametrize("layout", layouts((1, 8), "split0", "split1", "uneven1", "grid2x2", "grid2x2-10-uneven"),
+                         ids=str)
+def test_reshape_dropping_a_cut_length_one_axis(layout):
+    """``a.reshape(n)`` of a ``(1, n)`` array cut along its length-1 axis: the row may be broadcast from its
+    owner (a 2-d grid); writes through the reshape still reach ``a``."""
+    g = values(layout.shape, "float64")
+    a = layout.array(g.copy())
+    flat = a.reshape(8)
+    flat[3] = 50.0
+    flat += 1.0
+    a.reshape(2, 4)[1, 1] = -1.0
+    expected = g.copy()
+    view = expected.reshape(8)
+    view[3] = 50.0
+    view += 1.0
+    expected.reshape(2, 4)[1, 1] = -1.0
+    assert_equal(a, expected)

@@ -28,7 +28,7 @@ from .views import write_through
 from .table import ELEMENTWISE, Elementwise
 
 __all__ = ["apply", "apply_inplace", "run_plan", "temporaries", "astype", "align_target", "cheapest_layout",
-           "local_operand", "wrap_like", "NUMPY_BOOL_ARITHMETIC"]
+           "local_operand", "wrap_like", "numbers_array", "sequence_operand", "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
 # Functions whose result has the dtype of two equal floating-point operands: only these may
@@ -329,19 +329,22 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     return wrap_like(_piecewise(f, parts, layout.block_shape(target._comm.rank), target, out), layout, target)
 
 
-def sequence_operand(func: str, x):
-    """``x``, or a list or tuple operand as the NumPy array NumPy makes of it (replicated input, as every
-    NumPy array meeting a DArray is); TypeError, naming ``func``, for one NumPy cannot make a number array of."""
-    if type(x) is not list and type(x) is not tuple:
-        return x
+def numbers_array(func: str, x) -> np.ndarray:
+    """The NumPy array NumPy makes of operand ``x`` (replicated input, as every NumPy array meeting a DArray
+    is); TypeError, naming ``func``, where that is not an array of booleans or numbers."""
     try:
         array = np.asarray(x)
     except (TypeError, ValueError):
         array = None
     if array is None or array.dtype.kind not in "biufc":
-        raise TypeError(message(func, "unsupported operand", f"a {type(x).__name__} that is not a sequence of numbers",
-                                "a DArray, an array, a (nested) sequence of numbers or a number"))
+        raise TypeError(message(func, "unsupported operand type", type(x).__name__,
+                                "a DArray, a NumPy array, a sequence of numbers or a number"))
     return array
+
+
+def sequence_operand(func: str, x):
+    """``x``, or a list or tuple operand as :func:`numbers_array` makes it."""
+    return numbers_array(func, x) if type(x) is list or type(x) is tuple else x
 
 
 def _temporary_output(row: Elementwise, f, args: tuple, parts: list, layout: Layout, temps: int):

@@ -366,7 +366,8 @@ def _broadcast_owner(x: DArray, part, selections, cut_ints):
         shape[a] = 1
     if any(coords[g] != owner[g] for g in owner):
         part = x._xp.empty(tuple(shape), dtype=x._block.dtype, device=x.device)
-    if x.dtype.itemsize * sub.size * prod(tuple(part.shape)) <= _SIGNED_BROADCAST:  # an element or a short row: gathered, with the key signed
+    if x.dtype.itemsize * sub.size * prod(tuple(part.shape)) <= _SIGNED_BROADCAST:
+        # an element or a short row: gathered, with the key signed (ranks that index other cells raise)
         return sub.allgather(part, sign=("getitem", x.shape, tuple(selections)))[root, ...]
     return sub.bcast(part, root)
 

@@ -19,7 +19,7 @@ import numpy as np
 from .._backend import is_numpy_namespace
 from .._errors import message, naming
 from .array import DArray
-from .elementwise import align_target, local_operand, wrap_like
+from .elementwise import align_target, local_operand, numbers_array, wrap_like
 from .redistribute import redistribute_to
 from .special_cases import FIXED, standard_kernel
 from .views import refresh, written
@@ -138,16 +138,7 @@ _OPERAND_TYPES = (DArray, np.ndarray, np.generic, int, float, complex)
 
 def _operand(name: str, x):
     """A ufunc operand as NumPy takes it (sequences become arrays); ``TypeError`` for anything else."""
-    if isinstance(x, _OPERAND_TYPES):
-        return x
-    try:
-        converted = np.asarray(x)
-    except (TypeError, ValueError):
-        converted = None
-    if converted is None or converted.dtype.kind not in "biufc":
-        raise TypeError(message(name, "unsupported operand type", type(x).__name__,
-                                "a DArray, a NumPy array, a sequence of numbers or a number"))
-    return converted
+    return x if isinstance(x, _OPERAND_TYPES) else numbers_array(name, x)
 
 
 def array_function(self: DArray, func, types, args, kwargs):

@@ -42,9 +42,10 @@ def reshape(x: DArray, shape, copy: bool | None = None) -> DArray:
     out, local = _reshaped(source, shape)
     if copy:
         return out
-    if local:  # a view where each rank's block is one; where a rank copied, it writes back with local copies
+    if local and out._link is None:  # a view where each rank's block is one; where a rank copied, it writes
+        # back with local copies. (A link here: a cut length-1 axis whose row was broadcast: the general link.)
         collective = x._link is not None and x._link.collective  # (then linked on every rank, as x is)
-        if not collective and x._link is None and _is_view(out._block, x._block):
+        if x._link is None and _is_view(out._block, x._block):
             return out
         layout = out._layout
         return link(out, x, lambda base: _local_reshape_of(base, layout), _write_local, collective=collective)
