@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CI: no module under darray/ longer than 800 lines (DESIGN.md: one concern per module, short enough to hold).
+"""CI: no module under darray/ longer than 800 lines (docs/architecture.md: one concern per module, short enough to hold).
 
 Exit status 1 and one line per offender otherwise. ``EXCEPTIONS`` names the
 modules being split right now, each with its issue; remove an entry when its

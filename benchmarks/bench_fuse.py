@@ -13,7 +13,7 @@ barriers, after one warm-up (which compiles the kernel):
 - ``eager``: the same function undecorated (three passes, one temporary);
 - ``numpy``: ``np.sum(a * b + c)`` on this rank's block (the 1-rank bar);
 - ``hand``: hand-written mpi4py + NumPy, each rank's ``np.sum`` of its
-  block's ``a * b + c`` and an ``Allreduce`` (the bar of DESIGN.md);
+  block's ``a * b + c`` and an ``Allreduce`` (the bar hand-written MPI code sets);
 - ``bound``: a STREAM-style bandwidth bound measured in the same run: the
   bytes W1 must move per rank (three reads of 8 bytes per cell) over the
   copy bandwidth every rank gets at once (``np.copyto`` of a block, 16 bytes

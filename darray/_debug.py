@@ -50,23 +50,25 @@ def check_collective(comm, op: str, *meta) -> None:
     if not enabled or comm.size == 1:
         return
     text = f"{op}|{meta!r}"
+    groups = _disagreeing(comm, op, text)
+    if groups:
+        detail = "; ".join(f"ranks {ranks} called {name}" for (name, _), ranks in groups.items())
+        raise CollectiveMismatch(f"{op}: ranks disagree on the collective they entered ({detail}); "
+                                 f"this rank passed {text[:300]}")
+
+
+def _disagreeing(comm, op: str, text: str) -> dict | None:
+    """Every rank's (``op``, digest of ``text``), allgathered: None when all agree, else ranks by what they sent."""
     digest = np.frombuffer(hashlib.sha256(text.encode()).digest()[:16], dtype=np.uint8).copy()
     label = np.frombuffer(op.encode()[:48].ljust(48), dtype=np.uint8).copy()
     row = np.concatenate([digest, label])
     every = np.asarray(comm.debug_allgather(row) if hasattr(comm, "debug_allgather") else comm.allgather(row))
     if (every[:, :16] == every[0, :16]).all():
-        return
-    ops = [bytes(row[16:]).decode(errors="replace").strip() for row in every]
+        return None
     groups: dict = {}
     for rank, row in enumerate(every):
-        groups.setdefault((ops[rank], bytes(row[:16])), []).append(rank)
-    if op.endswith(" (arguments)"):  # (check_arguments: one call, different values)
-        raise CollectiveMismatch(f"{op[:-12]}: ranks passed different arguments that must be the same on every "
-                                 f"rank (the groups {list(groups.values())} differ); this rank passed "
-                                 f"{text[len(op) + 1:][:300]}")
-    detail = "; ".join(f"ranks {ranks} called {name}" for (name, _), ranks in groups.items())
-    raise CollectiveMismatch(f"{op}: ranks disagree on the collective they entered ({detail}); "
-                             f"this rank passed {text[:300]}")
+        groups.setdefault((bytes(row[16:]).decode(errors="replace").strip(), bytes(row[:16])), []).append(rank)
+    return groups
 
 
 def check_arguments(comm, func: str, *values) -> None:
@@ -75,7 +77,11 @@ def check_arguments(comm, func: str, *values) -> None:
     NumPy arrays by a digest of their bytes, dtype and shape). Off, it costs one global lookup."""
     if not enabled or comm.size == 1:
         return
-    check_collective(comm, f"{func} (arguments)", *(_digest(v) for v in values))
+    text = repr(tuple(_digest(v) for v in values))
+    groups = _disagreeing(comm, func, text)
+    if groups:
+        raise CollectiveMismatch(f"{func}: ranks passed different arguments that must be the same on every rank "
+                                 f"(the groups {list(groups.values())} differ); this rank passed {text[:300]}")
 
 
 def _digest(value) -> str:

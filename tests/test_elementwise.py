@@ -784,12 +784,11 @@ def test_boolean_arithmetic_as_numpy(name, layout):
             assert_equal(f(*args), g(*np_args), err_msg=f"{name}{tuple(type(a).__name__ for a in np_args)}")
 
 
+@pytest.mark.numpy_only
 def test_complex_powers_are_numpys_bits():
     """``z ** 2``, ``z ** -1``, ``z ** 0.5`` (and in place): NumPy's operator squares, inverts and takes the
     square root there (not ``power``, whose complex algorithm rounds otherwise): the same bits here, on NumPy
     blocks (other local libraries compute their own ``power``)."""
-    if da.config.backend != "numpy":
-        return
     rng = np.random.default_rng(3)
     for dtype in ("complex64", "complex128"):
         z = (rng.standard_normal(101) + 1j * rng.standard_normal(101)).astype(dtype)

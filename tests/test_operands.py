@@ -24,9 +24,8 @@ LAYOUTS = layouts((6, 2), "split0", "uneven0", "split1", "replicated", "grid2x2"
 
 #: Operand forms of the same two numbers, one per row of a (6, 2) array. (Integers meet floats on NumPy blocks
 #: only: the standard's strict libraries refuse to promote across kinds.)
-FORMS = {"list": [2.0, -3.0], "tuple": (2, -3) if da.config.backend == "numpy" else (2.0, -3.0), "ndarray": np.array([2.5, 0.5]), "nested list": [[1.0], [2.0],
-                                                                                                  [3.0], [4.0],
-                                                                                                  [5.0], [6.0]]}
+FORMS = {"list": [2.0, -3.0], "tuple": (2, -3) if da.config.backend == "numpy" else (2.0, -3.0),
+         "ndarray": np.array([2.5, 0.5]), "nested list": [[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]]}
 OPERATORS = (operator.add, operator.sub, operator.mul, operator.truediv, operator.eq, operator.lt, operator.pow,
              operator.floordiv, operator.mod, operator.ge)
 
@@ -109,10 +108,9 @@ def test_shape_assignment_and_read_only_flag(layout):
     assert_equal(x, h)
 
 
+@pytest.mark.numpy_only  # (NumPy's ufuncs take DArrays of NumPy blocks)
 def test_object_ufuncs_are_refused_on_every_rank():
     """``numpy.frompyfunc``'s ufuncs return Python objects: refused (not a DArray of objects that breaks later)."""
-    if da.config.backend != "numpy":  # (NumPy's ufuncs take DArrays of NumPy blocks)
-        return
     from darray.testing import assert_raises_everywhere
 
     identity = np.frompyfunc(lambda v: v, 1, 1)

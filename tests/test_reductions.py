@@ -365,12 +365,17 @@ def test_repeated_calls_take_the_remembered_path(comm, func, layout):
     assert not agree(comm, recorded), f"no compute event for {func} while tracing"
 
 
-def test_numpy_runtime_warnings():
-    """NumPy's RuntimeWarnings, on every rank: mean of an empty slice, std with ddof >= n, nanmax of all-NaN."""
-    calls = [("Mean of empty slice", lambda m: m.mean(m.zeros(0))),
-             ("Degrees of freedom <= 0", lambda m: m.std(m.ones(3), ddof=3)),
-             ("All-NaN slice encountered", lambda m: m.nanmax(m.asarray([np.nan, np.nan, 1.0])[:2])),
-             ("Mean of empty slice", lambda m: m.nanmean(m.asarray([np.nan, np.nan])))]
+@pytest.mark.parametrize("split", [None, 0])
+def test_numpy_runtime_warnings(split):
+    """NumPy's RuntimeWarnings, on every rank, replicated and cut: mean of an empty slice, std with ddof >= n,
+    nanmax of all-NaN."""
+    def made(m, data):
+        return np.asarray(data) if m is np else da.asarray(data, split=split)
+
+    calls = [("Mean of empty slice", lambda m: m.mean(made(m, np.zeros(0)))),
+             ("Degrees of freedom <= 0", lambda m: m.std(made(m, np.ones(5)), ddof=5)),
+             ("All-NaN slice encountered", lambda m: m.nanmax(made(m, [np.nan] * 5))),
+             ("Mean of empty slice", lambda m: m.nanmean(made(m, [np.nan] * 5)))]
     for text, call in calls:
         for module in (np, da):
             with pytest.warns(RuntimeWarning, match=text):

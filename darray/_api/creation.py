@@ -34,7 +34,7 @@ def _check_order(func: str, order, allowed: str = "CF") -> None:
     """NumPy's ``order=``: accepted for NumPy's signatures; blocks are C-ordered whatever it says.
 
     The global array has no memory order (it is cut into blocks); each block
-    is C-ordered (see docs/DESIGN "Memory order"), and values never depend on
+    is C-ordered (``x.flags``, :mod:`darray._core.flags`), and values never depend on
     ``order``. Values NumPy refuses are refused the same way.
     """
     if order is not None and (not isinstance(order, str) or order.upper() not in allowed):

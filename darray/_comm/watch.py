@@ -43,8 +43,8 @@ import numpy as np
 
 from .. import _debug
 
-__all__ = ["Departures", "wait", "mismatch", "share_cores", "where", "describe", "SPIN", "GRACE", "BYE_TAG", "WHERE_TAG",
-           "TELL_AFTER", "NOTICE_AFTER"]
+__all__ = ["Departures", "wait", "mismatch", "share_cores", "where", "describe", "SPIN", "GRACE", "BYE_TAG",
+           "WHERE_TAG", "TELL_AFTER", "NOTICE_AFTER"]
 
 #: Seconds a wait spins on ``Test`` before it polls for departures and sleeps between tests.
 SPIN = 2e-3
@@ -356,8 +356,8 @@ class _Status:
         if not self.noticed and waited > NOTICE_AFTER:
             self.noticed = True
             missing = sorted(self.pending()) if self.pending is not None else sorted(self.waits_for)
-            seen = "; ".join(f"rank {r} " + (f"waits in {departures.seen[r]['at']}" if "at" in departures.seen.get(r, {})
-                                              else "is in no darray wait") for r in missing[:8])
+            seen = "; ".join(f"rank {r} waits in {departures.seen[r]['at']}" if "at" in departures.seen.get(r, {})
+                             else f"rank {r} is in no darray wait" for r in missing[:8])
             sys.stderr.write(f"darray: rank {me} has waited {waited:.0f} s in {describe(self.what)} for ranks "
                              f"{missing[:8]}{' ...' if len(missing) > 8 else ''} ({seen}); still waiting\n")
             sys.stderr.flush()

@@ -32,8 +32,8 @@ from ..manipulation import reshape, stack
 from ..searching import nonzero
 from ..statistical import any as _any
 
-__all__ = ["argwhere", "flatnonzero", "isfortran", "nditer", "fromfunction", "index_exp", "indices", "ix_", "mgrid", "ndenumerate", "ndindex",
-           "ogrid", "ravel_multi_index", "s_", "unravel_index"]
+__all__ = ["argwhere", "flatnonzero", "fromfunction", "index_exp", "indices", "isfortran", "ix_", "mgrid",
+           "ndenumerate", "ndindex", "nditer", "ogrid", "ravel_multi_index", "s_", "unravel_index"]
 
 #: NumPy's ``ndindex`` iterates index tuples of a shape; it holds no array, so it is NumPy's own.
 ndindex = numpy.ndindex
