@@ -17,7 +17,7 @@ import numpy as np
 from .. import _debug
 from .._backend import NUMPY, contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
-from .._core.dtypes import DTYPES, check_dtype
+from .._core.dtypes import DTYPES, check_dtype, is_extra
 from .._core.elementwise import astype
 from .._errors import AxisError, message, names_errors
 from .._layout import Layout
@@ -275,9 +275,9 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
             array = np.asarray(data) if dtype is None else np.asarray(data, dtype=check_dtype("asarray", dtype))
         except ValueError as exc:
             raise ValueError(message("asarray", "cannot make an array of the data", str(exc))) from None
-        if array.dtype.kind not in "biufc":
+        if array.dtype.kind not in "biufc" and not is_extra(array.dtype):
             raise TypeError(message("asarray", "unsupported data", array.dtype,
-                                    "booleans or numbers (bool, int, float or complex)"))
+                                    "booleans, numbers, dates, durations or records of those"))
         data = array
     elif dtype is not None:
         data = xp.astype(data, to_backend_dtype(xp, dtype))

@@ -17,7 +17,7 @@ Calls:
 - without keywords, a standard name runs darray's elementwise engine
   (:func:`darray._core.apply`, the same path as the plain function had:
   Array API dtype categories; integer operands of floating-point functions are
-  promoted to a float as NumPy does (int16 to float32, wider ones to float64),
+  promoted to a float as NumPy does (int8 to float16, int16 to float32, wider ones to float64),
   so ``sqrt(-1)`` is ``nan`` with NumPy's RuntimeWarning);
 - with keywords on NumPy blocks, and for NumPy-only names (``fmod``,
   ``divmod``, ...), NumPy's ufunc runs block by block on aligned blocks
@@ -104,9 +104,13 @@ class _Doc:
         return _CLASS_DOC if obj is None else obj._doc
 
 
-def _float_for(dtype) -> numpy.dtype:
-    """The float NumPy computes an integer dtype's floating-point functions in, float16 raised to float32."""
-    return numpy.promote_types(numpy.promote_types(dtype, numpy.float16), numpy.float32)
+def _float_for(x: DArray) -> numpy.dtype:
+    """The float NumPy computes integer ``x``'s floating-point functions in (float16 for 8-bit integers),
+    float16 raised to float32 where the local library has no float16 (array-api-strict)."""
+    smallest = numpy.promote_types(x.dtype, numpy.float16)
+    if smallest == numpy.float16 and getattr(x._xp, "float16", None) is None:
+        return numpy.dtype(numpy.float32)
+    return smallest
 
 
 _wrap = DArray._wrap
@@ -209,16 +213,16 @@ class ufunc:  # noqa: N801 - NumPy's name
         """After the engine raised: positional outputs, NumPy's int -> float64 promotion, or the error renamed.
 
         NumPy promotes integer operands of floating-point functions to the
-        smallest float that holds them (``sqrt(-1)`` is nan; int16 gives float32,
-        int32 and int64 float64); int8 and uint8, which NumPy takes to float16,
-        give float32, darray's smallest float. Booleans and other dtype errors stand.
+        smallest float that holds them (``sqrt(-1)`` is nan; int8 and uint8 give
+        float16, int16 float32, int32 and int64 float64; float32 for 8-bit integers
+        where the local library has no float16). Booleans and other dtype errors stand.
         """
         if len(args) != self.nin:  # positional outputs, or a wrong count: the full call sorts it out
             return self._call(args, {})
         if isinstance(error, TypeError) and self._floating and not any(isinstance(a, bool) for a in args):
             kinds = {to_numpy_dtype(a.dtype).kind for a in args if isinstance(a, DArray)}
             if kinds & {"i", "u"} and kinds <= {"i", "u", "f"}:
-                promoted = tuple(a.astype(_float_for(a.dtype)) if isinstance(a, DArray) and a.dtype.kind in "iu"
+                promoted = tuple(a.astype(_float_for(a)) if isinstance(a, DArray) and a.dtype.kind in "iu"
                                  else a for a in args)
                 return apply(self._row, promoted)
         raise self._renamed(error) from None

@@ -43,6 +43,29 @@ def _nonempty(region: Region) -> bool:
     return all(s.stop > s.start for s in region)
 
 
+#: Kinds whose NumPy buffers name no MPI datatype (NumPy exports no buffer format for dates and durations,
+#: and mpi4py maps no record format): they move with an explicit one (:func:`_typed`).
+_OPAQUE = frozenset("MmV")
+_datatypes: dict = {}
+
+
+def _typed(buf):
+    """``buf`` as mpi4py takes it: itself, or ``[buf, datatype]`` for dates and durations (as int64) and
+    records (their MPI struct type)."""
+    dtype = buf.dtype
+    if dtype.kind not in _OPAQUE:
+        return buf
+    datatype = _datatypes.get(dtype)
+    if datatype is None:
+        from mpi4py.util.dtlib import from_numpy_dtype
+
+        datatype = from_numpy_dtype(np.dtype(np.int64) if dtype.kind in "Mm" else dtype)
+        if dtype.kind == "V":
+            datatype.Commit()
+        _datatypes[dtype] = datatype
+    return [buf, datatype]
+
+
 class _Staged:
     """A host view of a local array, written back on ``finish`` when it is a copy."""
 
@@ -149,7 +172,7 @@ class _StripExchange(BoundStrips):
             if not view.flags.c_contiguous:
                 view = np.ascontiguousarray(view)
                 self.packed.append(view)
-            requests.append(comm.Isend(view, peer, tag))
+            requests.append(comm.Isend(_typed(view), peer, tag))
         self.requests = requests
         return self
 
@@ -370,7 +393,7 @@ class MPICommunicator:
         buffer, unpack = (send, None) if not isinstance(send, np.ndarray) else signature.gather_fold(send, sign)
         out = self._empty(buffer, (self.size, *buffer.shape))
         begin = _recorder.now() if _recorder.active is not None else 0.0
-        self._wait(self.comm.Iallgather(buffer, out), op)
+        self._wait(self.comm.Iallgather(_typed(buffer), _typed(out)), op)
         if _recorder.active is not None:
             _recorder.record("comm", op, begin, _recorder.now(), send.nbytes * (self.size - 1), range(self.size))
         if unpack is not None:
@@ -386,7 +409,7 @@ class MPICommunicator:
         buf = self._empty(send, send.shape)
         buf[...] = send
         begin = _recorder.now() if _recorder.active is not None else 0.0
-        self._wait(self.comm.Ibcast(buf, root=root), "bcast")
+        self._wait(self.comm.Ibcast(_typed(buf), root=root), "bcast")
         if _recorder.active is not None:
             sent = buf.nbytes * (self.size - 1) if self.rank == root else 0
             _recorder.record("comm", "bcast", begin, _recorder.now(), sent, (root,))
@@ -407,7 +430,7 @@ class MPICommunicator:
         if dtype is None:
             from mpi4py.util.dtlib import from_numpy_dtype
 
-            base = from_numpy_dtype(buf.dtype)
+            base = from_numpy_dtype(np.dtype(np.int64) if buf.dtype.kind in "Mm" else buf.dtype)
             if buf.ndim == 0:
                 dtype = base.Dup()
             else:
@@ -423,7 +446,7 @@ class MPICommunicator:
         """What MPI moves for ``buf[region]``: the view itself when contiguous, else a subarray datatype."""
         view = buf[region]
         if view.flags.c_contiguous:  # rows of C-order blocks: no datatype engine, one copy
-            return view
+            return _typed(view)
         return [buf, 1, self._subarray(buf, region)]
 
     def _exchange_host(self, send: np.ndarray, sends, recv: np.ndarray, recvs):
@@ -435,8 +458,7 @@ class MPICommunicator:
         for peer, region in recvs:
             view = recv[region]
             if view.size:
-                reqs.append(comm.Irecv(view if view.flags.c_contiguous else self._message(recv, region),
-                                       peer, tag))
+                reqs.append(comm.Irecv(self._message(recv, region), peer, tag))
                 peers.append(peer)
         for peer, region in sends:
             view = send[region]
@@ -444,7 +466,7 @@ class MPICommunicator:
                 if not view.flags.c_contiguous:
                     view = np.ascontiguousarray(view)
                     packed.append(view)
-                reqs.append(comm.Isend(view, peer, tag))
+                reqs.append(comm.Isend(_typed(view), peer, tag))
                 peers.append(peer)
         request = _Request(self.MPI, reqs, None, None, peers, self)
         request.keep = packed  # packed send buffers live until the wait
@@ -493,7 +515,7 @@ class MPICommunicator:
         for k, ((peer, region), tag) in enumerate(zip(sends, send_tags)):
             if _nonempty(region):
                 if packed is not None:
-                    reqs.append(self.comm.Isend(packed[k], dest=peer, tag=tag))
+                    reqs.append(self.comm.Isend(_typed(packed[k]), dest=peer, tag=tag))
                 else:
                     reqs.append(self.comm.Isend(self._message(sbuf, region), dest=peer, tag=tag))
                 peers.append(peer)

@@ -7,12 +7,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DTYPES", "CATEGORIES", "to_numpy_dtype", "to_backend_dtype", "kind_of", "check_category", "check_dtype"]
+__all__ = ["DTYPES", "CATEGORIES", "NUMPY_ONLY_KINDS", "to_numpy_dtype", "to_backend_dtype", "kind_of",
+           "check_category", "check_dtype", "is_extra"]
 
 #: The dtypes the Array API standard names, by name.
 DTYPES = {name: np.dtype(name) for name in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128")}
+
+#: NumPy's dtypes beyond the standard that darray distributes too, by name: ``float16`` on any local library
+#: that has it; ``datetime64``/``timedelta64`` (any unit) and structured dtypes (see :func:`check_dtype`) on
+#: NumPy blocks. None of them is in a category of the standard: each function says which it takes.
+EXTRA = {"float16": np.dtype("float16")}
+
+#: Kinds whose blocks only NumPy holds: dates, durations and records.
+NUMPY_ONLY_KINDS = frozenset("MmV")
 
 #: Array API dtype categories as sets of NumPy kind characters.
 CATEGORIES = {
@@ -37,16 +46,19 @@ def to_numpy_dtype(dtype: Any) -> np.dtype:
         return dtype
     try:
         found = _from_backend.get(dtype)
-    except TypeError:  # unhashable
-        raise TypeError(f"dtype: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
+    except TypeError:  # unhashable: a record's field list ([("x", float), ("y", "i4")]) or nothing NumPy takes
+        try:
+            return np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
     if found is None:
         try:
             found = np.dtype(dtype)
         except TypeError:
             name = str(dtype).rsplit(".", 1)[-1]
-            if name not in DTYPES:
+            found = DTYPES.get(name, EXTRA.get(name))
+            if found is None:
                 raise TypeError(f"dtype: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
-            found = DTYPES[name]
         _from_backend[dtype] = found
     return found
 
@@ -60,10 +72,19 @@ def to_backend_dtype(xp: ModuleType, dtype: Any, func: str = "dtype") -> Any:
     except (KeyError, TypeError):  # not seen yet, or unhashable
         pass
     try:
-        name = check_dtype(func, dtype).name
+        checked = check_dtype(func, dtype)
     except TypeError:
         raise TypeError(f"{func}: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
-    found = getattr(xp, name)
+    if checked.kind in NUMPY_ONLY_KINDS:
+        if getattr(xp, "__name__", "") not in ("numpy", "array_api_compat.numpy"):
+            raise TypeError(f"{func}: unsupported dtype; got {checked} on {getattr(xp, '__name__', xp)} blocks, "
+                            f"expected NumPy blocks (dates, durations and records live in NumPy arrays only)")
+        found = checked
+    else:
+        found = getattr(xp, checked.name, None)
+        if found is None:
+            raise TypeError(f"{func}: unsupported dtype; got {checked}, which {getattr(xp, '__name__', xp)} "
+                            f"(the local library) does not have; expected one of {sorted(DTYPES)}")
     _backend_dtypes[xp, dtype] = found
     return found
 
@@ -85,13 +106,43 @@ def check_dtype(func: str, dtype: Any) -> np.dtype:
     found = to_numpy_dtype(dtype)
     if found in _STANDARD:
         return found
-    if found.kind in "SUOV":  # (MPI moves numbers; strings, objects and records have no block form here)
-        raise TypeError(f"{func}: unsupported dtype; got {found} (strings, objects and records are not "
-                        f"distributed), expected a bool or numeric dtype; for text, gather with numpy.asarray(x) "
-                        f"and convert there")
+    if is_extra(found):
+        return found
+    if found.kind in "SUOV":  # (MPI moves numbers; strings and objects have no block form here)
+        raise TypeError(f"{func}: unsupported dtype; got {found} (strings and objects are not distributed), "
+                        f"expected a bool, numeric, datetime64, timedelta64 or record dtype of those; for text, "
+                        f"gather with numpy.asarray(x) and convert there")
     if found.name not in DTYPES:
         raise TypeError(f"{func}: unsupported dtype; got {found}, expected one of {sorted(DTYPES)}")
     return DTYPES[found.name] if found.isnative else found  # numpy.longlong -> int64; '>f8' stays
+
+
+def is_extra(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is one of NumPy's dtypes beyond the standard that darray distributes.
+
+    ``float16``; ``datetime64`` and ``timedelta64`` of any unit; and structured
+    (record) dtypes whose fields, nested records and subarray fields included,
+    are all of those or of the standard's dtypes (no text or objects: a block
+    must be plain bytes that MPI can move).
+
+    >>> import numpy
+    >>> is_extra(numpy.dtype("M8[D]")), is_extra(numpy.dtype([("x", "f8"), ("t", "m8[s]", (2,))]))
+    (True, True)
+    >>> is_extra(numpy.dtype([("name", "U8")]))
+    False
+    """
+    kind = dtype.kind
+    if kind == "f":
+        return dtype.itemsize == 2
+    if kind in "Mm":
+        return True
+    if kind != "V" or dtype.names is None:
+        return False
+    for name in dtype.names:
+        field = dtype.fields[name][0].base  # (a subarray field's element dtype)
+        if field not in _STANDARD and not is_extra(field) and not (field.name in DTYPES and field.kind != "V"):
+            return False
+    return True
 
 
 def kind_of(dtype: Any) -> str:

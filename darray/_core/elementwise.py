@@ -64,7 +64,7 @@ def _kind(block) -> str:
 
 
 _KIND_NAMES = {"b": "bool", "i": "a signed integer", "u": "an unsigned integer", "f": "a real floating-point",
-               "c": "a complex floating-point"}
+               "c": "a complex floating-point", "M": "a datetime64", "m": "a timedelta64", "V": "a record"}
 
 
 #: Numeric functions that NumPy also computes on booleans, with a darray dtype as result (``mask * 2``,
@@ -76,10 +76,31 @@ NUMPY_BOOL_ARITHMETIC = frozenset({"abs", "add", "conj", "divide", "floor_divide
                                    "multiply", "pow", "real", "remainder", "square"})
 
 
+#: The functions NumPy computes on dates and durations (``datetime64``/``timedelta64``, NumPy blocks only):
+#: NumPy's own kernels pick the result dtype and refuse the pairs that mean nothing (``date + date``).
+NUMPY_TIME_FUNCTIONS = frozenset({"abs", "add", "divide", "equal", "floor_divide", "greater", "greater_equal",
+                                  "isfinite", "isinf", "isnan", "less", "less_equal", "maximum", "minimum",
+                                  "multiply", "negative", "not_equal", "positive", "remainder", "sign",
+                                  "subtract"})
+
+
+def _numpy_kinds(name: str) -> frozenset:
+    """The dtype kinds beyond ``name``'s category that NumPy blocks take (booleans, dates, records)."""
+    kinds = set("b") if name in NUMPY_BOOL_ARITHMETIC else set()
+    if name in NUMPY_TIME_FUNCTIONS:
+        kinds |= set("Mm")
+    if name in ("equal", "not_equal"):
+        kinds.add("V")  # records compare field by field
+    return frozenset(kinds)
+
+
+_NUMPY_KINDS = {row.name: _numpy_kinds(row.name) for row in ELEMENTWISE}
+
+
 def _check(row: Elementwise, kinds, xp=None) -> None:
     allowed = CATEGORIES[row.category]
-    if xp is _NUMPY and row.name in NUMPY_BOOL_ARITHMETIC:
-        allowed = allowed | {"b"}
+    if xp is _NUMPY:
+        allowed = allowed | _NUMPY_KINDS[row.name]
     for k in kinds:
         if k not in allowed:
             raise TypeError(message(row.name, "unsupported dtype", f"{_KIND_NAMES.get(k, k)} dtype",
@@ -336,7 +357,7 @@ def numbers_array(func: str, x) -> np.ndarray:
         array = np.asarray(x)
     except (TypeError, ValueError):
         array = None
-    if array is None or array.dtype.kind not in "biufc":
+    if array is None or array.dtype.kind not in "biufcMm":
         raise TypeError(message(func, "unsupported operand type", type(x).__name__,
                                 "a DArray, a NumPy array, a sequence of numbers or a number"))
     return array

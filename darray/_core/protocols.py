@@ -108,29 +108,15 @@ def _call(ufunc: np.ufunc, inputs, kwargs):
     if not kwargs and ufunc.__name__ in FIXED:  # the standard's special cases, as darray's own function
         result = standard_kernel(np, ufunc.__name__)(*local)
     else:
-        result = _without_half(ufunc, local, ufunc(*local, **kwargs), kwargs)
+        result = ufunc(*local, **kwargs)
     for part in result if isinstance(result, tuple) else (result,):  # (the dtype is the ufunc's: alike everywhere)
-        if part.dtype.kind not in "biufc":  # numpy.frompyfunc's Python objects cannot be distributed
+        if part.dtype.kind not in "biufc" and not is_extra(part.dtype):  # (numpy.frompyfunc's Python objects)
             raise TypeError(message(ufunc.__name__, "the ufunc returns Python objects, which a DArray cannot hold",
                                     part.dtype, "a numeric ufunc; apply this one to x.local (each rank's "
                                     "block) and wrap the numbers with darray.from_local"))
     if isinstance(result, tuple):
         return tuple(wrap_like(r, layout, target) for r in result)
     return wrap_like(result, layout, target)
-
-
-def _without_half(ufunc: np.ufunc, local: list, result, kwargs: dict):
-    """``result``, recomputed in float32 where NumPy chose float16 (``numpy.sqrt`` of int8, uint8 or bool).
-
-    darray has no float16: its own functions compute those in float32, and so
-    does NumPy's ufunc on a DArray unless the caller chose ``dtype=`` or
-    ``signature=``.
-    """
-    results = result if isinstance(result, tuple) else (result,)
-    if "dtype" in kwargs or "signature" in kwargs or all(r.dtype != np.float16 for r in results):
-        return result
-    loop = ufunc.resolve_dtypes(tuple(getattr(x, "dtype", None) or type(x) for x in local) + (None,) * ufunc.nout)
-    return ufunc(*local, signature=tuple(np.dtype(np.float32) if d == np.float16 else d for d in loop), **kwargs)
 
 
 _OPERAND_TYPES = (DArray, np.ndarray, np.generic, int, float, complex)

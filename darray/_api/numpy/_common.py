@@ -19,6 +19,7 @@ import numpy as np
 from ..._backend import from_numpy, to_numpy
 from ..._comm.base import agree
 from ..._core import DArray
+from ..._core.dtypes import is_extra
 from ..._core.elementwise import local_operand, wrap_like
 from ..._core.protocols import implements
 from ..._errors import message, names_errors
@@ -61,9 +62,9 @@ def darray_of(func: str, x, like: DArray | None = None) -> DArray:
         raise TypeError(message(numpy_name(func), "expected an array or a number", type(x).__name__,
                                 "a DArray, a NumPy array, a nested sequence or a number"))
     array = np.asarray(x)
-    if array.dtype.kind not in "biufc":
+    if array.dtype.kind not in "biufc" and not is_extra(array.dtype):
         raise TypeError(message(numpy_name(func), "unsupported data", array.dtype,
-                                "booleans or numbers (bool, int, float or complex)"))
+                                "booleans, numbers, dates, durations or records of those"))
     if like is None:
         return asarray(array)
     return asarray(array, split=None, comm=like.comm, device=like.device)

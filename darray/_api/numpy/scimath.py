@@ -31,7 +31,7 @@ __all__ = ["emath"]
 
 
 def _to_complex(x: DArray) -> DArray:
-    small = x.dtype in (np.float32, np.int8, np.int16, np.uint8, np.uint16, np.complex64)
+    small = x.dtype in (np.float16, np.float32, np.int8, np.int16, np.uint8, np.uint16, np.complex64)
     return astype(x, np.complex64 if small else np.complex128)
 
 
@@ -43,7 +43,7 @@ def _fix(func: str, x, out_of_domain: Callable[[DArray], DArray], like=None, ufu
     """``x`` as a DArray, complex if any real element anywhere is out of the real domain (NumPy's rule).
 
     Else, for ``ufunc``, in the floating dtype NumPy's loop takes (``float32`` for ``int16``, as ``numpy.sqrt``;
-    ``float32`` for 8-bit integers, where NumPy's is ``float16``, which darray lacks).
+    ``float16`` for 8-bit integers, ``float32`` where the local library has no float16).
     """
     x = as_darray(func, x, like)
     if x.dtype.kind == "c":
@@ -51,7 +51,8 @@ def _fix(func: str, x, out_of_domain: Callable[[DArray], DArray], like=None, ufu
     if _any(out_of_domain(x)):
         return _to_complex(x)
     loop = x.dtype if ufunc is None else ufunc.resolve_dtypes((x.dtype, None))[0]
-    loop = np.dtype(np.float32) if loop == np.float16 else loop  # darray has no float16 (NumPy's for int8)
+    if loop == np.float16 and not hasattr(x._xp, "float16"):  # (array-api-strict has no float16)
+        loop = np.dtype(np.float32)
     return x if loop == x.dtype else astype(x, loop)
 
 
