@@ -54,6 +54,9 @@ def uneven_sizes(n: int, parts: int) -> list[int]:
     return rest[:1] + [0] + rest[1:]
 
 
+_TOLERANCE = {np.dtype(np.float16): 1e-3, np.dtype(np.float32): 1e-5, np.dtype(np.complex64): 1e-5}
+
+
 def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float = 0.0, check_dtype: bool = True,
                  err_msg: str = "") -> None:
     """Assert that the global array ``x`` equals ``expected`` (an array of the global shape, any library).
@@ -61,8 +64,9 @@ def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float 
     Every rank compares its own block with the matching slice of
     ``expected`` (nothing is gathered); the verdict is agreed across ranks so
     a mismatch on one rank fails every rank instead of leaving others waiting.
-    Integers and booleans compare exactly; floating point with ``rtol``
-    (default ``1e-12`` for float64, ``1e-5`` for float32), NaNs equal.
+    Integers, booleans, dates and records compare exactly (NaT equal to NaT);
+    floating point with ``rtol`` (default ``1e-12`` for float64, ``1e-5`` for
+    float32, ``1e-3`` for float16), NaNs equal.
 
     Examples
     --------
@@ -84,13 +88,13 @@ def assert_equal(x: DArray, expected, *, rtol: float | None = None, atol: float 
         if local.shape != want.shape:
             problem = f"rank {rank}: block shape {local.shape} != expected {want.shape}"
         elif local.dtype.kind in "fc" or want.dtype.kind in "fc":
-            tol = rtol if rtol is not None else (1e-5 if local.dtype in (np.float32, np.complex64) else 1e-12)
+            tol = rtol if rtol is not None else _TOLERANCE.get(local.dtype, 1e-12)
             if not np.allclose(local, want, rtol=tol, atol=atol, equal_nan=True):
                 bad = ~np.isclose(local, want, rtol=tol, atol=atol, equal_nan=True)
                 problem = (f"rank {rank}: {int(bad.sum())} of {local.size} elements differ "
                            f"(first got {local[bad][:5]}, expected {want[bad][:5]})")
-        elif not np.array_equal(local, want):
-            bad = local != want
+        elif not np.array_equal(local, want, equal_nan=local.dtype.kind in "Mm"):  # (NaT equal, as NaNs)
+            bad = (local != want) & ~(np.isnat(local) & np.isnat(want)) if local.dtype.kind in "Mm" else local != want
             problem = (f"rank {rank}: {int(np.sum(bad))} of {local.size} elements differ "
                        f"(first got {local[bad][:5]}, expected {want[bad][:5]})")
     failed = agree(x.comm, not problem)

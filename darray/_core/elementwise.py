@@ -120,12 +120,28 @@ def _accepted(xp, name: str) -> set:
     return table[name]
 
 
-def _accept(row: Elementwise, xp, *blocks) -> None:
-    """Check the blocks' dtypes against ``row``'s category (raising TypeError) and remember the good ones."""
+def _accept(row: Elementwise, xp, *blocks) -> bool:
+    """Check the blocks' dtypes against ``row``'s category (raising TypeError) and remember the good ones.
+
+    True for record blocks (``equal``/``not_equal``), which are never remembered: NumPy's ufuncs have no loop
+    for them, and the caller compares them with :func:`_compare_records` instead.
+    """
     accepted = _accepted(xp, row.name)
+    records = False
     for block in blocks:
         _check(row, _kind(block), xp)
-        accepted.add(block.dtype)
+        if block.dtype.names is not None if isinstance(block.dtype, np.dtype) else False:
+            records = True
+        else:
+            accepted.add(block.dtype)
+    return records
+
+
+def _compare_records(name: str):
+    """NumPy's operator comparison of record blocks (every field equal), for ``equal``/``not_equal``."""
+    def compare(a, b, /):
+        return np.asarray(a == b) if name == "equal" else np.asarray(a != b)
+    return compare
 
 
 def apply(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
@@ -163,8 +179,8 @@ def _apply(row: Elementwise, args: tuple, temps: int) -> DArray:
                     and first._xp is b._xp:
                 ba, bb = first._block, b._block
                 accepted = _accepted(first._xp, row.name)
-                if ba.dtype not in accepted or bb.dtype not in accepted:
-                    _accept(row, first._xp, ba, bb)
+                if (ba.dtype not in accepted or bb.dtype not in accepted) and _accept(row, first._xp, ba, bb):
+                    return DArray._wrap(_compare_records(row.name)(ba, bb), layout, first._comm, first._xp)
                 f = _func(first._xp, row.name)
                 if temps and _keeps_dtype(row, f, ba, bb):
                     reuse = _reusable(first) if temps & 1 else None
@@ -250,8 +266,8 @@ def run_plan(row: Elementwise, plan, a: DArray, b: DArray, temps: int) -> DArray
         return None
     ba, bb = a._block, b._block  # (the references _reusable expects of its caller)
     accepted = _accepted(xp, row.name)
-    if ba.dtype not in accepted or bb.dtype not in accepted:
-        _accept(row, xp, ba, bb)
+    if (ba.dtype not in accepted or bb.dtype not in accepted) and _accept(row, xp, ba, bb):
+        return None  # (records: the general path compares them)
     out = None
     if temps and plan.reuses:
         for i, (x, other) in enumerate(((a, b), (b, a))):
@@ -341,6 +357,8 @@ def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
     target, layout = align_target(row.name, args)
     layout = cheapest_layout(darrays, layout)
     f = _func(target._xp, row.name)
+    if any(getattr(getattr(x, "dtype", None), "names", None) is not None for x in args):
+        f = _compare_records(row.name)
     parts = [_aligned_parts(row.name, x, layout, target) for x in args]
     out = _temporary_output(row, f, args, parts, layout, temps) if temps else None
     if all(not isinstance(p, list) for p in parts):

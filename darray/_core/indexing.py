@@ -23,6 +23,7 @@ from .._errors import message
 from .._layout import Layout
 from .._layout.layout import replicated_layout
 from .array import DArray
+from .fields import field, is_field_key, set_field
 from .keys import out_of_bounds
 from .views import link, plain, write_through
 
@@ -246,6 +247,8 @@ def _whole_layout(layout: Layout, shape: tuple) -> Layout:
 
 def getitem(x: DArray, key) -> DArray:
     """``x[key]``: basic keys here; integer arrays and boolean masks in :mod:`darray._core.advanced`."""
+    if type(key) is str or type(key) is list and is_field_key(key):  # a record's fields (darray._core.fields)
+        return field(x, key)
     if x._link is not None:  # a view of a computed view: computed, and linked to it (darray._core.views)
         return _view_of_linked(x, key)
     layout = x._layout
@@ -434,6 +437,8 @@ def setitem(x: DArray, key, value) -> None:
     A DArray value is redistributed to the selection's blocks (only cells
     that change owner move); a NumPy value or scalar is sliced locally.
     """
+    if type(key) is str or type(key) is list and is_field_key(key):
+        return set_field(x, key, value)
     if x._link is not None:  # a computed view: the write reaches its base (darray._core.views)
         return write_through(x, lambda target: setitem(target, key, value))
     block = x._block

@@ -19,6 +19,7 @@ import numpy as np
 from .._backend import is_numpy_namespace
 from .._errors import message, naming
 from .array import DArray
+from .dtypes import is_extra
 from .elementwise import align_target, local_operand, numbers_array, wrap_like
 from .redistribute import redistribute_to
 from .special_cases import FIXED, standard_kernel

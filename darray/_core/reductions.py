@@ -97,10 +97,16 @@ def reduce_over(comm: Communicator, partial, op: str, sign: tuple):
     """``partial`` allreduced with ``op`` over ``comm``; ``sign`` starts with the operator, so that ``any`` on
     one rank and ``all`` on another raise on both. NumPy booleans (``any``, ``all``: ``lor``, ``land``, which
     carry no signature) are counted instead: an int32 sum, signed, compared with zero or the rank count."""
-    if type(partial) is np.ndarray and partial.dtype == np.bool_ and op in ("lor", "land"):
-        counts = comm.allreduce(partial.astype(np.int32), "sum", sign=sign)
-        return counts > 0 if op == "lor" else counts == comm.size
+    if type(partial) is np.ndarray:
+        if partial.dtype == np.bool_ and op in ("lor", "land"):
+            counts = comm.allreduce(partial.astype(np.int32), "sum", sign=sign)
+            return counts > 0 if op == "lor" else counts == comm.size
+        if partial.dtype.kind in "Mm":  # MPI knows no NaT: NumPy combines the gathered partials (as small)
+            return _TIME_COMBINE[op].reduce(comm.allgather(partial, sign=sign), axis=0)
     return comm.allreduce(partial, op, sign=sign)
+
+
+_TIME_COMBINE = {"min": np.minimum, "max": np.maximum, "sum": np.add}
 
 
 # NumPy-compatible superset of the standard: booleans sum, multiply and order too (``np.sum(mask)``).
@@ -145,8 +151,12 @@ def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | N
         accepted.add(x._block.dtype)
 
 
+#: NumPy's reductions of dates (``M``) and durations (``m``), on NumPy blocks.
+_TIME_KINDS = {"min": frozenset("Mm"), "max": frozenset("Mm"), "sum": frozenset("m")}
+
+
 def _simple(func: str, op: str, neutral):
-    allowed = CATEGORIES[_CATEGORY[func]]
+    allowed = CATEGORIES[_CATEGORY[func]] | _TIME_KINDS.get(func, frozenset())
     ufunc = _UFUNCS.get(func)
     accepted: set = set()  # NumPy dtypes this reduction has validated
 
@@ -244,6 +254,8 @@ def lowest_value(dtype):
     dtype = to_numpy_dtype(dtype)
     if dtype.kind == "b":
         return False
+    if dtype.kind in "Mm":  # (the lowest int64 is NaT, which wins every comparison)
+        return np.array(np.iinfo(np.int64).min + 1).view(dtype)[()]
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
 
 
@@ -251,6 +263,8 @@ def highest_value(dtype):
     dtype = to_numpy_dtype(dtype)
     if dtype.kind == "b":
         return True
+    if dtype.kind in "Mm":
+        return np.array(np.iinfo(np.int64).max).view(dtype)[()]
     return np.inf if dtype.kind == "f" else np.iinfo(dtype).max
 
 
