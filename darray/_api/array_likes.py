@@ -80,6 +80,17 @@ _REDUCE = {"axis": None, "dtype": None, "out": None, "keepdims": False}
 _LOGICAL = {"axis": None, "out": None, "keepdims": False}
 _SORT = {"axis": -1, "kind": None, "order": None}
 
+def _numpy_sort(name: str, x, axis=-1, kind=None, order=None, **kwargs):
+    """``sort``/``argsort`` with NumPy's ``kind=`` (ignored: darray's sort is stable) or ``order=`` (records)."""
+    if order is not None:
+        from .numpy.records import sort_records  # (the NumPy layer imports this module)
+
+        return sort_records(name, x, axis, order, index=name == "argsort")
+    from .sorting import argsort, sort
+
+    return (argsort if name == "argsort" else sort)(x, axis=axis, **kwargs)
+
+
 #: Function of the namespace -> its row. NumPy's names that darray computes through ``__array_function__``
 #: (``cumsum``, ``concatenate``, ...) and the NumPy-only functions convert array-likes themselves.
 ROWS: dict[str, Row] = {
@@ -89,7 +100,7 @@ ROWS: dict[str, Row] = {
                  numpy=functools.partial(reduction, name)) for name in ("std", "var")},
     **{name: Row(_X, {"axis": None, "out": None}) for name in ("argmax", "argmin")},
     "count_nonzero": Row(_X, {"axis": None}),
-    **{name: Row(_X, _SORT) for name in ("sort", "argsort")},
+    **{name: Row(_X, _SORT, numpy=functools.partial(_numpy_sort, name)) for name in ("sort", "argsort")},
     "tile": Row(_X, coerce={"repetitions": lambda reps: (reps,) if isinstance(reps, numbers.Integral) else reps}),
     **{name: Row(_X) for name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
                                   "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod", "astype",

@@ -61,7 +61,29 @@ def _check_sortable(func: str, x) -> None:
         raise TypeError(message(func, "unsupported dtype", x.dtype, "a real numeric or boolean dtype"))
 
 
+_SIGN = np.uint64(1 << 63)
+_ONE = np.uint64(1)
+
+
+def time_keys(x: DArray) -> DArray:
+    """uint64 keys of dates or durations in NumPy's order, NaT last: their int64 order, with NaT (the lowest
+    int64) moved past the highest.
+
+    >>> import numpy, darray as da
+    >>> t = da.asarray(numpy.array(["2001-01-01", "NaT", "1999-12-31"], dtype="M8[D]"))
+    >>> int(da.argmax(time_keys(t)))
+    1
+    """
+    return (x.view(np.uint64) ^ _SIGN) - _ONE
+
+
+def _from_time_keys(keys: DArray, dtype) -> DArray:
+    return ((keys + _ONE) ^ _SIGN).view(dtype)
+
+
 def _sort(func: str, x, axis, descending: bool, stable: bool, index: bool) -> DArray:
+    if isinstance(x, DArray) and x.dtype.kind in "MmV":
+        return _sort_numpy_kinds(func, x, axis, descending, stable, index)
     _check_sortable(func, x)
     axis = normalize_axis(func, axis, x.ndim)
     descending, stable = bool(descending), bool(stable)
@@ -81,6 +103,19 @@ def _sort(func: str, x, axis, descending: bool, stable: bool, index: bool) -> DA
         out = DArray._wrap(_local_sort(xp, moved.local, axis, descending, stable, index), whole, comm, xp)
         return redistribute_to(out, layout)
     return _sample_sort_lines(x, axis, descending, stable, index)
+
+
+def _sort_numpy_kinds(func: str, x: DArray, axis, descending: bool, stable: bool, index: bool) -> DArray:
+    """Dates and durations by their :func:`time_keys`; records by every field (NumPy's order of records)."""
+    if x.dtype.kind in "Mm":
+        out = _sort(func, time_keys(x), axis, descending, stable, index)
+        return out if index else _from_time_keys(out, x.dtype)
+    if descending:
+        raise TypeError(message(func, "records sort in NumPy's (ascending) order only", "descending=True",
+                                "descending=False, then flip the result"))
+    from .numpy.records import sort_records  # (NumPy's records: the layer of NumPy's functions)
+
+    return sort_records(func, x, axis, None, index)
 
 
 def _local_sort(xp, block, axis, descending, stable, index):

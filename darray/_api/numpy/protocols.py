@@ -33,6 +33,7 @@ from ..sorting import argsort, sort
 from ..statistical import all as _all, any as _any, max as _max, mean, min as _min, prod, std, sum as _sum, var
 from ..ufunc_methods import NO_VALUE
 from ._common import no_out
+from .records import sort_records
 from .reductions import reduction
 from .sets import unique_along
 
@@ -270,6 +271,18 @@ _SIGNATURE_FUNCTIONS = {f.__name__: accepting_array_likes(f.__name__, f, ROWS[f.
     searchsorted, sort, argsort, take, take_along_axis, zeros_like, ones_like, empty_like, full_like)}
 
 
+def _sort_by_fields(name: str):
+    def sort(x, axis=-1, kind=None, order=None):
+        return sort_records(f"numpy.{name}", x, axis, order, index=name == "argsort")
+    sort.__name__ = name
+    return sort
+
+
+#: NumPy's ``order=`` where it changes the result: the fields records sort by, the reshape's index order.
+_ORDERED = {"sort": _sort_by_fields("sort"), "argsort": _sort_by_fields("argsort"),
+            "reshape": lambda a, shape=None, order="C", **kw: a.reshape(kw.get("newshape", shape), order=order)}
+
+
 def _numpy_signature(name: str):
     func = _SIGNATURE_FUNCTIONS[name]
     names = _POSITIONAL[name]
@@ -278,6 +291,9 @@ def _numpy_signature(name: str):
     def adapter(x, *args, **kwargs):
         if kwargs.get("out") is not None:
             no_out(name, kwargs["out"])
+        order = kwargs.get("order")
+        if order is not None and name in _ORDERED:  # NumPy's order= that changes the result
+            return _ORDERED[name](x, *args, **kwargs)
         kwargs = {(_RENAMED.get(k) or k): v for k, v in kwargs.items() if k not in _IGNORED}
         kwargs.pop(None, None)
         for key, value in zip(names, args):

@@ -63,7 +63,7 @@ from ..._comm.base import agree
 from .._common import first_darray
 from ..creation import as_darray
 from ..manipulation import reshape
-from ..sorting import argsort, sort
+from ..sorting import argsort, sort, time_keys
 from ..cumulative import cumulative_sum
 from ..creation import zeros_like
 from ..data_types import astype
@@ -634,7 +634,10 @@ def fill_diagonal(a, val, wrap: bool = False) -> None:
 
 # ---------------------------------------------------------------- lexsort, sort_complex
 def _real_keys(k: DArray) -> list[DArray]:
-    """Sort keys of ``k``, least significant first: complex as NumPy orders it (NaN class, real, imaginary)."""
+    """Sort keys of ``k``, least significant first: complex as NumPy orders it (NaN class, real, imaginary);
+    dates and durations with NaT last."""
+    if k.dtype.kind in "Mm":
+        return [time_keys(k)]
     if k.dtype.kind != "c":
         return [k]
     re, im = real(k), imag(k)
@@ -707,8 +710,8 @@ def lexsort(keys, axis: int = -1) -> DArray:
         raise AxisError(message(func, f"axis {axis} is out of bounds for array of dimension {ndim}", axis,
                                 f"an axis in [{-ndim}, {ndim})"))
     for k in items:
-        if k.dtype.kind not in "biufc":
-            raise TypeError(message(func, "unsupported key dtype", k.dtype, "booleans or numbers"))
+        if k.dtype.kind not in "biufcMm":
+            raise TypeError(message(func, "unsupported key dtype", k.dtype, "booleans, numbers, dates or durations"))
     return _lexsort([part for k in items for part in _real_keys(k)], int(axis) % ndim)
 
 
