@@ -90,6 +90,7 @@ ALL = frozenset({
     'bool_', 'byte', 'cdouble', 'complexfloating', 'csingle', 'double', 'dtype', 'floating', 'generic', 'inexact',
     'int_', 'intc', 'integer', 'intp', 'long', 'longlong', 'number', 'short', 'signedinteger', 'single', 'ubyte',
     'uint', 'uintc', 'uintp', 'ulong', 'ulonglong', 'unsignedinteger', 'ushort',
+    'float16', 'half', 'datetime64', 'timedelta64', 'void', 'isnat', 'datetime_data',  # NumPy's dtypes beyond
 }) | frozenset({  # more NumPy functions (darray._api.numpy_sets, numpy_partition, numpy_convolve, ...)
     'argpartition', 'convolve', 'correlate', 'intersect1d', 'packbits', 'partition', 'put', 'put_along_axis',
     'rot90', 'setdiff1d', 'setxor1d', 'union1d', 'unpackbits',

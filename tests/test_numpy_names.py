@@ -32,6 +32,10 @@ def operands(name: str, nin: int, shape=(7, 5)) -> list[numpy.ndarray]:
     rng = numpy.random.default_rng(sum(map(ord, name)))
     if name in INTEGER_UFUNCS:
         return [rng.integers(0, 6, shape).astype(numpy.int64) for _ in range(nin)]
+    if name == "isnat":
+        t = numpy.datetime64("2020-01-01", "h") + rng.integers(-99, 99, shape).astype("m8[h]")
+        t.flat[::4] = numpy.datetime64("NaT")
+        return [t]
     if name == "ldexp":
         return [rng.uniform(-2.0, 2.0, shape), rng.integers(-3, 4, shape)]
     lo, hi = DOMAINS.get(name, (-2.0, 2.0))

@@ -222,7 +222,8 @@ def test_array_like_bad_input_raises_everywhere():
     assert_raises_everywhere(TypeError, np.sort, object(), match="sort: expected a DArray or array-like")
     assert_raises_everywhere(ValueError, np.mean, [[1], [2, 3]], match="mean: expected a DArray or array-like")
     assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, None, numpy.zeros(1), match="out must be a DArray")
-    assert_raises_everywhere(TypeError, np.sort, np.zeros(3), 0, "stable", match="sort: NumPy's kind=")
+    assert_raises_everywhere(ValueError, np.sort, np.zeros(3), 0, "bogus", match="sort: sort kind must be one of")
+    assert_equal(np.sort(np.asarray([3, 1, 2], split=0), 0, "stable"), numpy.array([1, 2, 3]))
     assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, None, None, False, 1,
                              match="sum: too many positional arguments")
     assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, axis=0, match="multiple values for argument 'axis'")

@@ -80,8 +80,15 @@ _REDUCE = {"axis": None, "dtype": None, "out": None, "keepdims": False}
 _LOGICAL = {"axis": None, "out": None, "keepdims": False}
 _SORT = {"axis": -1, "kind": None, "order": None}
 
+_SORT_KINDS = frozenset({"quicksort", "quick", "mergesort", "merge", "heapsort", "heap", "stable"})
+
+
 def _numpy_sort(name: str, x, axis=-1, kind=None, order=None, **kwargs):
-    """``sort``/``argsort`` with NumPy's ``kind=`` (ignored: darray's sort is stable) or ``order=`` (records)."""
+    """``sort``/``argsort`` with NumPy's ``kind=`` (any is right: darray's sort is stable) or ``order=``
+    (records)."""
+    if kind is not None and kind not in _SORT_KINDS:
+        raise ValueError(message(name, "sort kind must be one of 'quick', 'heap', or 'stable'", kind,
+                                 f"one of {sorted(_SORT_KINDS)} or None"))
     if order is not None:
         from .numpy.records import sort_records  # (the NumPy layer imports this module)
 

@@ -8,6 +8,7 @@ is ever allocated on a rank.
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 
@@ -432,6 +433,10 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None, split="auto"
     if step is None:  # NumPy's default
         step = 1
     start, stop, step = (v.item() if isinstance(v, DArray) and v.ndim == 0 else v for v in (start, stop, step))
+    if _is_time(dtype) or any(isinstance(v, (str, np.datetime64, np.timedelta64, datetime.date, datetime.timedelta))
+                              for v in (start, stop, step)):
+        return _arange_of_times(start, stop, step, dtype, device=device, split=split, grid=grid, sizes=sizes,
+                                halo=halo, boundary=boundary, comm=comm)
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if not isinstance(v, (numbers.Real, np.generic)) or isinstance(v, bool):
             raise TypeError(message("arange", f"{name} must be a real number", v))
@@ -458,6 +463,47 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None, split="auto"
         delta = (start + step) - start  # NumPy fills start + i * delta
         index = xp.arange(lo, hi, dtype=xp.float64, device=dev)
         local = xp.astype(index * delta + start, _dtype(xp, dtype))
+    return _place(local, layout, comm, xp)
+
+
+def _is_time(dtype) -> bool:
+    return dtype is not None and to_numpy_dtype(dtype).kind in "Mm"
+
+
+def _arange_of_times(start, stop, step, dtype, *, device, split, grid, sizes, halo, boundary, comm) -> DArray:
+    """``arange`` of dates or durations (``arange("2005-02", "2005-03", dtype="datetime64[D]")``): NumPy's
+    unit and length, each rank computing its block as int64 counts of that unit."""
+    func = "arange"
+    try:
+        first, last = (np.asarray(v, dtype=dtype) if dtype is not None else np.asarray(v) for v in (start, stop))
+        if first.dtype.kind not in "Mm":
+            first = first.astype(last.dtype)
+        if last.dtype.kind not in "Mm":
+            last = last.astype(first.dtype)
+        unit = np.result_type(first, last, np.asarray(step) if isinstance(step, np.timedelta64) else first)
+        if dtype is not None:
+            unit = to_numpy_dtype(dtype)
+        step_dtype = np.dtype(unit.str.replace("M8", "m8"))
+        begin, end = int(first.astype(unit).view(np.int64)), int(last.astype(unit).view(np.int64))
+        count = int(np.asarray(step).astype(step_dtype).view(np.int64)) if isinstance(step, (np.timedelta64,
+                                                                                           datetime.timedelta)) \
+            else int(step)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(message(func, "cannot make dates or durations of the bounds", (start, stop, step),
+                                 f"bounds NumPy converts to one datetime64/timedelta64 unit ({exc})")) from None
+    if np.isnat(first) or np.isnat(last):
+        raise ValueError(message(func, "cannot compute length", (start, stop), "bounds that are not NaT"))
+    if count == 0:
+        raise ValueError(message(func, "step must not be zero", step))
+    n = len(range(begin, end, count))
+    comm = resolve_comm(comm)
+    xp, dev = resolve_device(device)
+    if not is_numpy_namespace(xp):
+        raise TypeError(message(func, "unsupported dtype", unit, "NumPy blocks (dates and durations live in NumPy "
+                                "arrays only)"))
+    layout = make_layout(func, (n,), comm.size, split, grid, sizes, halo, boundary)
+    lo, hi = layout.block_slices(comm.rank)[0].start, layout.block_slices(comm.rank)[0].stop
+    local = np.arange(begin + lo * count, begin + hi * count, count, dtype=np.int64).view(unit)
     return _place(local, layout, comm, xp)
 
 

@@ -18,12 +18,14 @@ A DArray's ``dtype`` stays a ``numpy.dtype`` (as ``ndarray.dtype``). Note,
 as in NumPy, that a type and its dtype compare equal but hash differently:
 ``x.dtype in {np.float64}`` is False; compare with ``==``.
 
-Only the Array API dtypes have distributed blocks (on every local library):
+The Array API dtypes have distributed blocks on every local library:
 ``bool``, ``int8``..``int64``, ``uint8``..``uint64``, ``float32``, ``float64``,
 ``complex64``, ``complex128``, and NumPy's other names for them (``double``,
-``intc``, ``longlong``, ``bool_``, ...). ``float16``, ``longdouble``, strings
-and objects are NumPy names darray does not expose (see
-:mod:`darray._api.numpy.coverage`).
+``intc``, ``longlong``, ``bool_``, ...). NumPy's ``float16`` (``half``) has
+them on every library that has it; ``datetime64``, ``timedelta64`` and
+records (``void``, made with a list of fields) on NumPy blocks (see
+:func:`darray._core.dtypes.is_extra`). ``longdouble``, strings and objects
+are NumPy names darray does not expose (see :mod:`darray._api.numpy.coverage`).
 
 Examples
 --------
@@ -51,7 +53,10 @@ ALIASES = ("bool_", "byte", "ubyte", "short", "ushort", "intc", "uintc", "int_",
 ABSTRACT = ("generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
             "complexfloating")
 
-__all__ = sorted({*STANDARD, *ALIASES, *ABSTRACT, "dtype"})
+#: NumPy's types beyond the standard that darray distributes too (dates and records on NumPy blocks only).
+NUMPY_EXTRA = ("float16", "half", "datetime64", "timedelta64", "void")
+
+__all__ = sorted({*STANDARD, *ALIASES, *ABSTRACT, *NUMPY_EXTRA, "dtype"})
 
 #: NumPy's dtype class: ``darray.dtype("f8")`` is ``numpy.dtype("float64")``.
 dtype = numpy.dtype
@@ -69,3 +74,5 @@ single, double, csingle, cdouble = numpy.single, numpy.double, numpy.csingle, nu
 generic, number, integer, signedinteger = numpy.generic, numpy.number, numpy.integer, numpy.signedinteger
 unsignedinteger, inexact, floating, complexfloating = (numpy.unsignedinteger, numpy.inexact, numpy.floating,
                                                        numpy.complexfloating)
+
+float16, half, datetime64, timedelta64, void = numpy.float16, numpy.half, numpy.datetime64, numpy.timedelta64, numpy.void

@@ -70,7 +70,7 @@ __all__ = ["ufunc", "UFUNCS", "NUMPY_UFUNC_NAMES", "STANDARD_EQUIVALENTS"]
 NUMPY_UFUNC_NAMES = (
     "absolute", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "bitwise_count",
     "bitwise_not", "cbrt", "conjugate", "deg2rad", "degrees", "divmod", "exp2", "fabs", "float_power", "fmax",
-    "fmin", "fmod", "frexp", "gcd", "heaviside", "invert", "lcm", "ldexp", "left_shift", "logaddexp2", "mod",
+    "fmin", "fmod", "frexp", "gcd", "heaviside", "invert", "isnat", "lcm", "ldexp", "left_shift", "logaddexp2", "mod",
     "modf", "power", "rad2deg", "radians", "right_shift", "rint", "spacing", "true_divide",
 )
 

@@ -22,7 +22,7 @@ Examples
 --------
 >>> import darray
 >>> rows = coverage(darray)
->>> rows["numpy"]["float16"][0], rows["numpy"]["sum"][0]
+>>> rows["numpy"]["str_"][0], rows["numpy"]["sum"][0]
 ('excluded', 'distributed')
 """
 
@@ -38,8 +38,10 @@ from ..._core.methods import EXCLUDED as METHOD_EXCLUDED
 __all__ = ["EXCLUDED", "LOCAL_ONLY", "SECTIONS", "coverage", "missing", "numpy_names", "stale"]
 
 _DTYPE = ("not a darray dtype: distributed blocks hold the Array API dtypes (bool, int8-64, uint8-64, float32/64, "
-          "complex64/128) on every local library; use NumPy for this one")
-_DATETIME = "datetime/timedelta dtypes are not darray dtypes; compute on NumPy arrays"
+          "complex64/128) and NumPy's float16, datetime64, timedelta64 and records of those; strings, objects and "
+          "long doubles have no block form (MPI moves fixed-size numbers); use NumPy for this one")
+_BUSDAY = ("business-day calendars are outside darray's dates (which have NumPy's arithmetic, comparisons, min/max "
+           "and sort); apply numpy.{0} to x.local per block, or on numpy.asarray(x)")
 _SUBMODULE = "a NumPy submodule outside darray's scope; use numpy.{0} on gathered (small) arrays"
 _NUMPY_TOOL = "NumPy's own build/installation/runtime tool, about NumPy itself; use numpy.{0}"
 _ONE_BUFFER = ("about one process's memory buffer; a DArray is one block per rank: ask it of x.local (this rank's "
@@ -50,10 +52,11 @@ _BIT_GENERATOR = ("darray.random draws counter-based streams that give the same 
 #: NumPy names darray does not have: name (``"linalg.eig"`` for submodules, ``"ndarray.x"`` for methods are
 #: in :data:`darray._core.methods.EXCLUDED`) -> the reason and the alternative.
 EXCLUDED: dict[str, str] = {
-    **{name: _DTYPE for name in ("bytes_", "character", "clongdouble", "complex256", "flexible", "float128", "float16",
-                                 "half", "longdouble", "object_", "str_", "void")},
-    **{name: _DATETIME for name in ("busday_count", "busday_offset", "busdaycalendar", "datetime64",
-                                    "datetime_as_string", "datetime_data", "is_busday", "isnat", "timedelta64")},
+    **{name: _DTYPE for name in ("bytes_", "character", "clongdouble", "complex256", "flexible", "float128",
+                                 "longdouble", "object_", "str_")},
+    **{name: _BUSDAY.format(name) for name in ("busday_count", "busday_offset", "busdaycalendar", "is_busday")},
+    "datetime_as_string": ("returns strings, which darray does not distribute; use "
+                           "numpy.datetime_as_string(x.local) per block, or on numpy.asarray(x)"),
     **{name: _SUBMODULE.format(name) for name in ("char", "core", "ctypeslib", "dtypes", "f2py", "ma", "polynomial",
                                                   "rec", "strings", "typing")},
     "testing": ("numpy.testing asserts on NumPy arrays; darray.testing has darray's (assert_equal compares a DArray "

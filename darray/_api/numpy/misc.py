@@ -5,7 +5,7 @@
   in type hints. It is not a constructor (as NumPy advises for
   ``numpy.ndarray`` too): ``np.ndarray(...)`` says which creation function to
   use. A NumPy array is not a darray ``ndarray``.
-- :func:`issubdtype`, :func:`promote_types`, :func:`isscalar` are NumPy's:
+- :func:`issubdtype`, :func:`promote_types`, :func:`isscalar`, :func:`datetime_data` are NumPy's:
   they look at dtypes and Python objects only (a DArray, even 0-d, is not a
   scalar, as a 0-d ``numpy.ndarray`` is not).
 - :func:`iscomplexobj` / :func:`isrealobj` read the replicated dtype; no
@@ -39,16 +39,17 @@ from ..searching import where
 from ..statistical import all as _all
 
 __all__ = ["False_", "True_", "asanyarray", "asarray_chkfinite", "ascontiguousarray", "asfortranarray", "base_repr",
-           "binary_repr", "common_type", "errstate", "euler_gamma", "exceptions", "fix", "format_float_positional",
-           "format_float_scientific", "fromiter", "geterr", "geterrcall", "iscomplex", "iscomplexobj", "isneginf",
-           "isposinf", "isreal", "isrealobj", "isscalar", "issubdtype", "iterable", "little_endian",
-           "min_scalar_type", "mintypecode", "ndarray", "promote_types", "real_if_close", "seterr", "seterrcall",
-           "sinc", "typename"]
+           "binary_repr", "common_type", "datetime_data", "errstate", "euler_gamma", "exceptions", "fix",
+           "format_float_positional", "format_float_scientific", "fromiter", "geterr", "geterrcall", "iscomplex",
+           "iscomplexobj", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar", "issubdtype", "iterable",
+           "little_endian", "min_scalar_type", "mintypecode", "ndarray", "promote_types", "real_if_close", "seterr",
+           "seterrcall", "sinc", "typename"]
 
 #: ``darray.ndarray`` is the DArray class (``isinstance`` and type hints; see the module docstring).
 ndarray = DArray
 
 issubdtype = numpy.issubdtype
+datetime_data = numpy.datetime_data
 promote_types = numpy.promote_types
 isscalar = numpy.isscalar
 # NumPy's constants and helpers on scalars, strings and dtypes (no array in them): NumPy's own objects.
