@@ -232,12 +232,12 @@ def _with_lengths(layout: Layout, lengths: dict) -> Layout:
 def _complex_dtype(dtype: np.dtype) -> np.dtype:
     if dtype.kind == "c":
         return dtype
-    return np.dtype(np.complex64) if dtype == np.float32 else np.dtype(np.complex128)
+    return np.dtype(np.complex64) if dtype in (np.float16, np.float32) else np.dtype(np.complex128)
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
     if dtype.kind == "f":
-        return dtype
+        return np.dtype(np.float32) if dtype == np.float16 else dtype  # (NumPy transforms float16 in float32)
     return np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
 
 

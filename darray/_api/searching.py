@@ -25,7 +25,7 @@ from .._core.keys import nonzero as _nonzero
 from .._core.reductions import normalize_axes, sum as _sum
 from .._core.sample_sort import Routed
 from .._errors import message, names_errors
-from .sorting import sort
+from .sorting import sort, time_keys
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -52,6 +52,11 @@ def argmin(x, /, *, axis: int | None = None, keepdims: bool = False) -> DArray:
 
 def _arg_extreme(func: str, x, axis, keepdims: bool) -> DArray:
     _check(func, x)
+    if x.dtype.kind in "Mm":  # dates and durations by their sort keys; NaT wins, as NumPy's NaN
+        keys = time_keys(x)
+        if func == "argmin":
+            keys = where(x != x, np.uint64(0), keys + np.uint64(1))  # (only NaT is unequal to itself)
+        return _arg_extreme(func, keys, axis, keepdims)
     if x.dtype.kind not in "biuf":
         raise TypeError(message(func, "unsupported dtype", x.dtype, "a real numeric or boolean dtype"))
     if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):

@@ -70,6 +70,11 @@ def _wrap(x: DArray, array: np.ndarray, layout: Layout) -> DArray:
 def _unique(func: str, x, indices: bool = False, inverse: bool = False, counts: bool = False):
     if not isinstance(x, DArray):
         raise TypeError(message(func, "expected a DArray", type(x).__name__))
+    if x.dtype.kind in "Mm":  # dates and durations: unique sort keys, one NaT as in NumPy
+        from .sorting import from_time_keys, time_keys
+
+        found = _unique(func, time_keys(x), indices, inverse, counts)
+        return (from_time_keys(found[0], x.dtype), *found[1:])
     if x.dtype.kind not in "biufc":
         raise TypeError(message(func, "unsupported dtype", x.dtype, "a numeric or boolean dtype"))
     comm = x._comm

@@ -40,7 +40,7 @@ from .._core.sample_sort import move_1d, restore_nans, sample_sort, sort_keys, t
 from .._errors import message
 from .._layout import Layout, balanced_sizes, normalize_axis
 
-__all__ = ["argsort", "sort"]
+__all__ = ["argsort", "from_time_keys", "sort", "time_keys"]
 
 
 # ---------------------------------------------------------------- public API
@@ -77,7 +77,8 @@ def time_keys(x: DArray) -> DArray:
     return (x.view(np.uint64) ^ _SIGN) - _ONE
 
 
-def _from_time_keys(keys: DArray, dtype) -> DArray:
+def from_time_keys(keys: DArray, dtype) -> DArray:
+    """The dates or durations of ``dtype`` whose :func:`time_keys` are ``keys``."""
     return ((keys + _ONE) ^ _SIGN).view(dtype)
 
 
@@ -109,7 +110,7 @@ def _sort_numpy_kinds(func: str, x: DArray, axis, descending: bool, stable: bool
     """Dates and durations by their :func:`time_keys`; records by every field (NumPy's order of records)."""
     if x.dtype.kind in "Mm":
         out = _sort(func, time_keys(x), axis, descending, stable, index)
-        return out if index else _from_time_keys(out, x.dtype)
+        return out if index else from_time_keys(out, x.dtype)
     if descending:
         raise TypeError(message(func, "records sort in NumPy's (ascending) order only", "descending=True",
                                 "descending=False, then flip the result"))

@@ -25,6 +25,7 @@ from .._comm.base import agree
 from .._errors import message
 from .._layout import Layout, normalize_axis
 from .array import DArray
+from .dtypes import is_extra
 from .cells import cells_layout, fetch_cells, first_cut, index_share, scatter_cells, without_axes
 from .elementwise import local_operand
 from .fetch import as_rows, fetch_rows, rows_layout
@@ -306,8 +307,8 @@ def _value(func: str, x: DArray, value):
             raise ValueError(message(func, "value lives on another communicator", None))
         return value
     value = np.asarray(value)
-    if value.dtype.kind not in "biufc":
-        raise TypeError(message(func, "unsupported value", value.dtype, "numbers or booleans"))
+    if value.dtype.kind not in "biufc" and not is_extra(value.dtype):
+        raise TypeError(message(func, "unsupported value", value.dtype, "numbers, booleans, dates, durations or records"))
     return value
 
 

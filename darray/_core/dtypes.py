@@ -85,7 +85,10 @@ def to_backend_dtype(xp: ModuleType, dtype: Any, func: str = "dtype") -> Any:
         if found is None:
             raise TypeError(f"{func}: unsupported dtype; got {checked}, which {getattr(xp, '__name__', xp)} "
                             f"(the local library) does not have; expected one of {sorted(DTYPES)}")
-    _backend_dtypes[xp, dtype] = found
+    try:
+        _backend_dtypes[xp, dtype] = found
+    except TypeError:  # (a record's field list is unhashable: not remembered)
+        pass
     return found
 
 

@@ -23,6 +23,7 @@ from .._errors import message
 from .._layout import Layout
 from .._layout.layout import replicated_layout
 from .array import DArray
+from .dtypes import is_extra
 from .fields import field, is_field_key, set_field
 from .keys import out_of_bounds
 from .views import link, plain, write_through
@@ -497,8 +498,9 @@ def setitem(x: DArray, key, value) -> None:
                 raise ValueError(message("__setitem__", "value lives on another communicator", None))
         else:
             value = np.asarray(value)
-            if value.dtype.kind not in "biufc":
-                raise TypeError(message("__setitem__", "unsupported value", value.dtype, "numbers or booleans"))
+            if value.dtype.kind not in "biufc" and not is_extra(value.dtype):
+                raise TypeError(message("__setitem__", "unsupported value", value.dtype,
+                                        "numbers, booleans, dates, durations or records"))
         extra = value.ndim - layout.ndim
         if extra > 0 and all(n == 1 for n in value.shape[:extra]):  # NumPy drops leading length-1 axes
             value = value[(0,) * extra]

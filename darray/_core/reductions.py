@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import math
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -155,6 +156,10 @@ def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | N
 _TIME_KINDS = {"min": frozenset("Mm"), "max": frozenset("Mm"), "sum": frozenset("m")}
 
 
+#: Reductions whose float16 partials are float32 (NumPy accumulates float16 in float32: rounding once).
+_HALF_IN_SINGLE = frozenset({"sum", "prod"})
+
+
 def _simple(func: str, op: str, neutral):
     allowed = CATEGORIES[_CATEGORY[func]] | _TIME_KINDS.get(func, frozenset())
     ufunc = _UFUNCS.get(func)
@@ -183,6 +188,9 @@ def _simple(func: str, op: str, neutral):
         xp = x._xp
         block = x.local
         dt = block.dtype
+        if dtype is None and func in _HALF_IN_SINGLE and dt == np.float16:  # NumPy adds halves in float32:
+            out = general(x, axis=axis, dtype=np.float32, keepdims=keepdims)  # so do the partials, rounded once
+            return DArray._wrap(xp.astype(out._block, dt), out._layout, out._comm, xp)
         if (dt.kind if isinstance(dt, np.dtype) else to_numpy_dtype(dt).kind) not in allowed:
             check_category(func, x.dtype, _CATEGORY[func])
         if neutral is not None:
@@ -277,7 +285,9 @@ any = _simple("any", "lor", None)
 
 
 #: NumPy's mean accumulates integers and bools in float64 (``numpy.mean``), without a converted block.
-_MEAN_ACCUMULATOR = {np.dtype(c): np.float64 for c in "?bBhHiIlLqQ"}
+_MEAN_ACCUMULATOR = {**{np.dtype(c): np.float64 for c in "?bBhHiIlLqQ"}, np.dtype(np.float16): np.float32}
+#: ... and float16 is accumulated in float32, its mean rounded back to float16 (as NumPy does).
+_MEAN_RESULT = {np.dtype(np.float16): np.float16}
 _mean_accepted: set = set()
 
 
@@ -295,6 +305,8 @@ def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
             if combined is not None:  # over a cut axis: combine's allreduce
                 out = reduce_over(combined[1], out, "sum", combined[2])
             np.divide(out, plan[2], out=out)  # (in place keeps a 0-d result an array)
+            if block.dtype in _MEAN_RESULT:
+                out = out.astype(_MEAN_RESULT[block.dtype])
             return DArray._wrap(out, plan[1], x._comm, _NUMPY)
     return _mean(x, axis=axis, keepdims=keepdims)
 
@@ -303,6 +315,10 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     if type(x) is not DArray:
         raise TypeError(message("mean", "expected a DArray", type(x).__name__))
     axes = normalize_axes("mean", axis, x.ndim)
+    if x.dtype.kind == "m" and x._xp is _NUMPY:  # durations: NumPy's sum divided by the count (a duration)
+        count = math.prod(x.shape[a] for a in axes)
+        with _empty_reduction(count):
+            return sum(x, axis=axis, keepdims=keepdims) / count
     check_category("mean", x.dtype, "any")
     xp = x._xp
     cut = grid_dims_cutting(x, axes)
@@ -317,6 +333,8 @@ def _mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
             partial = combine(partial, "sum", x._comm, x._layout, cut)
         with _empty_reduction(count):  # in place keeps a 0-d result an array
             np.divide(partial, count, out=partial)
+        if block.dtype in _MEAN_RESULT:
+            partial = partial.astype(_MEAN_RESULT[block.dtype])
         layout = x._layout.reduced(axes, keepdims)
         _remember(x, ("mean", axis, keepdims), axes, layout, _mean_accepted, cut)
         return DArray._wrap(partial, layout, x._comm, xp)
@@ -454,7 +472,7 @@ def _square(d):
 
 
 #: The largest finite value per real dtype (``numpy.finfo`` costs a microsecond per call).
-_FINITE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float32, np.float64)}
+_FINITE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32, np.float64)}
 
 
 def _corrected_m2(xp, acc, count: int):
