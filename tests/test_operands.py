@@ -117,3 +117,26 @@ def test_object_ufuncs_are_refused_on_every_rank():
     x = da.asarray(np.arange(12.0), split=0)
     assert_raises_everywhere(TypeError, identity, x, match="Python objects")
     assert_raises_everywhere(TypeError, da.fuse(lambda a: identity(a)), x, match="Python objects")
+
+
+@pytest.mark.parametrize("layout", layouts((6, 2), "split0", "replicated"), ids=str)
+def test_numpy_only_functions_take_array_likes(layout):
+    """partition, rot90, packbits, the nan-quantiles and the set functions of lists and NumPy arrays (alone or
+    beside a DArray), as NumPy."""
+    g = values(layout.shape, "float64")
+    x = layout.array(g)
+    v = [0.5, 0.25, 0.125, 1.0]
+    cases = {
+        "partition(list)": lambda m: m.partition(v, 1),
+        "argpartition(tuple)": lambda m: m.argpartition(tuple(v), 1),
+        "rot90(list)": lambda m: m.rot90([[1, 2], [3, 4]]),
+        "packbits(list)": lambda m: m.packbits([[True, False, True]]),
+        "unpackbits(ndarray)": lambda m: m.unpackbits(np.array([3, 255], dtype=np.uint8)),
+        "nanpercentile(list, DArray q)": lambda m: m.nanpercentile(v, m.asarray([25.0, 50.0])),
+        "nanquantile(ndarray, DArray q)": lambda m: m.nanquantile(np.array([v, v]), m.asarray(0.5), axis=0),
+        "intersect1d(list, list)": lambda m: m.intersect1d(v, [1.0, 0.5]),
+        "union1d(ndarray, tuple)": lambda m: m.union1d(np.array(v), (2.0,)),
+        "setdiff1d(list, DArray)": lambda m: m.setdiff1d([0.5, 7.0], x if m is da else g),
+    }
+    for name, f in cases.items():
+        assert_results_equal(f(da), f(np), err_msg=name)

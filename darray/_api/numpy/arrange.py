@@ -44,7 +44,7 @@ from ..._core.protocols import implements
 from ..._errors import AxisError, message
 from ..._comm.base import agree
 from ..._core.advanced import take_along_axis
-from ..creation import asarray
+from ..creation import as_darray, asarray
 from ..manipulation import broadcast_to, flip, permute_dims, reshape
 
 __all__ = ["put", "put_along_axis", "rot90"]  # numpy.take_along_axis is registered here too
@@ -60,8 +60,7 @@ def rot90(m, k: int = 1, axes=(0, 1)) -> DArray:
     >>> rot90(da.asarray([[1, 2], [3, 4]]), 2).gather().tolist()
     [[4, 3], [2, 1]]
     """
-    if not isinstance(m, DArray):
-        raise TypeError(message("numpy.rot90", "expected a DArray", type(m).__name__))
+    m = as_darray("numpy.rot90", m)  # NumPy's array-likes (a list, a NumPy array)
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError(message("numpy.rot90", "k must be an integer", k))
     axes = tuple(axes)

@@ -33,15 +33,14 @@ from ..._core.protocols import implements
 from ..._errors import AxisError, message
 from ..._layout import Layout, balanced_sizes
 from ..manipulation import concat, reshape
-from ..creation import zeros
+from ..creation import as_darray, zeros
 
 __all__ = ["packbits", "unpackbits"]
 
 
 def _checks(func: str, a, axis, bitorder) -> tuple[DArray, int]:
     name = f"numpy.{func}"
-    if not isinstance(a, DArray):
-        raise TypeError(message(name, "expected a DArray", type(a).__name__))
+    a = as_darray(name, a)  # NumPy's array-likes (a list, a NumPy array)
     if bitorder not in ("big", "little"):
         raise ValueError(message(name, "bitorder must be 'big' or 'little'", repr(bitorder)))
     if axis is None:

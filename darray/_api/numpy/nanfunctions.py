@@ -21,6 +21,8 @@ from ..._core.advanced import take_along_axis
 from ..._core.protocols import HANDLED_FUNCTIONS, implements
 from ..._core.reductions import normalize_axes
 from ..._errors import message
+from .._common import first_darray
+from ..creation import as_darray
 from ..data_types import astype
 from ..elementwise import clip, floor as _floor, isnan, maximum, minimum
 from ..manipulation import moveaxis, permute_dims, reshape
@@ -31,12 +33,13 @@ from ..statistical import all as _all, any as _any, sum as _sum
 __all__ = ["nanmedian", "nanquantile", "nanpercentile", "nancumsum", "nancumprod", "nanargmax", "nanargmin"]
 
 
-def _check(name: str, a, out) -> None:
-    if not isinstance(a, DArray):
-        raise TypeError(message(f"numpy.{name}", "expected a DArray as the array argument", type(a).__name__))
+def _check(name: str, a, out, *others) -> DArray:
+    """``a`` as a DArray (NumPy's array-likes replicated on the ranks of a DArray among ``others``)."""
+    a = as_darray(f"numpy.{name}", a, first_darray(*others))
     if out is not None:
         raise TypeError(message(f"numpy.{name}", "out= is not supported for DArrays", type(out).__name__,
                                 "None (assign the result instead)"))
+    return a
 
 
 def _quantiles(name: str, a: DArray, q, axis, method: str, keepdims: bool, scale: float):
@@ -108,7 +111,7 @@ def _same_rows(s: DArray, index: DArray) -> bool:
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                 weights=None, interpolation=None):
     """``numpy.nanquantile`` for DArrays: quantiles of the non-NaN values, method ``'linear'``."""
-    _check("nanquantile", a, out)
+    a = _check("nanquantile", a, out, q)
     _no_weights("nanquantile", weights, interpolation)
     return _quantiles("nanquantile", a, q, axis, method, keepdims, 1.0)
 
@@ -117,7 +120,7 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
                   weights=None, interpolation=None):
     """``numpy.nanpercentile`` for DArrays: percentiles of the non-NaN values, method ``'linear'``."""
-    _check("nanpercentile", a, out)
+    a = _check("nanpercentile", a, out, q)
     _no_weights("nanpercentile", weights, interpolation)
     return _quantiles("nanpercentile", a, q, axis, method, keepdims, 100.0)
 
@@ -132,7 +135,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     >>> float(numpy.nanmedian(da.asarray([1.0, numpy.nan, 3.0, 10.0])))
     3.0
     """
-    _check("nanmedian", a, out)
+    a = _check("nanmedian", a, out)
     return _quantiles("nanmedian", a, 0.5, axis, "linear", keepdims, 1.0)
 
 
@@ -144,7 +147,7 @@ def _no_weights(name: str, weights, interpolation) -> None:
 
 def _scan(name: str, plain, fill: float):
     def scan(a, axis=None, dtype=None, out=None):
-        _check(name, a, out)
+        a = _check(name, a, out)
         if a.dtype.kind in "fc":
             a = where(isnan(a), fill, a)
         return HANDLED_FUNCTIONS[plain](a, axis=axis, dtype=dtype)
@@ -161,7 +164,7 @@ nancumprod = _scan("nancumprod", np.cumprod, 1.0)
 
 def _arg(name: str, plain, fill: float):
     def arg(a, axis=None, out=None, *, keepdims=False):
-        _check(name, a, out)
+        a = _check(name, a, out)
         if a.dtype.kind in "fc":
             nan = isnan(a)
             if bool(_any(_all(nan, axis=axis))):  # the same verdict on every rank (a reduction)

@@ -34,6 +34,7 @@ from ..._core import DArray, wrap_like
 from ..._core.protocols import implements
 from ..._errors import message
 from ..._layout import normalize_axis
+from ..creation import as_darray
 from ..manipulation import reshape
 from ..sorting import _local_sort, argsort, sort
 
@@ -58,8 +59,7 @@ def _kth(func: str, kth, n: int) -> tuple[int, ...]:
 
 def _select(func: str, a, kth, axis, kind, order, index: bool) -> DArray:
     name = f"numpy.{func}"
-    if not isinstance(a, DArray):
-        raise TypeError(message(name, "expected a DArray", type(a).__name__))
+    a = as_darray(name, a)  # NumPy's array-likes (a list, a NumPy array)
     if kind != "introselect":
         raise ValueError(message(name, "unknown kind", repr(kind), "'introselect'"))
     if order is not None:

@@ -52,10 +52,12 @@ __all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_along"]
 
 # ---------------------------------------------------------------- helpers
 def _operands(func: str, *arrays) -> list[DArray]:
-    """The operands as DArrays (non-DArrays replicated on the first DArray's ranks), real or boolean."""
+    """The operands as DArrays (non-DArrays replicated on the first DArray's ranks; with none, the first laid out
+    as ``asarray`` lays out data and the others replicated on its ranks), real or boolean."""
     like = first_darray(*arrays)
-    if like is None:
-        raise TypeError(message(f"numpy.{func}", "needs a DArray operand", tuple(type(a).__name__ for a in arrays)))
+    if like is None:  # NumPy's array-likes alone: the first laid out as asarray lays out data
+        like = darray_of(func, arrays[0])
+        arrays = (like, *arrays[1:])
     out = [darray_of(func, a, like) for a in arrays]
     for a in out:
         if a.dtype.kind not in "biuf":
