@@ -140,3 +140,21 @@ def test_numpy_only_functions_take_array_likes(layout):
     }
     for name, f in cases.items():
         assert_results_equal(f(da), f(np), err_msg=name)
+
+
+@pytest.mark.parametrize("layout", layouts((6, 2), "split0", "replicated"), ids=str)
+def test_array_likes_beside_darrays(layout):
+    """A list or tuple in an array argument next to a DArray: clip's bounds, meshgrid, einsum, quantiles."""
+    g = values(layout.shape, "float64")
+    x = layout.array(g)
+    q = da.asarray([0.25, 0.75])
+    cases = {
+        "clip(x, 0, list)": lambda m: m.clip(x if m is da else g, 0.0, [0.5, 1.0]),
+        "clip(x, tuple, None)": lambda m: m.clip(x if m is da else g, (-0.5, 0.0), None),
+        "meshgrid(DArray, list)": lambda m: tuple(m.meshgrid(m.asarray([1.0, 2.0]), [3.0, 4.0, 5.0])),
+        "einsum(list, DArray)": lambda m: m.einsum("ij,j->i", g.tolist(), m.asarray([1.0, -1.0])),
+        "quantile(list, DArray q)": lambda m: m.quantile(g.tolist(), q if m is da else np.asarray(q), axis=0),
+        "percentile(ndarray, DArray q)": lambda m: m.percentile(g, 100 * q if m is da else 100 * np.asarray(q)),
+    }
+    for name, f in cases.items():
+        assert_results_equal(f(da), f(np), err_msg=name)

@@ -19,7 +19,7 @@ from .. import _debug
 from .._backend import NUMPY, contiguous_copy, from_numpy, is_numpy_namespace, namespace_of, to_numpy
 from .._core import DArray, redistribute_to, target_layout, to_backend_dtype, to_numpy_dtype
 from .._core.dtypes import DTYPES, check_dtype, is_extra
-from .._core.elementwise import astype
+from .._core.elementwise import astype, sequence_operand
 from .._errors import AxisError, message, names_errors
 from .._layout import Layout
 from .._comm import default_communicator, resolve_comm
@@ -646,6 +646,7 @@ def meshgrid(*arrays, indexing: str = "xy", split="auto", grid=None, comm=None) 
         raise ValueError(message("meshgrid", "unknown indexing", indexing, "'xy' or 'ij'"))
     vectors = []
     for a in arrays:
+        a = sequence_operand("meshgrid", a)  # a list or tuple: NumPy's array of it
         if getattr(a, "ndim", 1) != 1:
             raise ValueError(message("meshgrid", "inputs must be 1-d", getattr(a, "shape", None)))
         vectors.append(a.gather() if isinstance(a, DArray) else a)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .._core import DArray, local_operand
 from .._core.dtypes import check_category
-from .._core.elementwise import align_target, wrap_like
+from .._core.elementwise import align_target, sequence_operand, wrap_like
 from .._core.table import ELEMENTWISE
 from .._errors import message
 from .ufuncs import UFUNCS
@@ -31,6 +31,7 @@ def clip(x, /, min=None, max=None) -> DArray:
     if not isinstance(x, DArray):
         raise TypeError(message("clip", "expected a DArray", type(x).__name__))
     check_category("clip", x.dtype, "real numeric")
+    min, max = sequence_operand("clip", min), sequence_operand("clip", max)  # NumPy's lists and tuples of bounds
     target, layout = align_target("clip", [v for v in (x, min, max) if v is not None])
     if layout.shape != x.shape:  # bounds of more dimensions: the result takes the broadcast shape (NumPy's rule)
         from .manipulation import broadcast_to  # noqa: PLC0415

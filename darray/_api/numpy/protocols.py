@@ -20,7 +20,7 @@ from ..._errors import message
 from ..._layout import normalize_axis
 from .. import linalg as _linalg
 from ..array_likes import ROWS, accepting_array_likes
-from ..creation import asarray, empty_like, full, full_like, meshgrid, ones_like, tril, triu, zeros_like
+from ..creation import as_darray, asarray, empty_like, full, full_like, meshgrid, ones_like, tril, triu, zeros_like
 from ..cumulative import cumulative_prod, cumulative_sum, diff
 from ..data_types import astype, can_cast, result_type
 from ..elementwise import abs as _abs, clip, conj, isnan, maximum, minimum, real, sqrt
@@ -371,6 +371,7 @@ def _quantile_impl(name, a, q, axis, method, keepdims, scale):
         _debug.check_arguments(a.comm, name, q if not isinstance(q, DArray) else None, axis, method, keepdims)
     """Quantiles along ``axis`` (None, an int or a tuple) by a distributed sort, linear interpolation."""
     func = f"numpy.{name}"
+    a = as_darray(func, a, q if isinstance(q, DArray) else None)  # NumPy's array-likes (replicated beside q)
     if method != "linear":
         raise ValueError(f"{func}: only method='linear' is supported for DArrays; got {method!r}")
     qs = np.asarray(q, dtype=np.float64) / scale
@@ -452,6 +453,8 @@ def _einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     is summed as soon as no remaining operand and not the output has it.
     """
     no_out("einsum", out)
+    like = next((o for o in operands if isinstance(o, DArray)), None)
+    operands = tuple(as_darray("numpy.einsum", o, like) for o in operands)  # NumPy's array-likes, replicated
     if not isinstance(subscripts, str) or "..." in subscripts:
         raise TypeError("numpy.einsum: DArrays support explicit subscripts without '...'; "
                         f"got {subscripts!r}")
