@@ -824,7 +824,7 @@ def test_arange_linspace_bad_input():
     with pytest.raises(ValueError, match="^linspace: num must be a non-negative integer"):
         dx.linspace(0, 1, -1)
     with pytest.raises(TypeError, match="^full: fill_value must be a scalar"):
-        dx.full(3, [1, 2, 3])
+        dx.full(3, "abc")  # (an array fill_value broadcasts, as NumPy)
 
 
 def test_repeated_default_calls_give_what_the_first_gave(monkeypatch):

@@ -158,3 +158,15 @@ def test_array_likes_beside_darrays(layout):
     }
     for name, f in cases.items():
         assert_results_equal(f(da), f(np), err_msg=name)
+
+
+def test_zero_dimensional_arrays_where_numpy_takes_numbers():
+    """NumPy takes a 0-d array (a DArray too) for a number: repeat's count, logspace's ends, full's fill."""
+    x = da.asarray(np.arange(6.0).reshape(3, 2), split=0)
+    g = np.arange(6.0).reshape(3, 2)
+    assert_results_equal(da.repeat(x, np.asarray(2), axis=0), np.repeat(g, np.asarray(2), axis=0), err_msg="repeat")
+    for f in ("logspace", "geomspace"):
+        for end in (np.asarray(2.0), da.asarray(np.asarray(2.0))):
+            assert_results_equal(getattr(da, f)(np.asarray(1.0), end, 5), getattr(np, f)(1.0, 2.0, 5), err_msg=f)
+    for fill in ([1.0, 2.0], (1, 2), np.array([True, False]), da.asarray([1.0, 2.0])):
+        assert_results_equal(da.full((3, 2), fill), np.full((3, 2), np.asarray(fill)), err_msg=f"full({fill!r})")

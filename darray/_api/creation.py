@@ -152,8 +152,15 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, split="auto",
     dtype('int64')
     """
     _check_order("full", order)
-    if isinstance(fill_value, DArray):
+    if isinstance(fill_value, DArray) and fill_value.ndim == 0:
         fill_value = fill_value._scalar(lambda v: v, "full")
+    if isinstance(fill_value, (DArray, list, tuple, np.ndarray)):  # NumPy's array fill, broadcast to ``shape``
+        fill = as_darray("full", fill_value)
+        dtype = to_numpy_dtype(fill.dtype) if dtype is None else dtype
+        out = full(shape, np.zeros((), dtype)[()], dtype, order, device=device, split=split, grid=grid, sizes=sizes,
+                   halo=halo, boundary=boundary, comm=comm)
+        out[...] = fill
+        return out
     if not isinstance(fill_value, (bool, numbers.Number, np.generic)):
         raise TypeError(message("full", "fill_value must be a scalar", type(fill_value).__name__,
                                 "bool, int, float or complex"))

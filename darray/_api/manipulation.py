@@ -261,6 +261,8 @@ def repeat(x, repeats, /, *, axis: int | None = None) -> DArray:
         reps = to_numpy(repeats.gather() if isinstance(repeats, DArray) else repeats)  # (CuPy: a device copy)
         if reps.size == 0 and reps.dtype.kind == "f":  # [] is float64 to NumPy, and fine as counts
             reps = reps.astype(np.int64)
+        if reps.ndim == 0 and reps.dtype.kind in "iu":  # a 0-d array, as NumPy takes it
+            return repeat(x, int(reps), axis=axis)
         if reps.ndim != 1 or reps.shape[0] not in (1, x.shape[axis]) or reps.dtype.kind not in "iu":
             raise ValueError(message("repeat", "repeats must be an int or a 1-d integer array of the axis length",
                                      reps.shape, f"({x.shape[axis]},)"))

@@ -41,6 +41,8 @@ __all__ = ["array", "bartlett", "blackman", "diag_indices", "diag_indices_from",
 
 
 def _scalar(func: str, name: str, value):
+    if isinstance(value, (DArray, numpy.ndarray)) and value.ndim == 0:  # NumPy takes 0-d arrays
+        value = value.item()
     if not isinstance(value, (numbers.Number, numpy.generic)) or isinstance(value, bool):
         raise TypeError(message(func, f"{name} must be a number", value, "a scalar (array start/stop: not supported)"))
     return value
