@@ -240,7 +240,10 @@ def test_place_bad_input():
     assert_raises_everywhere(ValueError, da.place, x, [True] * 5, [1], match="same size")
     assert_raises_everywhere(ValueError, da.place, x, x > 2, [], match="empty array")
     assert_raises_everywhere(TypeError, np.place, x, x > 2, np.array([1.5]), match="place")
-    assert_raises_everywhere(TypeError, da.place, np.arange(6), x > 2, [1], match="DArray")
+    assert_raises_everywhere(TypeError, da.place, list(range(6)), x > 2, [1], match="DArray")  # (NumPy refuses a list too)
+    a = np.arange(6)  # a NumPy array (every rank's own) is written as NumPy writes it
+    da.place(a, x > 2, [1])
+    np.testing.assert_array_equal(a, np.where(np.arange(6) > 2, 1, np.arange(6)))
     y = da.arange(6)
     da.place(y, y > 9, [])  # nothing selected: empty values are fine, as in NumPy
     assert_equal(y, np.arange(6), err_msg="place nothing")
@@ -347,7 +350,10 @@ def test_copyto_bad_input():
     assert_raises_everywhere(ValueError, da.copyto, x, np.ones(5), match="could not broadcast")
     assert_raises_everywhere(TypeError, da.copyto, x, 1.0, where=da.arange(6), match="bool")
     assert_raises_everywhere(ValueError, da.copyto, x, 1.0, where=[[True, False]], match="where mask")
-    assert_raises_everywhere(TypeError, da.copyto, np.zeros(6), da.arange(6.0), match="DArray")
+    assert_raises_everywhere(TypeError, da.copyto, [0.0] * 6, da.arange(6.0), match="DArray")  # (NumPy refuses a list too)
+    a = np.zeros(6)  # a NumPy array (every rank's own) is written as NumPy writes it
+    da.copyto(a, da.arange(6.0))
+    np.testing.assert_array_equal(a, np.arange(6.0))
 
 
 # ---------------------------------------------------------------- piecewise
@@ -436,7 +442,10 @@ def test_fill_diagonal_3d(dtype):
 def test_fill_diagonal_bad_input():
     assert_raises_everywhere(ValueError, da.fill_diagonal, da.zeros(5), 1, match="2-d")
     assert_raises_everywhere(ValueError, np.fill_diagonal, da.zeros((3, 3, 4)), 1, match="equal length")
-    assert_raises_everywhere(TypeError, da.fill_diagonal, np.zeros((3, 3)), 1, match="DArray")
+    assert_raises_everywhere(TypeError, da.fill_diagonal, [[0, 0], [0, 0]], 1, match="DArray")  # (NumPy refuses a list too)
+    a = np.zeros((3, 3))  # a NumPy array (every rank's own) is written as NumPy writes it
+    da.fill_diagonal(a, 1)
+    np.testing.assert_array_equal(a, np.eye(3))
 
 
 # ---------------------------------------------------------------- lexsort

@@ -170,3 +170,24 @@ def test_zero_dimensional_arrays_where_numpy_takes_numbers():
             assert_results_equal(getattr(da, f)(np.asarray(1.0), end, 5), getattr(np, f)(1.0, 2.0, 5), err_msg=f)
     for fill in ([1.0, 2.0], (1, 2), np.array([True, False]), da.asarray([1.0, 2.0])):
         assert_results_equal(da.full((3, 2), fill), np.full((3, 2), np.asarray(fill)), err_msg=f"full({fill!r})")
+
+
+def test_in_place_functions_write_numpy_arrays():
+    """copyto, place, put, putmask, put_along_axis, fill_diagonal into a NumPy array (NumPy's target) from a DArray
+    or a list: written as NumPy writes it."""
+    v = da.asarray([7.0, 8.0, 9.0])
+    cases = {
+        "copyto(ndarray, DArray)": lambda m, a: m.copyto(a, v if m is da else v.gather()),
+        "place(ndarray, list, DArray)": lambda m, a: m.place(a, [[True, False, True]] * 2, v if m is da else
+                                                             v.gather()),
+        "put(ndarray, list, DArray)": lambda m, a: m.put(a, [0, 4], v[:2] if m is da else v.gather()[:2]),
+        "putmask(ndarray, DArray, list)": lambda m, a: m.putmask(a, m.asarray([[True, False, True]] * 2), [1.0, 2.0]),
+        "put_along_axis(ndarray, list, DArray)": lambda m, a: m.put_along_axis(a, np.array([[0], [2]]), v[:2].reshape(2, 1)
+                                                                               if m is da else [[7.0], [8.0]], 1),
+        "fill_diagonal(ndarray, 0-d DArray)": lambda m, a: m.fill_diagonal(a, m.asarray(5.0)),
+    }
+    for name, f in cases.items():
+        ours, theirs = np.zeros((2, 3)), np.zeros((2, 3))
+        f(da, ours)
+        f(np, theirs)
+        np.testing.assert_array_equal(ours, theirs, err_msg=name)

@@ -11,6 +11,7 @@ every rank passes alike.
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -30,7 +31,7 @@ from ..manipulation import concat
 
 __all__ = ["CASTINGS", "agreed", "axis_of", "blocks", "concat_axis", "concatenate", "darray_of", "first_cells",
            "integer", "no_out", "numpy_function", "numpy_name", "owner", "small", "split_along", "unsupported",
-           "whole", "with_axes"]
+           "whole", "with_axes", "writes_numpy_arrays"]
 
 #: NumPy's casting rules (``concatenate(..., casting=)``, ``copyto``).
 CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
@@ -99,6 +100,22 @@ def whole(x):
     if isinstance(x, DArray):
         return to_numpy(x.local if x.layout.is_replicated else x.gather())
     return x
+
+
+def writes_numpy_arrays(numpy_func: Callable) -> Callable[[Callable], Callable]:
+    """For a function that writes its first argument in place (``copyto``, ``place``, ``put``): a NumPy array there
+    (every rank's own whole array, which NumPy takes) is written by ``numpy_func`` itself, the DArrays among the
+    other arguments held whole (:func:`whole`; every rank passes the NumPy array, so every rank gathers)."""
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def write(target, *args, **kwargs):
+            if isinstance(target, np.ndarray):
+                return numpy_func(target, *map(whole, args), **{k: whole(v) for k, v in kwargs.items()})
+            return f(target, *args, **kwargs)
+
+        return write
+
+    return decorate
 
 
 def small(func: str, what: str, v) -> np.ndarray:

@@ -45,6 +45,7 @@ from ..._errors import AxisError, message
 from ..._comm.base import agree
 from ..._core.advanced import take_along_axis
 from ..creation import as_darray, asarray
+from ._common import writes_numpy_arrays
 from ..manipulation import broadcast_to, flip, permute_dims, reshape
 
 __all__ = ["put", "put_along_axis", "rot90"]  # numpy.take_along_axis is registered here too
@@ -110,6 +111,7 @@ def _write_back(a: DArray, flat: DArray) -> None:
 
 
 @implements(np.put)
+@writes_numpy_arrays(np.put)
 def put(a, ind, v, mode: str = "raise") -> None:
     """Set ``a.flat[ind] = v`` in place (``numpy.put``; ``v`` repeated to ``ind``'s length).
 
@@ -151,6 +153,7 @@ def put(a, ind, v, mode: str = "raise") -> None:
 
 
 @implements(np.put_along_axis)
+@writes_numpy_arrays(np.put_along_axis)
 def put_along_axis(arr, indices, values, axis) -> None:
     """Write ``values`` into ``arr`` at ``indices`` along ``axis``, in place (``numpy.put_along_axis``).
 

@@ -70,7 +70,7 @@ from ..data_types import astype
 from ..elementwise import imag, isnan, real
 from ..searching import argmax
 from ..statistical import any as _any
-from ._common import CASTINGS
+from ._common import CASTINGS, writes_numpy_arrays
 
 __all__ = ["choose", "compress", "copyto", "extract", "fill_diagonal", "lexsort", "piecewise", "place", "putmask",
            "select", "sort_complex"]
@@ -401,6 +401,7 @@ def extract(condition, arr) -> DArray:
 # ---------------------------------------------------------------- place, putmask, copyto
 @implements(np.place)
 @names_errors("numpy.place")
+@writes_numpy_arrays(np.place)
 def place(arr, mask, vals) -> None:
     """Set the cells of ``arr`` where ``mask`` is true to ``vals`` in turn, cycling them, in place (``numpy.place``).
 
@@ -442,6 +443,7 @@ def place(arr, mask, vals) -> None:
 
 @implements(np.putmask)
 @names_errors("numpy.putmask")
+@writes_numpy_arrays(np.putmask)
 def putmask(a, mask, values) -> None:
     """Set ``a.flat[i] = values.flat[i % values.size]`` where ``mask.flat[i]``, in place (``numpy.putmask``).
 
@@ -477,6 +479,7 @@ def putmask(a, mask, values) -> None:
 
 @implements(np.copyto)
 @names_errors("numpy.copyto")
+@writes_numpy_arrays(np.copyto)
 def copyto(dst, src, casting: str = "same_kind", where=True) -> None:
     """Copy ``src`` (broadcast) into ``dst`` where ``where`` is true, in place (``numpy.copyto``).
 
@@ -594,6 +597,7 @@ def piecewise(x, condlist, funclist, *args, **kw) -> DArray:
 
 @implements(np.fill_diagonal)
 @names_errors("numpy.fill_diagonal")
+@writes_numpy_arrays(np.fill_diagonal)
 def fill_diagonal(a, val, wrap: bool = False) -> None:
     """Set the main diagonal of ``a`` to ``val`` (cycled), in place (``numpy.fill_diagonal``).
 
