@@ -55,7 +55,7 @@ from ._common import (CorruptFileError, MissingChunkError, block_bounds, check_d
                       check_shape, check_table, checksum_table, collective, host_block, is_writer, verify_blocks,
                       warn_unchecked, wrap)
 
-__all__ = ["save", "load", "chunk_plan", "confined_store"]
+__all__ = ["save", "load", "chunk_plan", "confined_store", "write_regions", "aligned_with"]
 
 ATTRIBUTE = "darray"
 #: Key of the "darray" attribute saying that every chunk was written, also those holding only the fill value
@@ -337,46 +337,75 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
                                   compressors=compressors, zarr_format=3)
 
         collective(comm, create, func=func)
-        writer = is_writer(layout, rank) and block.size > 0
-        start, stop = block_bounds(layout, rank)
 
         def open_rw():
             array = zarr.open_array(store=confined_store(tmp, read_only=False, func=func), mode="r+")
             return array.with_config({"write_empty_chunks": True})  # every chunk a file: a missing one is lost
 
         array = collective(comm, open_rw, func=func)
-        if aligned:
-            def write_all():
-                if writer:
-                    array[tuple(slice(a, b) for a, b in zip(start, stop)) or ...] = block
 
-            collective(comm, write_all, func=func)
-            return
-        # uneven blocks: whole chunks in parallel, then shared chunks in conflict-free rounds
-        boxes = list(product(*(_pieces(a, b, c, n) for a, b, c, n in zip(start, stop, chunks, layout.shape))))
-        whole = [box for box in boxes if all(p[2] for p in box)] if writer else []
-        shared = [box for box in boxes if not all(p[2] for p in box)] if writer else []
+        def put(cells, local):
+            array[cells or ...] = block[local or ...]  # (a 0-d array: [...])
 
-        def put(box):
-            cells = tuple(slice(s, e) for s, e, _ in box)
-            local = tuple(slice(s - a, e - a) for (s, e, _), a in zip(box, start))
-            array[cells] = block[local]
+        write_regions(comm, layout, chunks, put, func=func, aligned=aligned)
 
-        def write_whole():
-            for box in whole:
-                put(box)
 
-        collective(comm, write_whole, func=func)
-        ks = _colors(layout, chunks)
-        index = layout.block_index(rank)
-        color = tuple(i % k for i, k in zip(index, ks))
-        for turn in product(*(range(k) for k in ks)):
-            def write_turn():
-                if turn == color:
-                    for box in shared:
-                        put(box)
+def aligned_with(layout, chunks) -> bool:
+    """True when every block boundary of ``layout`` is a chunk boundary of ``chunks`` (no chunk is shared)."""
+    for axis, c in enumerate(chunks):
+        n = layout.shape[axis]
+        if any(0 < o < n and o % c for o in layout.offsets[axis][1:-1]):
+            return False
+    return True
 
-            collective(comm, write_turn, func=func)  # a barrier between rounds
+
+def write_regions(comm, layout, chunks, put, *, func: str, aligned: bool | None = None) -> None:
+    """Write this rank's block into a store whose write grid is ``chunks``, never two ranks in one chunk (collective).
+
+    ``put(cells, local)`` writes ``block[local]`` to the store's ``cells`` (tuples of
+    slices, global and block-relative); it runs only on the rank that writes the
+    block (:func:`~darray.io._common.is_writer`; none for an empty block). Where no
+    chunk straddles two blocks (``aligned``, computed when None) every rank writes
+    its whole block at once; else first the whole chunks only it touches (in
+    parallel), then the shared chunks in conflict-free rounds separated by a
+    barrier (see :mod:`darray.io.zarr_io`). Every failure is agreed: the same error
+    on every rank.
+    """
+    rank = comm.rank
+    if aligned is None:
+        aligned = aligned_with(layout, chunks)
+    start, stop = block_bounds(layout, rank)
+    writer = is_writer(layout, rank) and math.prod(b - a for a, b in zip(start, stop)) > 0
+    if aligned:
+        def write_all():
+            if writer:
+                put(tuple(slice(a, b) for a, b in zip(start, stop)),
+                    tuple(slice(0, b - a) for a, b in zip(start, stop)))
+
+        collective(comm, write_all, func=func)
+        return
+    boxes = list(product(*(_pieces(a, b, c, n) for a, b, c, n in zip(start, stop, chunks, layout.shape))))
+    whole = [box for box in boxes if all(p[2] for p in box)] if writer else []
+    shared = [box for box in boxes if not all(p[2] for p in box)] if writer else []
+
+    def put_box(box):
+        put(tuple(slice(s, e) for s, e, _ in box), tuple(slice(s - a, e - a) for (s, e, _), a in zip(box, start)))
+
+    def write_whole():
+        for box in whole:
+            put_box(box)
+
+    collective(comm, write_whole, func=func)
+    ks = _colors(layout, chunks)
+    index = layout.block_index(rank)
+    color = tuple(i % k for i, k in zip(index, ks))
+    for turn in product(*(range(k) for k in ks)):
+        def write_turn():
+            if turn == color:
+                for box in shared:
+                    put_box(box)
+
+        collective(comm, write_turn, func=func)  # a barrier between rounds
 
 
 def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None, verify="auto"):
