@@ -15,6 +15,11 @@
   into a DArray. xarray's ``.interp()`` hands the data to SciPy, which
   gathers it with ``numpy.asarray``; :func:`interp` is the distributed
   equivalent for methods ``linear`` and ``nearest``.
+  :func:`to_zarr` / :func:`to_netcdf` write DArray-backed Datasets and
+  DataArrays at any number of ranks (xarray's own ``to_zarr`` /
+  ``to_netcdf`` work at 1 rank only; see :mod:`darray.io.xarray_io`):
+  ``to_zarr`` writes each rank's blocks in parallel, ``to_netcdf`` gathers
+  onto rank 0, which alone writes the file.
 
 A DArray as a dask chunk source: ``dask.array.from_array(x, chunks=...)``
 reads each chunk with ``x[region]``. The chunks are DArrays (dask keeps them
@@ -55,9 +60,10 @@ import darray
 
 from ._comm import resolve_comm
 from ._core.redistribute import make_layout
+from .io.xarray_io import to_netcdf, to_zarr  # DArray-backed xarray data to files, collectively
 from .io.zarr_io import save as save_zarr  # a zarr store whatever the path's extension
 
-__all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray", "interp"]
+__all__ = ["from_dask", "to_dask", "to_xarray", "from_xarray", "interp", "to_zarr", "to_netcdf"]
 
 
 def _dask_array(func: str):
