@@ -21,6 +21,7 @@ from .._config import config
 from .._errors import message
 from .._layout import Layout
 from .dtypes import check_dtype, to_numpy_dtype
+from .foreign import refuse_foreign_writer
 
 __all__ = ["DArray"]
 
@@ -230,6 +231,8 @@ class DArray:
         return to_dask(self, via_zarr=via_zarr)
 
     def __array__(self, dtype=None, copy=None):
+        if self._comm.size > 1:
+            refuse_foreign_writer(self._comm.size)  # xarray's own to_zarr / to_netcdf: name the collective writers
         if self.size > config.gather_warn_size:
             warnings.warn(f"numpy.asarray: gathering a DArray of {self.size} elements onto every rank "
                           f"(more than darray.config.gather_warn_size={config.gather_warn_size})",
