@@ -96,6 +96,20 @@ def test_to_zarr_dataarray_every_layout(ndim, comm, shared):
         _same(comm, np.array_equal(back.values, np.asarray(x)) and back.name is None, f"unnamed {spec}")
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_to_zarr_darray_coordinate_and_scalar(zarr_format, comm, shared):
+    """A DArray-backed non-index coordinate and a 0-d DArray variable; zarr v2 and v3 stores."""
+    ref = np.arange(35.0).reshape(7, 5) - 0.5
+    x = da.asarray(ref, split=1)
+    total = da.sum(x)
+    ds = xr.Dataset({"v": to_xarray(x, dims=("y", "x")), "s": to_xarray(total, dims=())},
+                    coords={"c": ("y", da.asarray(np.arange(7.0) * 3, split=0))})
+    to_zarr(ds, shared / "s.zarr", zarr_format=zarr_format)
+    back = xr.open_zarr(shared / "s.zarr")
+    _same(comm, np.array_equal(back["v"].values, np.asarray(x)) and float(back["s"]) == float(total)
+          and "c" in back.coords and np.array_equal(back["c"].values, np.arange(7.0) * 3), f"v{zarr_format}")
+
+
 def test_to_zarr_chunks_across_blocks(comm, shared):
     """encoding chunks that straddle the blocks: ranks sharing a chunk write in turns; the data is exact."""
     ref = np.arange(13 * 6, dtype=np.float32).reshape(13, 6) / 7
