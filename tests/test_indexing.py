@@ -307,3 +307,26 @@ def test_remembered_key_forms_never_collide():
     assert _memo_key((slice(1, -1), slice(None)), (10, 8)) != _memo_key((slice(1, -1), slice(None)), (10, 9))
     assert _memo_key((slice(np.int64(1), None), slice(None)), (4, 4)) == _memo_key((slice(1, None), slice(None)),
                                                                                        (4, 4))
+
+
+def test_element_loops_on_cut_arrays_warn_once_per_line(monkeypatch):
+    """Element reads of a cut array are collectives: after many, the reading line is named once (rank 0)."""
+    import warnings
+
+    from darray._core import element_reads
+
+    monkeypatch.setattr(element_reads, "_reads", 0)
+    monkeypatch.setattr(element_reads, "_warned", set())
+    x = da.asarray(np.arange(40.0), split=0)
+    cut = x.layout.split[0] is not None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        total = 0.0
+        for _ in range(2 * element_reads.READS_BEFORE_WARNING // 40):
+            for i in range(40):
+                total += float(x[i])
+    named = [w for w in caught if issubclass(w.category, element_reads.PerformanceWarning)]
+    assert total == 2 * element_reads.READS_BEFORE_WARNING // 40 * 780.0
+    assert len(named) == (1 if cut and x.comm.rank == 0 else 0), [str(w.message) for w in named]
+    if named:
+        assert named[0].filename == __file__ and "darray.fuse" in str(named[0].message)

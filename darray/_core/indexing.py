@@ -24,6 +24,7 @@ from .._layout import Layout
 from .._layout.layout import replicated_layout
 from .array import DArray
 from .dtypes import is_extra
+from .element_reads import count_element_read
 from .fields import field, is_field_key, set_field
 from .keys import out_of_bounds
 from .views import link, plain, write_through
@@ -304,6 +305,8 @@ def getitem(x: DArray, key) -> DArray:
         if held is not None:  # a true view: the owners keep their part of the row, the others hold nothing
             return DArray._wrap(xp.reshape(part, held.block_shape(x._comm.rank)), held, x._comm, xp)
     if cut_ints:  # integers on cut axes: the owner broadcasts its row along those grid dims
+        if not shape:  # one element: a loop of these is a message round per element
+            count_element_read(x.shape, x._comm.rank)
         part = _broadcast_owner(x, part, selections, cut_ints)
     part = xp.reshape(part, shape) if tuple(part.shape) != shape else part
     out = DArray._wrap(part, layout, x._comm, xp)
