@@ -165,6 +165,11 @@ def _unique_local(x: DArray, indices: bool, inverse: bool, counts: bool):
     xp = x._xp
     block = x.local
     dims = x._layout.dims
+    if not (indices or inverse or counts):  # the values alone: one sort (unique_all's argsort costs ~15x more)
+        values = xp.unique_values(block)
+        n = tuple(values.shape)
+        layout = Layout(n, dims, (None,) * len(dims), tuple((s,) for s in n))
+        return DArray._wrap(values, layout, x._comm, xp), None, None, None
     try:
         res = xp.unique_all(block)
     except NotImplementedError:  # torch (array-api-compat 1.x) has no unique_all: NumPy's, on a host view
