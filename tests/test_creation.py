@@ -844,7 +844,7 @@ def test_repeated_default_calls_give_what_the_first_gave(monkeypatch):
         with pytest.raises(ValueError, match="negative dimensions"):
             da.zeros((-5, 13))
         with pytest.raises(TypeError):
-            da.zeros((5, 13), dtype=[("x", "f8")])
+            da.zeros((5, 13), dtype=[("name", "U8")])  # (records of numbers are darray dtypes; of text, not)
     distributed = da.zeros((5, 13)).layout
     monkeypatch.setattr(da.config, "min_distributed_size", 10**6)  # (a setting changed: replicated from now on)
     assert da.zeros((5, 13)).layout.whole

@@ -495,9 +495,10 @@ def _arange_of_times(start, stop, step, dtype, *, device, split, grid, sizes, ha
         count = int(np.asarray(step).astype(step_dtype).view(np.int64)) if isinstance(step, (np.timedelta64,
                                                                                            datetime.timedelta)) \
             else int(step)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(message(func, "cannot make dates or durations of the bounds", (start, stop, step),
-                                 f"bounds NumPy converts to one datetime64/timedelta64 unit ({exc})")) from None
+    except (TypeError, ValueError) as exc:  # (NumPy's TypeError: bounds that are neither numbers nor dates)
+        raise TypeError(message(func, "start, stop and step must be real numbers, or dates and durations",
+                                (start, stop, step), f"bounds NumPy converts to one datetime64/timedelta64 unit "
+                                f"({exc})")) from None
     if np.isnat(first) or np.isnat(last):
         raise ValueError(message(func, "cannot compute length", (start, stop), "bounds that are not NaT"))
     if count == 0:

@@ -35,10 +35,11 @@ import warnings
 import numpy as np
 
 import darray
+from .._core.dtypes import is_extra
 
 __all__ = ["CorruptFileError", "ChecksumError", "MissingChunkError", "MissingChecksumWarning", "collective",
            "warn_unchecked", "agree", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
-           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "check_table", "block_bounds",
+           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "has_times", "check_table", "block_bounds",
            "VERIFY_MAX_BYTES", "CHECKSUM_VERSION", "mpi_comm", "check_shape", "check_fits", "physical_memory",
            "MAX_NDIM"]
 
@@ -164,13 +165,20 @@ def check_darray(func: str, x) -> None:
 
 
 def check_dtype(func: str, dtype) -> np.dtype:
-    """Refuse what darray cannot hold (objects, strings, records) before reading any data."""
+    """Refuse what darray cannot hold (objects, strings) before reading any data."""
     dtype = np.dtype(dtype)
-    if dtype.hasobject or dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
+    if dtype.hasobject or dtype.subdtype is not None or (dtype.kind not in "biufc" and not is_extra(dtype)):
         shown = dtype.descr if dtype.fields is not None else dtype.str
-        raise TypeError(f"{func}: unsupported stored dtype; got {shown!r}, expected bool, int, uint, float "
-                        f"or complex (object arrays are never unpickled)")
+        raise TypeError(f"{func}: unsupported stored dtype; got {shown!r}, expected bool, int, uint, float, "
+                        f"complex, datetime64, timedelta64 or records of those (object arrays are never unpickled)")
     return dtype
+
+
+def has_times(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` holds dates or durations, also in a record's fields (HDF5 has no type for them)."""
+    if dtype.names is not None:
+        return any(has_times(dtype.fields[name][0].base) for name in dtype.names)
+    return dtype.kind in "Mm"
 
 
 #: NumPy's limit on the number of dimensions.
@@ -267,7 +275,7 @@ def _little(block) -> np.ndarray:
 
 def _binding(dtype, shape, start, stop) -> bytes:
     """What a version-2 digest covers before the block's bytes: the dtype, the array's shape, the block's bounds."""
-    doc = {"dtype": _le(dtype).str, "shape": [int(n) for n in shape], "start": [int(a) for a in start],
+    doc = {"dtype": dtype_text(dtype), "shape": [int(n) for n in shape], "start": [int(a) for a in start],
            "stop": [int(b) for b in stop]}
     return b"darray-block\0" + json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("ascii") + b"\0"
 
@@ -275,7 +283,7 @@ def _binding(dtype, shape, start, stop) -> bytes:
 def _sha256(prefix: bytes, a: np.ndarray) -> str:
     h = hashlib.sha256(prefix)
     if a.size:
-        h.update(memoryview(a.reshape(-1)).cast("B"))
+        h.update(memoryview(a.reshape(-1).view(np.uint8)))  # (a byte view: dates and records export no buffer format)
     return h.hexdigest()
 
 
@@ -333,11 +341,32 @@ def checksum_table(x, block: np.ndarray) -> dict:
     for r, start, stop in writer_blocks(layout):
         blocks.append({"start": list(start), "stop": list(stop), "sha256": bytes(table[r, 1:]).hex()})
     return {"format": CHECKSUM_FORMAT, "version": CHECKSUM_VERSION, "algorithm": "sha256", "shape": list(layout.shape),
-            "dtype": _le(x.dtype).str, "blocks": blocks}
+            "dtype": dtype_text(x.dtype), "blocks": blocks}
 
 
 def _le(dtype) -> np.dtype:
     return np.dtype(dtype).newbyteorder("<")
+
+
+def dtype_text(dtype) -> str | list:
+    """``dtype`` (little-endian) as JSON holds it: its string, or a record's field list (``descr``).
+
+    >>> stored_dtype(dtype_text(np.dtype([("x", "f8"), ("p", [("a", "u1")], (2,))]))) == np.dtype(
+    ...     [("x", "<f8"), ("p", [("a", "u1")], (2,))])
+    True
+    """
+    dtype = _le(dtype)
+    return dtype.str if dtype.names is None else dtype.descr
+
+
+def stored_dtype(text) -> np.dtype:
+    """The dtype :func:`dtype_text` wrote (plain data only: a string, or nested lists of names and formats)."""
+    def field(entry):
+        name, form, *shape = entry
+        form = [field(f) for f in form] if isinstance(form, list) else str(form)
+        return (str(name), form, *(tuple(int(n) for n in s) for s in shape))
+
+    return _le(np.dtype([field(f) for f in text]) if isinstance(text, list) else np.dtype(str(text)))
 
 
 def check_table(func: str, table, shape, dtype) -> list:
@@ -363,7 +392,7 @@ def check_table(func: str, table, shape, dtype) -> list:
         if type(version) is not int or version not in READABLE_VERSIONS:
             raise CorruptFileError(f"{func}: unsupported checksum table version; got {version!r}, expected one of "
                                    f"{list(READABLE_VERSIONS)} (written by a newer darray, or damaged)")
-        if tuple(table["shape"]) != tuple(shape) or _le(table["dtype"]) != _le(dtype):
+        if tuple(table["shape"]) != tuple(shape) or stored_dtype(table["dtype"]) != _le(dtype):
             raise ChecksumError(f"{func}: the stored checksums describe another array; got shape "
                                 f"{tuple(table['shape'])} dtype {table['dtype']}, expected shape {tuple(shape)} "
                                 f"dtype {np.dtype(dtype).str}")

@@ -133,12 +133,22 @@ def save(path, x, *, checksum: bool = True, compressors="auto", dataset: str | N
     """
     kind = format_of("save", path)
     _check_keywords("save", kind, path, dataset, compressors)
+    x = _packed(x)
     if kind == "npy":
         save_npy(path, x, checksum=checksum, _func="save")
     elif kind == "hdf5":
         save_hdf5(path, x, "data" if dataset is None else dataset, checksum=checksum, _func="save")
     else:
         save_zarr(path, x, checksum=checksum, compressors=compressors)
+
+
+def _packed(x):
+    """``x``, its records packed where fields leave gaps (``r[["x", "t"]]``): files store the fields only."""
+    dtype = getattr(x, "dtype", None)
+    if not isinstance(dtype, np.dtype) or dtype.names is None:
+        return x
+    packed = np.dtype([(name, dtype.fields[name][0]) for name in dtype.names])
+    return x if packed == dtype else x.astype(packed)
 
 
 def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", comm=None, verify="auto",

@@ -30,7 +30,8 @@ from ._atomic import atomic_targets
 from .._comm import resolve_comm
 from .._core import make_layout
 from ._common import (CorruptFileError, block_bounds, check_darray, check_dtype, check_fits, check_shape, check_table,
-                      checksum_table, collective, host_block, is_writer, mpi_comm, verify_blocks, warn_unchecked, wrap)
+                      checksum_table, collective, has_times, host_block, is_writer, mpi_comm, verify_blocks,
+                      warn_unchecked, wrap)
 
 __all__ = ["save_hdf5", "load_hdf5"]
 
@@ -105,6 +106,9 @@ def save_hdf5(path, x, dataset: str = "data", *, checksum: bool = True, _func: s
     """
     func = _func
     check_darray(func, x)
+    if has_times(x.dtype):  # (h5py: "No conversion path for dtype"; raised alike on every rank, before any file)
+        raise TypeError(f"{func}: HDF5 has no type for datetime64/timedelta64; got {x.dtype}, expected numbers "
+                        f"(save dates as .npy or zarr, or as int64 counts: x.astype('int64'))")
     check_dataset_name(func, dataset)
     comm, layout = x.comm, x.layout
     h5py = collective(comm, _h5py, func=func)

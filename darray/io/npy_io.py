@@ -143,7 +143,7 @@ def save_npy(path, x, *, checksum: bool = True, _func: str = "save_npy") -> None
                     start, _ = block_bounds(layout, comm.rank)
                     fd = os.open(tmp, os.O_WRONLY)
                     try:
-                        _pwrite_all(fd, memoryview(block.reshape(-1)).cast("B"),
+                        _pwrite_all(fd, memoryview(block.reshape(-1).view(np.uint8)),
                                     len(header) + _flat_offset(start, shape) * dtype.itemsize)
                     finally:
                         os.close(fd)
@@ -294,7 +294,7 @@ def load_npy(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="non
             return out
         if not fortran and _contiguous(start, stop, shape) and dtype.isnative:
             with open(path, "rb") as f:
-                _pread_into(f.fileno(), memoryview(out.reshape(-1)).cast("B"),
+                _pread_into(f.fileno(), memoryview(out.reshape(-1).view(np.uint8)),
                             offset + _flat_offset(start, shape) * dtype.itemsize)
             return out
         out[...] = mapped()[region]

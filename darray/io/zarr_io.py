@@ -302,6 +302,11 @@ def _colors(layout, chunks) -> tuple[int, ...]:
     return tuple(ks)
 
 
+def _has_subarrays(dtype: np.dtype) -> bool:
+    return dtype.names is not None and any(
+        dtype.fields[name][0].subdtype is not None or _has_subarrays(dtype.fields[name][0]) for name in dtype.names)
+
+
 def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     """Write ``x`` to a zarr v3 store at ``path`` in parallel (collective).
 
@@ -321,6 +326,9 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     """
     func = "save"
     check_darray(func, x)
+    if _has_subarrays(np.dtype(x.dtype)):  # (zarr 3 stores them as raw bytes: their type would be lost)
+        raise TypeError(f"{func}: zarr keeps no subarray fields of records; got {x.dtype}, expected fields of "
+                        f"one value each (save as .npy, or split the field: x['v'][..., 0], ...)")
     zarr = collective(x.comm, _zarr, func=func)
     comm, layout = x.comm, x.layout
     rank = comm.rank
@@ -333,7 +341,8 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
             if rank == 0:
                 attrs = {ATTRIBUTE: {"checksums": table, EVERY_CHUNK: True}} if table is not None else {}
                 zarr.create_array(store=confined_store(tmp, read_only=False, func=func), shape=layout.shape,
-                                  chunks=chunks, dtype=dtype, fill_value=0, attributes=attrs,
+                                  chunks=chunks, dtype=dtype, attributes=attrs,
+                                  fill_value=0 if dtype.names is None else np.zeros((), dtype)[()],  # (records)
                                   compressors=compressors, zarr_format=3)
 
         collective(comm, create, func=func)
