@@ -25,12 +25,25 @@ imported, so the whole suite runs with that library's local blocks (the
 variable reaches the ``mpiexec`` runs of ``tests/test_ranks.py`` through the
 environment). ``array_api_strict`` stands in for CuPy where no GPU is: it
 proves that no NumPy-only call sneaks into darray. Tests that cannot run on a
-backend are deselected -- not skipped -- by nodeid prefix, each with its reason:
-``NUMPY_ONLY`` (NumPy features: ufuncs on DArrays) for every other backend,
-then ``STRICT_EXCLUDED`` / ``TORCH_EXCLUDED`` (NumPy semantics the standard
-leaves open, library gaps), or by a ``pytest.mark.numpy_only`` marker. Loops
-over dtypes inside tests use ``darray.testing.backend_dtypes()``. The header
-names the backend; the summary counts the deselected tests per reason::
+backend are deselected -- not skipped -- each with its reason (the summary counts
+them per reason):
+
+- a test or a whole file (``pytestmark``) carries a marker:
+  ``pytest.mark.numpy_only(reason=...)`` (NumPy features, such as ufuncs on
+  DArrays, or process-level tests: every other backend), or
+  ``pytest.mark.not_on("array_api_strict", "torch", reason=...)`` (NumPy
+  semantics the standard leaves open, library gaps; ``distributed=True``:
+  only in the ``mpiexec`` runs);
+- a parameter case, or a doctest in darray/ (no place for a marker), is named
+  in a table here: ``NUMPY_ONLY`` for every other backend, then
+  ``STRICT_EXCLUDED`` / ``TORCH_EXCLUDED``. Every run checks every entry
+  against the tests it collected: an entry whose file is gone, or whose file
+  was collected with no test the entry names, stops the run (a renamed test
+  would otherwise run again where it fails, or an entry silently match
+  nothing).
+
+Loops over dtypes inside tests use ``darray.testing.backend_dtypes()``. The
+header names the backend::
 
     DARRAY_TEST_BACKEND=array_api_strict python -m pytest -k "not test_ranks" tests
 
@@ -72,21 +85,10 @@ TEST_BACKEND = os.environ.get("DARRAY_BACKEND") or "numpy"
 
 from darray._api.numpy import names as _numpy_names  # noqa: E402
 
-#: Deselected for every local backend but NumPy: they test NumPy-only features.
+#: Deselected for every local backend but NumPy: parameter cases and doctests (whole tests and files carry
+#: ``pytest.mark.numpy_only`` instead).
 _UFUNC = "NumPy ufuncs on a DArray (np.sin(x), out=, where=, ndarray <op> DArray) run on NumPy blocks only"
 NUMPY_ONLY = {
-    **{f"tests/test_protocols.py::{t}": _UFUNC for t in (
-        "test_unary_ufuncs", "test_binary_ufuncs", "test_ufunc_int_and_mixed_dtypes", "test_two_output_ufuncs",
-        "test_out", "test_out_marks_the_halo_stale", "test_where", "test_out_is_returned",
-        "test_ufunc_accumulate_and_outer",
-        "test_ufunc_errors_raise_everywhere")},
-    "tests/test_elementwise.py::test_numpy_array_on_the_left": _UFUNC,
-    "tests/test_interop.py::test_xarray_arithmetic_and_isel": "xarray applies np.sin through __array_ufunc__: " + _UFUNC,
-    "tests/test_compiled.py": "the compiled lean paths take NumPy blocks only (other blocks take the general "
-                              "paths, which the whole suite tests)",
-    "tests/test_bench.py": "darray bench compares with NumPy / mpi4py programs on NumPy buffers and trains darray.nn",
-    "tests/test_fuse_cuda_source.py": "runs fuse's CUDA C, compiled on the host, over NumPy blocks posing as CuPy "
-                                      "ones (the GPU itself: tests/gpu/test_fuse_cuda.py)",
     **{f"tests/test_numpy_names.py::test_ufunc_names_match_numpy[{name}]": "a NumPy ufunc name without a standard "
        "equivalent: " + _UFUNC for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
     **{f"darray/_api/{path}": "the example runs a ufunc method with NumPy's loops (at, reduceat, accumulate of "
@@ -99,42 +101,27 @@ NUMPY_ONLY = {
        for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},
 }
 
-#: Deselected for every local backend but NumPy: files that launch their own jobs to test what happens to
-#: processes (failures, signals, ranks leaving, killed saves, the harness itself, scripts that pick their own
-#: blocks). The block library plays no part there, and they take a third of a stage's one-process time.
-_PROCESS_LEVEL = "launches its own jobs to test process-level behaviour, which the local block library plays no " \
-                 "part in: run in the NumPy stage"
-PROCESS_LEVEL = {f"tests/{path}": _PROCESS_LEVEL for path in (
-    "test_faults.py", "test_leaving.py", "test_reliability.py", "test_io_staging.py", "test_harness.py",
-    "test_io_bench.py", "gpu/test_gpu_script.py")}
-
-#: Deselected for array_api_strict: NumPy semantics that the Array API standard leaves unspecified
-#: or forbids, which darray inherits from the local library (NumPy and torch define them).
+#: Deselected for array_api_strict: parameter cases (whole tests carry ``pytest.mark.not_on``) of NumPy
+#: semantics that the Array API standard leaves unspecified or forbids, which darray inherits from the local
+#: library (NumPy and torch define them).
 STRICT_EXCLUDED = {
-    "tests/test_elementwise.py::test_astype_complex_to_integer": "complex -> integer casts are forbidden by the standard",
     "tests/test_methods.py::test_method_matches_numpy[astype-complex]": "complex -> real casts are forbidden by the "
                                                                         "standard",
     "tests/test_methods.py::test_method_matches_numpy[sum(dtype)-bool]": "the standard sums numbers only: "
                                                                          "array-api-strict refuses sum(bool, dtype=)",
-    **{f"tests/test_methods.py::{t}": "array-api-strict arrays have no views (x.view needs NumPy, CuPy or torch "
-       "blocks)" for t in ("test_method_matches_numpy[view(", "test_views_share_the_blocks",
-                           "test_view_with_another_itemsize")},
+    "tests/test_methods.py::test_method_matches_numpy[view(": "array-api-strict arrays have no views (x.view needs "
+                                                              "NumPy, CuPy or torch blocks)",
     **{f"tests/test_elementwise.py::test_type_promotion[{pair}]": "mixed-kind promotion (int with float, uint64 "
        "with int64) is unspecified by the standard" for pair in ("int32-float32", "int8-float32", "uint64-int64")},
     **{f"tests/test_elementwise.py::test_python_scalar_promotion[{case}]": "a Python float/complex/bool scalar with "
        "an integer array is unspecified by the standard" for case in ("int32-2.5", "uint16-2.0", "int64-1j",
                                                                        "int16-True")},
-    "tests/test_elementwise.py::test_reflected_bool_scalar": "a Python bool scalar with a float array is unspecified "
-                                                             "by the standard",
-    "tests/test_elementwise.py::test_divide_integers": "true division of integer arrays is unspecified by the standard",
     "tests/test_searching.py::test_where_broadcasting[mixed-kinds": "where with a float and an int branch "
                                                                    "(mixed-kind promotion)",
-    **{f"tests/test_temporaries.py::{t}": "buffer reuse needs NumPy's ufuncs (out=): the standard's functions make "
-       "a new array per call, so array-api-strict blocks hold one per operator" for t in (
-        "test_chain_reuses_its_temporary", "test_shifted_slice_stencil_holds_two_shares")},
 }
 
-#: Deselected for torch: what torch does otherwise where the standard leaves it open, and torch's gaps.
+#: Deselected for torch: parameter cases and doctests (whole tests carry ``pytest.mark.not_on``) where torch
+#: does otherwise than NumPy where the standard leaves it open, and torch's gaps.
 #: (Loops over dtypes skip those torch lacks: darray.testing.backend_dtypes().)
 _TORCH_UINT = "torch has no arithmetic kernels for uint16/uint32/uint64 (array-api-compat lists no such dtypes)"
 _TORCH_FLOAT32 = "torch promotes integers with floats to its default float32 (NumPy: float64); mixed-kind " \
@@ -146,22 +133,13 @@ TORCH_EXCLUDED = {
     **{f"tests/test_elementwise.py::test_python_scalar_promotion[{case}]": _TORCH_FLOAT32
        for case in ("int32-2.5", "int64-1j")},
     "tests/test_elementwise.py::test_python_scalar_promotion[uint16-2.0]": _TORCH_UINT,
-    "tests/test_elementwise.py::test_divide_integers": "torch divides integer arrays into its default float32 "
-                                                      "(NumPy: float64); unspecified by the standard",
-    "tests/test_elementwise.py::test_python_int_out_of_range": "torch wraps a Python int outside the array's dtype "
-                                                               "(NumPy 2 raises OverflowError); unspecified by the "
-                                                               "standard",
     "tests/test_reductions.py::test_dtype_argument[sum-uint8-uint16-": _TORCH_UINT,
-    "tests/test_cumulative.py::test_cumulative_dtypes[cumulative_sum-uint8-uint64]": _TORCH_UINT,
-    "tests/test_cumulative.py::test_cumulative_dtypes[cumulative_prod-uint8-uint64]": _TORCH_UINT,
-    "tests/test_numpy_functions.py::test_bincount[uint64]": _TORCH_UINT,
-    "tests/test_numpy_functions.py::test_bincount_bad_input": _TORCH_UINT + " (its uint64 row)",
-    **{test: "dask calls NumPy signatures (axis=, keepdims=) on the chunks" for test in (
-        "tests/test_interop.py::test_to_dask_one_rank_or_replicated_is_zero_copy",
-        "darray/interop.py::darray.interop.to_dask")},
+    "darray/interop.py::darray.interop.to_dask": "dask calls NumPy signatures (axis=, keepdims=) on the chunks",
 }
-#: Backend -> its own exclusions (on top of NUMPY_ONLY).
+#: Backend -> its own parameter cases and doctests (on top of NUMPY_ONLY).
 BACKEND_EXCLUDED = {"array_api_strict": STRICT_EXCLUDED, "torch": TORCH_EXCLUDED}
+#: The local backends a ``not_on`` marker may name.
+BACKENDS = ("numpy", "array_api_strict", "torch", "cupy")
 
 _verdict_comm_key = pytest.StashKey["object"]()
 _fault_file_key = pytest.StashKey["object"]()
@@ -207,18 +185,10 @@ def _is_distributed(config) -> bool:
     return config.stash.get(_verdict_comm_key, None) is not None
 
 
-#: Deselected in the distributed runs (mpiexec children) of a backend other than NumPy only: correct there,
-#: but too slow for CI's stage time; they run in-process on that backend and at every rank count on NumPy.
-_PER_CELL = ("array_api_strict has no integer-array setitem, so mixed-key sets fall back to a per-cell loop: "
-             "minutes per test at 2 ranks (run in-process here, at 2-4 ranks with NumPy blocks)")
-DISTRIBUTED_EXCLUDED = {"array_api_strict": {"tests/test_indexing_mixed.py": _PER_CELL}}
-
-
 def _backend_exclusions() -> dict[str, str]:
     if TEST_BACKEND == "numpy":
         return {}
-    slow = DISTRIBUTED_EXCLUDED.get(TEST_BACKEND, {}) if os.environ.get(CHILD_ENV) else {}
-    return {**NUMPY_ONLY, **PROCESS_LEVEL, **BACKEND_EXCLUDED.get(TEST_BACKEND, {}), **slow}
+    return {**NUMPY_ONLY, **BACKEND_EXCLUDED.get(TEST_BACKEND, {})}
 
 
 #: Local backends whose array object has no ``tolist()`` (the standard's lacks it; NumPy's and torch's have it).
@@ -232,18 +202,75 @@ def _doctest_calls_tolist(item) -> bool:
     return test is not None and any(".tolist()" in example.source for example in test.examples)
 
 
+def _marked_out(item) -> str | None:
+    """Why a ``numpy_only`` or ``not_on`` marker leaves ``item`` out of this run (None: it stays)."""
+    if TEST_BACKEND != "numpy":
+        mark = item.get_closest_marker("numpy_only")
+        if mark is not None:
+            return mark.kwargs.get("reason") or "marked numpy_only"
+    for mark in item.iter_markers("not_on"):
+        if TEST_BACKEND in mark.args and (not mark.kwargs.get("distributed") or os.environ.get(CHILD_ENV)):
+            return mark.kwargs["reason"]
+    return None
+
+
+def _matches(nodeid: str, prefix: str) -> bool:
+    """Whether a table entry covers ``nodeid``: a whole test (all its parameters), or a parameter prefix
+    (``"...::test_sort_1d[bool"``), or an exact doctest id."""
+    return nodeid.startswith(prefix) and (len(nodeid) == len(prefix) or "[" in prefix or nodeid[len(prefix)] in "[:")
+
+
 def _excluded_by(item, exclusions) -> str | None:
-    if TEST_BACKEND != "numpy" and item.get_closest_marker("numpy_only"):
-        return "marked numpy_only"
+    marked = _marked_out(item)
+    if marked is not None:
+        return marked
     if TEST_BACKEND in _NO_TOLIST and _doctest_calls_tolist(item):
         return _TOLIST
-    nodeid = item.nodeid
     for prefix, reason in exclusions.items():
-        # a file, a test (all its parameters), or a parameter prefix ("...::test_sort_1d[bool")
-        if nodeid.startswith(prefix) and (len(nodeid) == len(prefix) or prefix.endswith("/") or "[" in prefix
-                                        or nodeid[len(prefix)] in "[:"):
+        if _matches(item.nodeid, prefix):
             return reason
     return None
+
+
+def _bad_not_on(item) -> str | None:
+    for mark in item.iter_markers("not_on"):
+        if (not mark.args or any(b not in BACKENDS for b in mark.args) or not mark.kwargs.get("reason")
+                or set(mark.kwargs) - {"reason", "distributed"}):
+            return f"{item.nodeid}: not_on(*backends, reason=..., distributed=False) names backends out of " \
+                   f"{BACKENDS}; got {mark.args} {mark.kwargs}"
+    return None
+
+
+def _stale_entries(items, config) -> list[str]:
+    """The table entries (every backend's, whatever this run's backend) that name no test.
+
+    An entry whose file is gone, or whose file was collected without any test
+    the entry covers, is stale: a renamed test or parameter, which would
+    otherwise run again on the backend it fails on (or an entry that never
+    matched anything). Entries of files this run did not collect whole (``pytest
+    tests/test_x.py``, ``pytest tests/test_y.py::test_z``) are not judged.
+    """
+    rootpath = config.rootpath.resolve()
+    if Path(__file__).resolve() != rootpath / "tests" / "conftest.py":
+        return []  # a copy of this file elsewhere (tests/test_harness.py's pytester runs): not darray's tests
+    collected: dict[str, list[str]] = {}
+    for item in items:
+        collected.setdefault(item.nodeid.split("::", 1)[0], []).append(item.nodeid)
+    for arg in config.args:  # files named with a test id are collected in part
+        if "::" in arg:
+            path = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
+            if path.is_relative_to(rootpath):
+                collected.pop(path.relative_to(rootpath).as_posix(), None)
+    stale = []
+    for table, entries in (("NUMPY_ONLY", NUMPY_ONLY), *((f"BACKEND_EXCLUDED[{b!r}]", t)
+                                                        for b, t in BACKEND_EXCLUDED.items())):
+        for prefix in entries:
+            path = prefix.split("::", 1)[0]
+            if not (rootpath / path).is_file():
+                stale.append(f"{table}: {prefix} (no file {path})")
+            elif path in collected and not any(_matches(nodeid, prefix) for nodeid in collected[path]):
+                stale.append(f"{table}: {prefix} (no collected test matches)")
+    return stale
 
 
 def pytest_report_header(config):
@@ -273,8 +300,6 @@ def _local_darray_reprs() -> None:
 
 @pytest.hookimpl(trylast=True)  # after hypothesis' plugin loaded --hypothesis-profile
 def pytest_configure(config):
-    config.addinivalue_line("markers", "numpy_only: needs NumPy local blocks; deselected when "
-                                       f"{BACKEND_ENV} names another backend")
     world = _world()
     if world is None or (world.size == 1 and not os.environ.get(CHILD_ENV)):
         return
@@ -325,7 +350,7 @@ def pytest_terminal_summary(terminalreporter, config):
     dropped = config.stash.get(_backend_dropped_key, {})
     if dropped:
         terminalreporter.write_line(f"darray local backend {TEST_BACKEND}: {sum(dropped.values())} tests deselected "
-                                    f"(tests/conftest.py NUMPY_ONLY / {TEST_BACKEND} exclusions):")
+                                    f"(numpy_only / not_on markers; tests/conftest.py tables):")
         for reason, count in sorted(dropped.items(), key=lambda item: -item[1]):
             terminalreporter.write_line(f"  {count:4d}  {reason}")
 
@@ -338,6 +363,14 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # Before -k / -m / --deselect drop anything (pytest's own hooks run after a conftest's).
+    stale = _stale_entries(items, config)
+    if stale:
+        raise pytest.UsageError("tests/conftest.py excludes tests that were not collected (renamed or removed? "
+                                "update the table):\n  " + "\n  ".join(stale))
+    bad = [problem for problem in map(_bad_not_on, items) if problem is not None]
+    if bad:
+        raise pytest.UsageError("\n".join(bad))
     exclusions = _backend_exclusions()
     if exclusions or TEST_BACKEND != "numpy":
         keep, drop, reasons = [], [], {}

@@ -21,6 +21,9 @@ from darray.bench.data import sums_agree
 from darray.bench.harness import Ctx, interleave, measure
 from darray.testing import agree
 
+pytestmark = pytest.mark.numpy_only(reason="darray bench compares with NumPy / mpi4py programs on NumPy buffers and "
+                                           "trains darray.nn")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

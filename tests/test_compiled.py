@@ -26,6 +26,9 @@ from darray._core import compiled
 from darray._core.table import BINARY_OPERATORS
 from darray.testing import assert_equal
 
+pytestmark = pytest.mark.numpy_only(reason="the compiled lean paths take NumPy blocks only (other blocks take the "
+                                           "general paths, which the whole suite tests)")
+
 #: The operator forms (the interpreter's slots, not a method call).
 SYMBOLS = {"__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
            "__lt__": operator.lt, "__eq__": operator.eq, "__and__": operator.and_, "__pow__": operator.pow}

@@ -35,6 +35,9 @@ import pytest
 import darray as da
 from darray.io import load, load_npy
 
+pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
+                                           "local block library plays no part in: run in the NumPy stage")
+
 pytest.importorskip("zarr")
 pytest.importorskip("mpi4py")
 

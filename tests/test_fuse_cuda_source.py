@@ -28,7 +28,11 @@ from darray.fuse import cuda, execute, stencil
 from darray.testing import assert_equal
 
 COMPILER = shutil.which("gcc") or shutil.which("cc")
-pytestmark = pytest.mark.skipif(COMPILER is None, reason="needs a C compiler (gcc) to build the CUDA C on the CPU")
+pytestmark = [
+    pytest.mark.skipif(COMPILER is None, reason="needs a C compiler (gcc) to build the CUDA C on the CPU"),
+    pytest.mark.numpy_only(reason="runs fuse's CUDA C, compiled on the host, over NumPy blocks posing as CuPy ones "
+                                  "(the GPU itself: tests/gpu/test_fuse_cuda.py)"),
+]
 
 # <tgmath.h>: exp(float) is expf, as CUDA's overloads (C compiles several times faster than C++ here)
 _SHIM = r"""

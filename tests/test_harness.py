@@ -7,6 +7,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
+pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
+                                           "local block library plays no part in: run in the NumPy stage")
+
 
 def test_outer_run_is_not_a_child():
     assert "DARRAY_TEST_CHILD" not in os.environ

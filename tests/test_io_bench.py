@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
+                                           "local block library plays no part in: run in the NumPy stage")
+
 pytest.importorskip("zarr")
 pytest.importorskip("dask")
 

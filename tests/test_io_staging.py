@@ -47,6 +47,9 @@ h5py = pytest.importorskip("h5py")
 
 from test_faults import KILL_BETWEEN, SAVER, _env, _mpiexec  # noqa: E402 - the fault tests' saver scripts
 
+pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
+                                           "local block library plays no part in: run in the NumPy stage")
+
 mpi = pytest.mark.mpi
 MARKER = _stage_markers.MARKER
 DAY = 86400.0

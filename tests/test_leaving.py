@@ -22,6 +22,9 @@ pytest.importorskip("mpi4py")
 
 from test_reliability import ROOT, SCRIPTS, _mpiexec, _run  # noqa: E402
 
+pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
+                                           "local block library plays no part in: run in the NumPy stage")
+
 
 @pytest.mark.parametrize("mode, nprocs", [("rank0-only", 2), ("rank0-only", 3), ("rank0-only", 4), ("exit0", 2),
                                           ("exit0", 3), ("exit1", 2), ("exit1", 4), ("halo", 3)])

@@ -23,6 +23,9 @@ from _cases import COMM, case, catalogue, each, layouts, values as seeded
 
 pytestmark = pytest.mark.mpi
 
+#: NumPy's ufuncs on a DArray: deselected for other local backends (tests/conftest.py).
+numpy_ufuncs = pytest.mark.numpy_only(reason="NumPy ufuncs on a DArray (np.sin(x), out=, where=, "
+                                              "ndarray <op> DArray) run on NumPy blocks only")
 SHAPE = (9, 11)
 #: The layout matrix: balanced, uneven (an empty block), replicated, a halo, 2x2 grids at 4 ranks (one where two
 #: ranks hold each block). NO_HALO leaves out the input carrying a halo (see test_reductions_of_halo_arrays).
@@ -76,6 +79,7 @@ UNARY = {
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("dtype", list(UNARY))
+@numpy_ufuncs
 def test_unary_ufuncs(dtype, layout):
     g = values(dtype=dtype, seed=1, positive=True)
     x = layout.array(g)
@@ -93,6 +97,7 @@ BINARY = [np.add, np.subtract, np.true_divide, np.power, np.maximum, np.arctan2,
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 @pytest.mark.parametrize("uf", BINARY, ids=lambda u: u.__name__)
+@numpy_ufuncs
 def test_binary_ufuncs(uf, layout):
     """DArray with DArray in another layout, NumPy array (broadcast), Python scalar, both orders."""
     g, h = values(seed=2, positive=True), values(seed=3, positive=True)
@@ -107,6 +112,7 @@ def test_binary_ufuncs(uf, layout):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@numpy_ufuncs
 def test_ufunc_int_and_mixed_dtypes(layout):
     gi, gf = values(dtype="int64", seed=4, positive=True), values(dtype="float32", seed=5)
     xi, xf = layout.array(gi), other(layout).array(gf)
@@ -119,6 +125,7 @@ def test_ufunc_int_and_mixed_dtypes(layout):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@numpy_ufuncs
 def test_two_output_ufuncs(layout):
     g = values(seed=6) * 10
     x = layout.array(g)
@@ -131,6 +138,7 @@ def test_two_output_ufuncs(layout):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@numpy_ufuncs
 def test_out(layout):
     """``out=`` a DArray in the same or another layout (also with a halo), aliasing an input, ``+=``."""
     g, h = values(seed=7), values(seed=8)
@@ -150,6 +158,7 @@ def test_out(layout):
     assert_equal(w, g + 1.0 + h, err_msg="+=")
 
 
+@numpy_ufuncs
 def test_out_marks_the_halo_stale(comm):
     g = values(seed=7)
     w = da.asarray(g, split=0, halo=1, boundary="periodic")
@@ -163,6 +172,7 @@ def test_out_marks_the_halo_stale(comm):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@numpy_ufuncs
 def test_where(layout):
     """``where=`` a DArray (another layout) or NumPy mask, with ``out=`` in the same or another layout."""
     g, h = values(seed=7), values(seed=8)
@@ -177,6 +187,7 @@ def test_where(layout):
         assert_equal(z3, np.where(mask, np.sin(g), 5.0), err_msg=f"where=numpy out=tuple {out_kw}")
 
 
+@numpy_ufuncs
 def test_out_is_returned():
     """Like NumPy: ``np.add(x, y, out=z)`` returns ``z`` itself; a two-output ufunc returns the ``out`` tuple."""
     g = values(seed=28)
@@ -209,6 +220,7 @@ def test_ufunc_reduce(layout):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@numpy_ufuncs
 def test_ufunc_accumulate_and_outer(layout):
     g = values(seed=12, positive=True)
     x = layout.array(g)
@@ -390,6 +402,7 @@ def test_unsupported_raise_type_error_everywhere(what, call, layout):
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
+@numpy_ufuncs
 def test_ufunc_errors_raise_everywhere(layout):
     g = values(seed=24)
     x = layout.array(g)

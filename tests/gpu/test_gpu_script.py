@@ -24,6 +24,9 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
+                                           "local block library plays no part in: run in the NumPy stage")
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "gpu.py"
 SMALL = ["--elements", "65536", "--field", "128", "--train-n", "32", "--channels", "4", "--repeats", "2"]
