@@ -50,13 +50,13 @@ _datatypes: dict = {}
 
 
 def _typed(buf):
-    """``buf`` as mpi4py takes it: itself, or ``[buf, datatype]`` for dates and durations (as int64) and
-    records (their MPI struct type)."""
+    """``buf`` as mpi4py takes it: itself, or ``[buf, datatype]`` for dates and durations (as int64), records
+    (their MPI struct type) and unaligned views (fields of packed records)."""
     dtype = buf.dtype
-    if dtype.kind not in _OPAQUE:
+    if dtype.kind not in _OPAQUE and (type(buf) is not np.ndarray or buf.flags.aligned):
         return buf
     datatype = _datatypes.get(dtype)
-    if datatype is None:
+    if datatype is None:  # (an unaligned view, a field of packed records, exports "=f", which mpi4py does not map)
         from mpi4py.util.dtlib import from_numpy_dtype
 
         datatype = from_numpy_dtype(np.dtype(np.int64) if dtype.kind in "Mm" else dtype)

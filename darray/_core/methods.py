@@ -192,6 +192,18 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
     dtype = numpy.dtype(dtype)
     layout = self._layout
     if dtype.itemsize != self.dtype.itemsize:
+        moved = _bytes_aligned(self, dtype)
+        if moved is not None:  # blocks cut where the new itemsize cannot: a computed view, linked to self
+            from .redistribute import redistribute_to
+            from .views import link, plain
+
+            def take(base):
+                return redistribute_to(plain(base), moved).view(dtype)
+
+            def put(base, out):
+                base[...] = plain(out).view(base.dtype)
+
+            return link(take(self), self, take, put)
         layout = _resized_last_axis(self, dtype)
     if not hasattr(block, "view"):
         raise TypeError(message("view", "the local library has no views", _TYPE(block).__name__,
@@ -203,6 +215,24 @@ def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
 
         viewed = block.view(to_backend_dtype(self._xp, dtype))
     return DArray._new(viewed, layout, self._comm, self._xp)
+
+
+def _bytes_aligned(self, dtype):
+    """None where each block's part of the last axis holds whole items of ``dtype``; else the layout, cut
+    alike but balanced in units of both itemsizes, to move the array to first (the cells of one item of
+    ``dtype`` then share a block)."""
+    from math import gcd
+
+    from .._layout import balanced_sizes
+
+    layout = self._layout
+    old, new = self.dtype.itemsize, dtype.itemsize
+    blocks = layout.sizes[-1] if self.ndim else ()
+    if not self.ndim or layout.halo[-1] or (self.shape[-1] * old) % new or not any((s * old) % new for s in blocks):
+        return None  # (the errors of _resized_last_axis, or nothing to move)
+    unit = new // gcd(old, new)  # old items per whole number of new ones
+    sizes = tuple(k * unit for k in balanced_sizes(self.shape[-1] // unit, len(blocks)))
+    return layout.without_halo().replace(sizes=(*layout.sizes[:-1], sizes))
 
 
 def _resized_last_axis(self, dtype):
