@@ -82,6 +82,11 @@ class Plan:
         self.kernels: dict = {}
         self.cuda = cuda.CudaKernels()  # CuPy kernels of the calls on CuPy blocks
         self.buffers: dict = {}  # padded copies of stencil sources, reused by every call (darray.fuse.stencil)
+        # per call, what a group's evaluation decides from replicated metadata only, made once and replayed:
+        # a group's nodes and leaves (by its roots), a stencil group's Stencil (by roots and kinds of leaf values)
+        self.groups: dict = {}
+        self.steps: dict = {}
+        self.stats = {"plans": 0, "replays": 0}  # Stencil plans made, and calls that replayed one
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
             if not in_kernel(node):
@@ -223,11 +228,12 @@ class _Run:
         root = roots[0]
         if reduction is not None and reduction.attrs[0] and len(reduction.attrs[0]) not in (1, len(root.shape)):
             return None
-        if in_kernel(root):
-            nodes, leaves = _collect(roots)
-        else:
-            nodes, leaves = [], [root]
-        windows = any(leaf.op in ("shift", "halo") for leaf in leaves)
+        key = tuple(map(id, roots))
+        found = self.plan.groups.get(key)
+        if found is None:  # (the plan keeps the graph alive: the ids stay its nodes')
+            nodes, leaves = _collect(roots) if in_kernel(root) else ([], [root])
+            found = self.plan.groups[key] = nodes, leaves, any(leaf.op in ("shift", "halo") for leaf in leaves)
+        nodes, leaves, windows = found
         if reduction is None and windows:
             direct = self.plan.direct.get(id(root)) if len(roots) == 1 else None
             target = None if direct is None else (self.value(direct[0]), *direct[1:])

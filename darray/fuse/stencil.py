@@ -39,7 +39,7 @@ from . import cuda
 from .codegen import Group
 from .overlap import window_bounds
 
-__all__ = ["strips", "run_stencil", "WRITTEN"]
+__all__ = ["strips", "run_stencil", "Stencil", "WRITTEN"]
 
 #: What the stencil path returns for a value it wrote straight into its assignment's target.
 WRITTEN = object()
@@ -186,18 +186,48 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     accumulator dtype of a reduction of the one root over every axis (NumPy blocks; ``kernel_for`` then
     compiles the ``boxreduce`` driver): returns the root's eager layout, the communicator and, per box, its
     rows' partials.
+
+    The decisions (layouts, halo widths, boxes, kernel) are made once per group and kind of leaf values (each
+    DArray's layout, dtype and library; each scalar's type: replicated metadata, so every rank decides alike)
+    and kept in ``run.plan.steps`` as a :class:`Stencil`; a call replays it (:meth:`Stencil.__call__`).
     """
     shifts = [leaf for leaf in leaves if leaf.op in ("shift", "halo")]
+    rest = [leaf for leaf in leaves if leaf.op not in ("shift", "halo")]
     shape = roots[0].shape
     if not shape or any(s.shape != shape for s in shifts):
         return None
-    inputs = {id(s.args[0]): run.value(s.args[0]) for s in shifts}
+    sources = [run.value(s.args[0]) for s in shifts]
+    others = [run.value(leaf) for leaf in rest]
+    key = (tuple(map(id, roots)), reduced, *map(_kind, sources), *map(_kind, others),
+           None if into is None else (_kind(into[0]), into[1], into[2]))
+    steps = run.plan.steps
+    step = steps.get(key, steps)
+    if step is steps:
+        run.plan.stats["plans"] += 1
+        step = steps[key] = _prepare(run, roots, nodes, leaves, shifts, rest, sources, others, kernel_for, into,
+                                     reduced)
+    else:
+        run.plan.stats["replays"] += 1
+    if step is None:
+        return None
+    return step(run.plan, sources, others, into, spread)
+
+
+def _kind(x):
+    """What a leaf value's stencil plan depends on: a DArray's layout, dtype and library; a scalar's type."""
+    return (x._layout, x._block.dtype, id(x._xp)) if type(x) is DArray else type(x)
+
+
+def _prepare(run, roots, nodes, leaves, shifts, rest, sources, others, kernel_for, into, reduced):
+    """The :class:`Stencil` of a group for these kinds of leaf values, or None (the general path)."""
+    shape = roots[0].shape
+    inputs = {id(s.args[0]): x for s, x in zip(shifts, sources)}
     sources = _windows(shifts, inputs)
     if sources is None:
         return None
     values = {id(s): x[tuple(slice(a, b) for a, b in s.attrs)] if s.op == "shift" else
               DArray._wrap(None, x._layout.without_halo(), x._comm, NUMPY) for x, s in zip(sources, shifts)}
-    values.update((id(leaf), run.value(leaf)) for leaf in leaves if id(leaf) not in values)
+    values.update((id(leaf), v) for leaf, v in zip(rest, others))
     target = sources[0]
     found = _eager_layouts(nodes, values, target._comm)
     layout = found.get(id(roots[0]))
@@ -205,22 +235,19 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     if layout is None or any(found.get(id(r)) != layout for r in roots) or layout.has_halo or layout.dims != base.dims \
             or layout.split != base.split:
         return None
-    full, scalars, fv, sv = [], [], [], []
-    for leaf in leaves:
-        if leaf.op in ("shift", "halo"):
-            continue
-        v = values[id(leaf)]
+    full, scalars, full_at, scalar_at = [], [], [], []
+    for i, (leaf, v) in enumerate(zip(rest, others)):
         if type(v) is DArray:
             if v.shape != shape or v._layout != layout or v._xp is not target._xp:
                 return None
             full.append(leaf)
-            fv.append(v.local)
+            full_at.append(i)
         else:
             scalars.append(leaf)
-            sv.append(v)
+            scalar_at.append(i)
     need = _halo_needed(shifts, base, layout)
-    padded = {}
-    for x, s in zip(sources, shifts):
+    padded = {}  # id of a source -> (its first position, the buffer key or None for itself, the padded layout)
+    for i, (x, s) in enumerate(zip(sources, shifts)):
         if id(x) not in padded:
             kinds = {leaf.attrs[1] for leaf, y in zip(shifts, sources) if y is x and leaf.op == "halo"}
             if len(kinds) > 1:  # one source read with two boundary rules: the general path
@@ -228,21 +255,19 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
             wide = _padded_layout(x._layout, need, kinds.pop() if kinds else None)
             if wide is None:
                 return None
-            key = (id(s.args[0]), wide)
-            padded[id(x)] = x if x._layout == wide else _copy_padded(run.plan.buffers, key, x, wide)
-    started = [exchange_halos(x, wait=False) for x in {id(x): x for x in padded.values()}.values()]
+            padded[id(x)] = (i, None if x._layout == wide else (id(s.args[0]), wide), wide)
+    order = list(padded)
     rank = target._comm.rank
     out_lo = [s.start for s in layout.block_slices(rank)]
     block = layout.block_shape(rank)
-    offsets, windows = [], []
+    offsets, window_of = [], []
     interior_lo, interior_hi = [0] * len(shape), list(block)
     for x, s in zip(sources, shifts):
-        p = padded[id(x)]
-        own = p._layout.block_slices(rank)
-        h = p._layout.halo
-        offsets.append(np.array([o + a - b.start + w for o, (a, _), b, w in zip(out_lo, window_bounds(s), own, h)],
-                                dtype=np.int64))
-        windows.append(p._block)
+        wide = padded[id(x)][2]
+        window_of.append(order.index(id(x)))
+        own = wide.block_slices(rank)
+        offsets.append(np.array([o + a - b.start + w for o, (a, _), b, w in zip(out_lo, window_bounds(s), own,
+                                                                                 wide.halo)], dtype=np.int64))
         for d, (o, (a, _), b) in enumerate(zip(out_lo, window_bounds(s), own)):
             interior_lo[d] = max(interior_lo[d], b.start - a - o)
             interior_hi[d] = min(interior_hi[d], b.stop - a - o)
@@ -250,54 +275,90 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     gpu = _library(target) == "cupy"
     if reduced is not None and gpu:  # (a reduction of stencil values on CuPy blocks: the general path)
         return None
-    if gpu:
-        box_kernel = _cuda_box(run.plan.cuda, group, nodes, leaves, sv, len(shape))
-        if box_kernel is None:
-            return None
-        xp = cuda.cupy_module()
-    else:
-        kernel = kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
-                                    tuple(id(x) for x in shifts)))
-        xp = np
-    outs = [xp.empty(block, dtype=r.dtype) for r in roots]
-    written = into is not None and into[0]._xp is target._xp and into[0].dtype == roots[0].dtype \
-        and _aligned(layout, into[0]._layout, into[1]) \
-        and (not into[2] or padded.get(id(into[0]), into[0]) is not into[0])  # (windows of it read a copy)
-    if written:
+    step = Stencil()
+    step.layout, step.comm, step.xp, step.block = layout, target._comm, target._xp, block
+    step.dtypes = [r.dtype for r in roots]
+    step.full_at, step.scalar_at, step.offsets, step.window_of = full_at, scalar_at, offsets, window_of
+    step.pads = [padded[k][:2] for k in order]
+    step.reduced = reduced
+    step.gpu = (group, nodes, leaves, len(shape)) if gpu else None
+    step.kernel = None if gpu else kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
+                                                      tuple(id(x) for x in shifts)))
+    # the value goes straight into the assignment's target when the blocks line up (and, when its windows read
+    # the target, they read a padded copy of it)
+    target_at = next((padded[k][0] for k in order if into is not None and sources[padded[k][0]] is into[0]), None)
+    step.into = None
+    if into is not None and into[0]._xp is target._xp and into[0].dtype == roots[0].dtype \
+            and _aligned(layout, into[0]._layout, into[1]) \
+            and (not into[2] or target_at is not None and padded[id(sources[target_at])][1] is not None):
         own = into[0]._layout.block_slices(rank)
-        outs = [into[0].local[tuple(slice(o + lo - t.start, o + lo - t.start + n)
-                                    for o, (lo, _), t, n in zip(out_lo, into[1], own, block))]]
-    params = [*fv, *(v for pair in zip(windows, offsets) for v in pair), *sv]
-    parts: list = []  # (reduced) per box, one partial per row
-
-    def box(lo, hi):
-        if not all(a < b for a, b in zip(lo, hi)):
-            return
-        if gpu:
-            cells = tuple(slice(a, b) for a, b in zip(lo, hi))
-            windowed = [v for p, o in zip(windows, offsets) for v in (p, *(int(a + b) for a, b in zip(lo, o)),
-                                                                         *_c_strides(p.shape))]
-            box_kernel(*(f[cells] for f in fv), *windowed, *sv, *(o[cells] for o in outs))
-            return
-        bounds = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
-        rows = hi[0] - lo[0]
-        if reduced is not None:  # the box's rows' partials (the boxreduce driver), else its values into outs
-            parts.append(np.empty(rows, dtype=reduced))
-        written_to = (lo[0], parts[-1]) if reduced is not None else outs
-        spread(lambda a, b, *args: kernel(lo[0] + a, lo[0] + b, *args), rows,
-               int(np.prod([b - a for a, b in zip(lo, hi)])) // rows, *bounds, *written_to, *params)
-
+        step.into = tuple(slice(o + lo - t.start, o + lo - t.start + n)
+                          for o, (lo, _), t, n in zip(out_lo, into[1], own, block))
     lo = tuple(min(a, n) for a, n in zip(interior_lo, block))  # inside the block, possibly empty
     inner = (lo, tuple(min(max(a, b), n) for a, b, n in zip(lo, interior_hi, block)))
-    box(*inner)
-    for handle in started:
-        handle.wait()
-    for lo, hi in strips(block, inner):
-        box(lo, hi)
-    if reduced is not None:
-        return layout, target._comm, parts
-    if written:
-        into[0]._halo_fresh = False  # its owned cells changed: ghosts are stale
-        return [WRITTEN]
-    return [DArray._wrap(o, layout, target._comm, target._xp) for o in outs]
+    step.boxes = [_box(step.kernel, lo, hi) for lo, hi in [inner, *strips(block, inner)]]
+    step.first = 1 if step.boxes[0] is not None else 0  # the interior's box, run before the exchanges end
+    step.boxes = [b for b in step.boxes if b is not None]
+    return step
 
+
+def _box(kernel, lo, hi):
+    """A box's bounds and how the kernel runs it (rows ``lo[0] + a`` to ``lo[0] + b``), or None when empty."""
+    if not all(a < b for a, b in zip(lo, hi)):
+        return None
+    rows = hi[0] - lo[0]
+    cells = int(np.prod([b - a for a, b in zip(lo, hi)])) // rows
+    start = lo[0]
+    run = None if kernel is None else (lambda a, b, *args: kernel(start + a, start + b, *args))
+    return lo, hi, rows, cells, (np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)), run
+
+
+class Stencil:
+    """A stencil group's plan for one kind of leaf values: every decision of :func:`run_stencil`, so that a call
+    only gathers the blocks, copies sources into their padded buffers, starts the halo exchanges (the sources'
+    bound persistent exchanges, :func:`darray._core.halo.exchange_halos`), runs the interior box, waits, runs
+    the boundary strips and wraps the results."""
+
+    __slots__ = ("layout", "comm", "xp", "block", "dtypes", "full_at", "scalar_at", "offsets", "window_of", "pads",
+                 "reduced", "gpu", "kernel", "into", "boxes", "first")
+
+    def __call__(self, plan, sources, others, into, spread):
+        fv = [others[i].local for i in self.full_at]
+        sv = [others[i] for i in self.scalar_at]
+        if self.gpu is not None:
+            box_kernel = _cuda_box(plan.cuda, self.gpu[0], *self.gpu[1:3], sv, self.gpu[3])
+            if box_kernel is None:  # (decided from the scalars' values, the same on every rank)
+                return None
+        padded = [sources[i] if key is None else _copy_padded(plan.buffers, key, sources[i], key[1])
+                  for i, key in self.pads]
+        started = [exchange_halos(x, wait=False) for x in padded]
+        windows = [padded[j]._block for j in self.window_of]
+        params = [*fv, *(v for pair in zip(windows, self.offsets) for v in pair), *sv]
+        if self.into is not None:
+            outs = [into[0].local[self.into]]
+        else:
+            outs = [(np if self.gpu is None else cuda.cupy_module()).empty(self.block, dtype=d) for d in self.dtypes]
+        parts: list = []  # (reduced) per box, one partial per row
+        for i, (lo, hi, rows, cells, bounds, run) in enumerate(self.boxes):
+            if i == self.first:
+                for handle in started:
+                    handle.wait()
+                started = ()
+            if self.gpu is not None:
+                boxed = tuple(slice(a, b) for a, b in zip(lo, hi))
+                windowed = [v for p, o in zip(windows, self.offsets)
+                            for v in (p, *(int(a + b) for a, b in zip(lo, o)), *_c_strides(p.shape))]
+                box_kernel(*(f[boxed] for f in fv), *windowed, *sv, *(o[boxed] for o in outs))
+            elif self.reduced is not None:  # the box's rows' partials (the boxreduce driver)
+                parts.append(np.empty(rows, dtype=self.reduced))
+                spread(run, rows, cells, *bounds, lo[0], parts[-1], *params)
+            else:
+                spread(run, rows, cells, *bounds, *outs, *params)
+        for handle in started:
+            handle.wait()
+        if self.reduced is not None:
+            return self.layout, self.comm, parts
+        if self.into is not None:
+            into[0]._halo_fresh = False  # its owned cells changed: ghosts are stale
+            return [WRITTEN]
+        return [DArray._wrap(o, self.layout, self.comm, self.xp) for o in outs]
