@@ -27,7 +27,10 @@ _jit: bool | None = None
 
 def mode() -> str:
     """The fusion mode from ``DARRAY_FUSE`` (read at every call, so a test or a job may switch it)."""
-    value = os.environ.get("DARRAY_FUSE", "auto").strip().lower() or "auto"
+    value = os.environ.get("DARRAY_FUSE")
+    if value is None:
+        return "auto"
+    value = value.strip().lower() or "auto"
     if value not in MODES:
         raise ValueError(f"darray.fuse: environment variable DARRAY_FUSE must be one of {MODES}; got {value!r}")
     return value
@@ -66,8 +69,7 @@ class Fused:
         arrays = [a for a in (*args, *kwargs.values()) if type(a) is DArray]
         if chosen == "eager" or not arrays:
             return self._eager(args, kwargs)
-        on_gpu = all(is_cupy_array(a.local) for a in arrays)  # CUDA kernels through CuPy: no numba needed
-        if not on_gpu and not jit_available():
+        if not jit_available() and not all(is_cupy_array(a.local) for a in arrays):  # (CuPy: no numba needed)
             if chosen == "jit":
                 raise ImportError("darray.fuse: DARRAY_FUSE=jit needs numba (pip install 'darray[jit]')")
             _warn_eager()

@@ -87,6 +87,8 @@ class Plan:
         self.groups: dict = {}
         self.steps: dict = {}
         self.stats = {"plans": 0, "replays": 0}  # Stencil plans made, and calls that replayed one
+        self.fusable: dict = {}  # in_kernel(node) by id(node), asked once per node
+        self.together: list | None = None  # the outputs computed together (:meth:`_Run.outputs`), once
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
             if not in_kernel(node):
@@ -176,6 +178,12 @@ class _Run:
             found = self.values[id(node)] = self._evaluate(node)
         return found
 
+    def _in_kernel(self, node: Node) -> bool:
+        found = self.plan.fusable.get(id(node))
+        if found is None:  # (the plan keeps its graph alive: an id stays its node's)
+            found = self.plan.fusable[id(node)] = in_kernel(node)
+        return found
+
     def _evaluate(self, node: Node):
         if node.op == "constant":
             return node.attrs[-1]
@@ -183,7 +191,7 @@ class _Run:
             fused = self._fused([node.args[0]], node)
             if fused is not None:
                 return fused
-        elif in_kernel(node):
+        elif self._in_kernel(node):
             fused = self._fused([node], None)
             if fused is not None:
                 return fused[0]
@@ -193,8 +201,10 @@ class _Run:
         """The values of ``outputs``: the fusable elementwise ones of one shape together, in one kernel."""
         if not outputs:
             return []
-        together = [n for n in outputs if in_kernel(n) and n.shape == outputs[0].shape
-                    and id(n) not in self.plan.direct]
+        together = self.plan.together
+        if together is None:  # (outputs: always the plan's outputs and assignments' values)
+            together = self.plan.together = [n for n in outputs if self._in_kernel(n) and n.shape == outputs[0].shape
+                                             and id(n) not in self.plan.direct]
         inplace = self.plan.inplace and len(together) == len(outputs)
         if len(together) > 1 or inplace:
             into = [self.value(self.plan.inplace[id(n)]) for n in together] if inplace else None
@@ -231,7 +241,7 @@ class _Run:
         key = tuple(map(id, roots))
         found = self.plan.groups.get(key)
         if found is None:  # (the plan keeps the graph alive: the ids stay its nodes')
-            nodes, leaves = _collect(roots) if in_kernel(root) else ([], [root])
+            nodes, leaves = _collect(roots) if self._in_kernel(root) else ([], [root])
             found = self.plan.groups[key] = nodes, leaves, any(leaf.op in ("shift", "halo") for leaf in leaves)
         nodes, leaves, windows = found
         if reduction is None and windows:

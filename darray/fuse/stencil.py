@@ -187,30 +187,36 @@ def run_stencil(run, roots: list, nodes: list, leaves: list, kernel_for, spread,
     compiles the ``boxreduce`` driver): returns the root's eager layout, the communicator and, per box, its
     rows' partials.
 
-    The decisions (layouts, halo widths, boxes, kernel) are made once per group and kind of leaf values (each
-    DArray's layout, dtype and library; each scalar's type: replicated metadata, so every rank decides alike)
-    and kept in ``run.plan.steps`` as a :class:`Stencil`; a call replays it (:meth:`Stencil.__call__`).
+    The decisions (layouts, halo widths, boxes, kernel) are made once per group and kept in ``run.plan.steps``
+    as a :class:`Stencil`; a call replays it (:meth:`Stencil.__call__`). They depend on replicated metadata
+    only, so every rank decides alike: the sources and the assignment's target are arguments (their layouts,
+    dtypes and libraries are the plan's signature, :func:`darray.fuse.cache.signature`); the other leaves'
+    kinds (a DArray's layout, dtype and library, a scalar's type) are part of the key.
     """
-    shifts = [leaf for leaf in leaves if leaf.op in ("shift", "halo")]
-    rest = [leaf for leaf in leaves if leaf.op not in ("shift", "halo")]
-    shape = roots[0].shape
-    if not shape or any(s.shape != shape for s in shifts):
-        return None
-    sources = [run.value(s.args[0]) for s in shifts]
-    others = [run.value(leaf) for leaf in rest]
-    key = (tuple(map(id, roots)), reduced, *map(_kind, sources), *map(_kind, others),
-           None if into is None else (_kind(into[0]), into[1], into[2]))
     steps = run.plan.steps
+    group = tuple(map(id, roots))
+    split = run.plan.groups.get(("stencil", group))
+    if split is None:  # (the plan keeps the graph alive: the ids stay its nodes')
+        split = run.plan.groups[("stencil", group)] = ([leaf for leaf in leaves if leaf.op in ("shift", "halo")],
+                                [leaf for leaf in leaves if leaf.op not in ("shift", "halo")])
+    shifts, rest = split
+    others = [run.value(leaf) for leaf in rest]
+    key = (group, reduced, into is None, *map(_kind, others))
     step = steps.get(key, steps)
     if step is steps:
         run.plan.stats["plans"] += 1
-        step = steps[key] = _prepare(run, roots, nodes, leaves, shifts, rest, sources, others, kernel_for, into,
-                                     reduced)
+        shape = roots[0].shape
+        if not shape or any(s.shape != shape for s in shifts):
+            step = None
+        else:
+            sources = [run.value(s.args[0]) for s in shifts]
+            step = _prepare(run, roots, nodes, shifts, rest, sources, others, kernel_for, into, reduced)
+        steps[key] = step
     else:
         run.plan.stats["replays"] += 1
     if step is None:
         return None
-    return step(run.plan, sources, others, into, spread)
+    return step(run, shifts, others, into, spread)
 
 
 def _kind(x):
@@ -218,7 +224,7 @@ def _kind(x):
     return (x._layout, x._block.dtype, id(x._xp)) if type(x) is DArray else type(x)
 
 
-def _prepare(run, roots, nodes, leaves, shifts, rest, sources, others, kernel_for, into, reduced):
+def _prepare(run, roots, nodes, shifts, rest, sources, others, kernel_for, into, reduced):
     """The :class:`Stencil` of a group for these kinds of leaf values, or None (the general path)."""
     shape = roots[0].shape
     inputs = {id(s.args[0]): x for s, x in zip(shifts, sources)}
@@ -309,7 +315,7 @@ def _box(kernel, lo, hi):
     rows = hi[0] - lo[0]
     cells = int(np.prod([b - a for a, b in zip(lo, hi)])) // rows
     start = lo[0]
-    run = None if kernel is None else (lambda a, b, *args: kernel(start + a, start + b, *args))
+    run = kernel if kernel is None or not start else (lambda a, b, *args: kernel(start + a, start + b, *args))
     return lo, hi, rows, cells, (np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)), run
 
 
@@ -322,25 +328,32 @@ class Stencil:
     __slots__ = ("layout", "comm", "xp", "block", "dtypes", "full_at", "scalar_at", "offsets", "window_of", "pads",
                  "reduced", "gpu", "kernel", "into", "boxes", "first")
 
-    def __call__(self, plan, sources, others, into, spread):
+    def __call__(self, run, shifts, others, into, spread):
         fv = [others[i].local for i in self.full_at]
         sv = [others[i] for i in self.scalar_at]
+        plan = run.plan
         if self.gpu is not None:
             box_kernel = _cuda_box(plan.cuda, self.gpu[0], *self.gpu[1:3], sv, self.gpu[3])
             if box_kernel is None:  # (decided from the scalars' values, the same on every rank)
                 return None
-        padded = [sources[i] if key is None else _copy_padded(plan.buffers, key, sources[i], key[1])
-                  for i, key in self.pads]
+        padded = []
+        for i, key in self.pads:
+            x = run.value(shifts[i].args[0])
+            padded.append(x if key is None else _copy_padded(plan.buffers, key, x, key[1]))
         started = [exchange_halos(x, wait=False) for x in padded]
         windows = [padded[j]._block for j in self.window_of]
-        params = [*fv, *(v for pair in zip(windows, self.offsets) for v in pair), *sv]
+        params = [*fv]
+        for w, o in zip(windows, self.offsets):
+            params += (w, o)
+        params += sv
         if self.into is not None:
             outs = [into[0].local[self.into]]
         else:
             outs = [(np if self.gpu is None else cuda.cupy_module()).empty(self.block, dtype=d) for d in self.dtypes]
         parts: list = []  # (reduced) per box, one partial per row
-        for i, (lo, hi, rows, cells, bounds, run) in enumerate(self.boxes):
-            if i == self.first:
+        first = self.first
+        for i, (lo, hi, rows, cells, bounds, kernel) in enumerate(self.boxes):
+            if i == first:
                 for handle in started:
                     handle.wait()
                 started = ()
@@ -351,9 +364,9 @@ class Stencil:
                 box_kernel(*(f[boxed] for f in fv), *windowed, *sv, *(o[boxed] for o in outs))
             elif self.reduced is not None:  # the box's rows' partials (the boxreduce driver)
                 parts.append(np.empty(rows, dtype=self.reduced))
-                spread(run, rows, cells, *bounds, lo[0], parts[-1], *params)
+                spread(kernel, rows, cells, *bounds, lo[0], parts[-1], *params)
             else:
-                spread(run, rows, cells, *bounds, *outs, *params)
+                spread(kernel, rows, cells, *bounds, *outs, *params)
         for handle in started:
             handle.wait()
         if self.reduced is not None:
