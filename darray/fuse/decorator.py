@@ -91,6 +91,13 @@ class Fused:
             self._plans[key] = None
             return self._eager(args, kwargs)
 
+    @property
+    def replay(self) -> dict:
+        """Over this function's plans: ``plans`` (stencil groups planned: layouts, halo widths, boxes and kernel
+        decided) and ``replays`` (stencil groups run from such a plan, deciding nothing again)."""
+        plans = [p for p in self._plans.values() if p is not None]
+        return {k: sum(p.stats[k] for p in plans) for k in ("plans", "replays")}
+
     def _eager(self, args, kwargs):
         self.stats["eager"] += 1
         return self.__wrapped__(*args, **kwargs)
