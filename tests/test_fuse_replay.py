@@ -128,3 +128,18 @@ def test_reduction_replay_equals_a_fresh_plan():
     assert len(set(values_seen)) == 3
     if FUSING:
         assert f.replay == {"plans": 1, "replays": 2}, f.replay
+
+
+@da.fuse
+def floor_div(a, b):
+    return a // b  # integer floor division: computed by darray eagerly inside the graph
+
+
+def test_a_plan_that_fuses_nothing_runs_the_plain_function():
+    a = da.asarray(np.arange(1, 25, dtype=np.int64), split=0)
+    b = da.asarray(np.full(24, 4, dtype=np.int64), split=0)
+    f = da.fuse(floor_div.__wrapped__)
+    for _ in range(3):
+        assert np.array_equal(gathered(f(a, b)), np.arange(1, 25) // 4)
+    if FUSING:  # the first call planned it and ran no kernel: the next calls run the plain function
+        assert f.stats == {"traces": 1, "fused": 1, "eager": 2}, f.stats

@@ -82,14 +82,22 @@ class Fused:
             return self._eager(args, kwargs)
         self.stats["fused"] += 1
         if chosen == "jit":
-            return run(plan, args, kwargs)
+            return self._run(key, plan, args, kwargs)
         try:
-            return run(plan, args, kwargs)
+            return self._run(key, plan, args, kwargs)
         except Exception as e:  # a kernel numba or NVRTC refused (the same on every rank): eager from now on
             if not type(e).__module__.startswith(("numba", "cupy.cuda.compiler", "cupy_backends.cuda.libs.nvrtc")):
                 raise
             self._plans[key] = None
             return self._eager(args, kwargs)
+
+    def _run(self, key, plan: Plan, args, kwargs):
+        result = run(plan, args, kwargs)
+        if not plan.ran:  # the first call decided every group (from replicated metadata: alike on every rank)
+            plan.ran = True
+            if not plan.fuses:  # nothing ran as a kernel: the plain function is the same work, less overhead
+                self._plans[key] = None
+        return result
 
     @property
     def replay(self) -> dict:

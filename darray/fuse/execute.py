@@ -89,6 +89,8 @@ class Plan:
         self.stats = {"plans": 0, "replays": 0}  # Stencil plans made, and calls that replayed one
         self.fusable: dict = {}  # in_kernel(node) by id(node), asked once per node
         self.together: list | None = None  # the outputs computed together (:meth:`_Run.outputs`), once
+        self.ran = False  # whether a call has run (and so made every decision once)
+        self.fuses = False  # whether a call ran a group as a kernel (else every node ran eagerly)
         self.ranges: list[tuple[object, int, int]] = []
         for node in topological([*outputs, *(value for _, _, value in writes)]):
             if not in_kernel(node):
@@ -232,6 +234,12 @@ class _Run:
         return getattr(elementwise, node.op)(*args)
 
     def _fused(self, roots: list, reduction: Node | None, into: list | None = None):
+        found = self._group(roots, reduction, into)
+        if found is not None:
+            self.plan.fuses = True
+        return found
+
+    def _group(self, roots: list, reduction: Node | None, into: list | None = None):
         """``roots`` (or ``roots[0]`` reduced by ``reduction``) computed by one kernel: the list of values, or the
         reduction's; None when the leaves do not allow it. ``into``: DArrays the kernel may write the roots into
         (whole-array assignments, :attr:`Plan.inplace`) where they have the blocks and dtypes of the roots."""

@@ -287,7 +287,7 @@ def _prepare(run, roots, nodes, shifts, rest, sources, others, kernel_for, into,
     step.full_at, step.scalar_at, step.offsets, step.window_of = full_at, scalar_at, offsets, window_of
     step.pads = [padded[k][:2] for k in order]
     step.reduced = reduced
-    step.gpu = (group, nodes, leaves, len(shape)) if gpu else None
+    step.gpu = (group, nodes, [*shifts, *rest], len(shape)) if gpu else None
     step.kernel = None if gpu else kernel_for(group, (tuple(id(x) for x in full), tuple(id(x) for x in scalars),
                                                       tuple(id(x) for x in shifts)))
     # the value goes straight into the assignment's target when the blocks line up (and, when its windows read
