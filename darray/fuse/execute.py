@@ -127,7 +127,9 @@ _pool: ThreadPoolExecutor | None = None
 
 def _spread(kernel, total: int, cells_per_unit: int, *args) -> None:
     """``kernel(lo, hi, *args)`` over ``[0, total)`` split into one contiguous range per thread."""
-    threads = min(rank_threads(), max(1, total * cells_per_unit // MIN_CELLS_PER_THREAD), total)
+    threads = min(max(1, total * cells_per_unit // MIN_CELLS_PER_THREAD), total)
+    if threads > 1:  # (else one thread whatever the rank's share of the cores: not asked)
+        threads = min(rank_threads(), threads)
     if threads <= 1:
         if total:
             kernel(0, total, *args)
