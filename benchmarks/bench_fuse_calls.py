@@ -2,6 +2,7 @@
 
     python benchmarks/bench_fuse_calls.py [--side 258] [--number 300] [--rounds 7]
     mpiexec -n 2 python benchmarks/bench_fuse_calls.py
+    python benchmarks/bench_fuse_calls.py --smoke    # a 34 x 34 field, 20 calls, one round
 
 At small sizes a fused call is dominated by what runs around its kernel, so
 this times calls, not bandwidth: per workload, ``--rounds`` rounds of
@@ -101,7 +102,10 @@ def main(argv=None) -> None:
     parser.add_argument("--side", type=int, default=258, help="field side (default 258)")
     parser.add_argument("--number", type=int, default=300, help="calls per round (default 300)")
     parser.add_argument("--rounds", type=int, default=7, help="rounds, fused and eager alternating (default 7)")
+    parser.add_argument("--smoke", action="store_true", help="a 34 x 34 field, 20 calls, one round")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.side, args.number, args.rounds = 34, 20, 1
     comm = da.default_communicator()
     rows = {}
     for name, (fn, fused, eager, fused_value, eager_value) in workloads(args.side).items():
@@ -114,7 +118,7 @@ def main(argv=None) -> None:
             best["eager"] = min(best["eager"], per_call(comm, eager, args.number))
         a, b = fused_value(), eager_value()
         diff = float(da.max(da.abs(a - b))) if type(a) is da.DArray and a.ndim else abs(float(a) - float(b))
-        rows[name] = (best, diff, dict(fn.stats))
+        rows[name] = (best, diff, {**fn.stats, **fn.replay} if hasattr(fn, "replay") else dict(fn.stats))
     if comm.rank == 0:
         print(f"{args.side}^2 float64, {comm.size} rank(s); best of {args.rounds} x {args.number} calls, "
               f"us per call (slowest rank); /proc/loadavg {open('/proc/loadavg').read().strip()}")
