@@ -6,7 +6,8 @@ function is traced once per signature (each DArray argument's layout, dtype
 and shape; each scalar argument's Python type; other arguments by value) into
 a small graph (:mod:`~darray.fuse.tracing`, :mod:`~darray.fuse.graph`), the
 graph is cached (:mod:`~darray.fuse.cache`) and every call runs it
-(:mod:`~darray.fuse.execute`): each group of elementwise operations becomes
+(:mod:`~darray.fuse.execute`; what the first call decides per group -- layouts,
+halo widths, boxes, kernels -- is kept and replayed by the next ones): each group of elementwise operations becomes
 one compiled kernel (:mod:`~darray.fuse.codegen`) that reads each operand
 once and writes the result once, and a reduction at the end runs inside the
 same kernel, keeping per-tile partials only (``sum(a*b + c)`` reads a, b and
