@@ -340,7 +340,7 @@ class Stencil:
         for i, key in self.pads:
             x = run.value(shifts[i].args[0])
             padded.append(x if key is None else _copy_padded(plan.buffers, key, x, key[1]))
-        started = [exchange_halos(x, wait=False) for x in padded if x._layout.has_halo]
+        started = [exchange_halos(x, wait=False) for x in padded]
         windows = [padded[j]._block for j in self.window_of]
         params = [*fv]
         for w, o in zip(windows, self.offsets):
