@@ -96,6 +96,9 @@ NUMPY_ONLY = {
                                                    "ufunc_methods.accumulate", "ufunc_methods.py::darray._api."
                                                    "ufunc_methods.at", "ufunc_methods.py::darray._api."
                                                    "ufunc_methods.reduceat")},
+    **{path: "the example holds dates or records, which live in NumPy blocks only" for path in (
+        "darray/_api/sorting.py::darray._api.sorting.time_keys", "darray/_core/fields.py::darray._core.fields.field",
+        "darray/_api/numpy/records.py::darray._api.numpy.records.sort_records")},
     **{f"tests/test_bad_input.py::test_bad_call[{name}-": "a NumPy ufunc name without a standard equivalent "
        "refuses other blocks (TypeError) before looking at shapes: " + _UFUNC
        for name in _numpy_names.UFUNC_NAMES if name not in _numpy_names.STANDARD_EQUIVALENTS},

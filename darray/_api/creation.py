@@ -289,7 +289,9 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
         data = array
     elif dtype is not None:
         data = xp.astype(data, to_backend_dtype(xp, dtype))
-    check_dtype("asarray", data.dtype)
+    found = check_dtype("asarray", data.dtype)
+    if is_extra(found):  # (TypeError where the local library lacks it: float16, or dates and records off NumPy)
+        to_backend_dtype(xp, found, "asarray")
     layout = make_layout("asarray", tuple(data.shape), comm.size, split, grid, sizes, halo, boundary)
     part = data[layout.block_slices(comm.rank)] if data.ndim else data
     if isinstance(part, np.ndarray) and xp is not namespace_of(part):

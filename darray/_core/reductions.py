@@ -188,8 +188,9 @@ def _simple(func: str, op: str, neutral):
         xp = x._xp
         block = x.local
         dt = block.dtype
-        if dtype is None and func in _HALF_IN_SINGLE and dt == np.float16:  # NumPy adds halves in float32:
-            out = general(x, axis=axis, dtype=np.float32, keepdims=keepdims)  # so do the partials, rounded once
+        if dtype is None and func in _HALF_IN_SINGLE and isinstance(dt, np.dtype) and dt == np.float16:
+            # NumPy adds halves in float32: so do the partials, rounded once
+            out = general(x, axis=axis, dtype=np.float32, keepdims=keepdims)
             return DArray._wrap(xp.astype(out._block, dt), out._layout, out._comm, xp)
         if (dt.kind if isinstance(dt, np.dtype) else to_numpy_dtype(dt).kind) not in allowed:
             check_category(func, x.dtype, _CATEGORY[func])
