@@ -16,7 +16,7 @@ DTYPES = {name: np.dtype(name) for name in (
     "float32", "float64", "complex64", "complex128")}
 
 #: NumPy's dtypes beyond the standard that darray distributes too, by name: ``float16`` on any local library
-#: that has it; ``datetime64``/``timedelta64`` (any unit) and structured dtypes (see :func:`check_dtype`) on
+#: that has it; ``datetime64``/``timedelta64`` (any unit) and structured dtypes (see :func:`is_extra`) on
 #: NumPy blocks. None of them is in a category of the standard: each function says which it takes.
 EXTRA = {"float16": np.dtype("float16")}
 
@@ -99,12 +99,13 @@ _STANDARD = frozenset(DTYPES.values())  # native byte order: a set lookup instea
 
 
 def check_dtype(func: str, dtype: Any) -> np.dtype:
-    """The standard's NumPy dtype of ``dtype``, else ``TypeError``.
+    """The NumPy dtype of ``dtype`` if darray distributes it (the standard's, or :func:`is_extra`), else
+    ``TypeError``.
 
     ``dtype`` is anything ``numpy.dtype`` takes (``numpy.float64``, ``float``,
-    ``"f8"``, a ``numpy.dtype``) or a backend's dtype (``torch.float32``).
-    NumPy's other names of a standard dtype (``numpy.longlong``) give the
-    standard's dtype (``int64``).
+    ``"f8"``, a ``numpy.dtype``, a record's field list) or a backend's dtype
+    (``torch.float32``). NumPy's other names of a standard dtype
+    (``numpy.longlong``) give the standard's dtype (``int64``).
     """
     found = to_numpy_dtype(dtype)
     if found in _STANDARD:
@@ -143,7 +144,7 @@ def is_extra(dtype: np.dtype) -> bool:
         return False
     for name in dtype.names:
         field = dtype.fields[name][0].base  # (a subarray field's element dtype)
-        if field not in _STANDARD and not is_extra(field) and not (field.name in DTYPES and field.kind != "V"):
+        if field not in _STANDARD and not is_extra(field) and field.name not in DTYPES:  # ('>f8' is in DTYPES)
             return False
     return True
 
