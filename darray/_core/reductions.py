@@ -99,10 +99,11 @@ def reduce_over(comm: Communicator, partial, op: str, sign: tuple):
     one rank and ``all`` on another raise on both. NumPy booleans (``any``, ``all``: ``lor``, ``land``, which
     carry no signature) are counted instead: an int32 sum, signed, compared with zero or the rank count."""
     if type(partial) is np.ndarray:
-        if partial.dtype == np.bool_ and op in ("lor", "land"):
+        kind = partial.dtype.kind
+        if kind == "b" and op in ("lor", "land"):
             counts = comm.allreduce(partial.astype(np.int32), "sum", sign=sign)
             return counts > 0 if op == "lor" else counts == comm.size
-        if partial.dtype.kind in "Mm":  # MPI knows no NaT: NumPy combines the gathered partials (as small)
+        if kind in "Mm":  # MPI knows no NaT: NumPy combines the gathered partials (as small)
             return _TIME_COMBINE[op].reduce(comm.allgather(partial, sign=sign), axis=0)
     return comm.allreduce(partial, op, sign=sign)
 
