@@ -61,10 +61,6 @@ STANDARD_NOT_NUMPY = {
 }
 
 
-def _numpy_function(name: str):
-    return getattr(numpy, name)
-
-
 def _same_bits(got, want, allowed=None) -> list[int]:
     """Positions where ``got`` (gathered) and NumPy's ``want`` differ bitwise (NaN anywhere equals NaN)."""
     got, want = numpy.asarray(got), numpy.asarray(want)
@@ -97,7 +93,7 @@ def test_unary_functions_give_numpys_bits(row):
     for dtype in _dtypes_of(row):
         g = _values(dtype)
         with numpy.errstate(all="ignore"):
-            want = _numpy_function(row.name)(g)
+            want = getattr(numpy, row.name)(g)
             got = getattr(np, row.name)(LAYOUT.array(g))
         allowed = STANDARD_NOT_NUMPY[row.name](g) if row.name in STANDARD_NOT_NUMPY else None
         assert not _same_bits(got, want, allowed), f"{row.name}({dtype}) at {_same_bits(got, want, allowed)}"
@@ -123,7 +119,7 @@ def _forms(a: numpy.ndarray, b: numpy.ndarray):
 
 @pytest.mark.parametrize("row", _rows(2), ids=lambda r: r.name)
 def test_binary_functions_and_operators_give_numpys_bits(row):
-    f, want_f = getattr(np, row.name), _numpy_function(row.name)
+    f, want_f = getattr(np, row.name), getattr(numpy, row.name)
     op = getattr(operator, row.operator) if row.operator else None
     for dtype in _dtypes_of(row):
         a, b = _values(dtype), _values(dtype, shift=5)

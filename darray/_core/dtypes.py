@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import is_numpy_namespace
+
 __all__ = ["DTYPES", "CATEGORIES", "NUMPY_ONLY_KINDS", "to_numpy_dtype", "to_backend_dtype", "kind_of",
            "check_category", "check_dtype", "is_extra"]
 
@@ -76,7 +78,7 @@ def to_backend_dtype(xp: ModuleType, dtype: Any, func: str = "dtype") -> Any:
     except TypeError:
         raise TypeError(f"{func}: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
     if checked.kind in NUMPY_ONLY_KINDS:
-        if getattr(xp, "__name__", "") not in ("numpy", "array_api_compat.numpy"):
+        if not (is_numpy_namespace(xp) or xp is np):
             raise TypeError(f"{func}: unsupported dtype; got {checked} on {getattr(xp, '__name__', xp)} blocks, "
                             f"expected NumPy blocks (dates, durations and records live in NumPy arrays only)")
         found = checked

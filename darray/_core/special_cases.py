@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._backend import is_numpy_namespace
 from .dtypes import to_numpy_dtype
 
 __all__ = ["standard_kernel", "FIXED"]
@@ -75,7 +76,7 @@ def standard_kernel(xp, name: str) -> Callable:
     [inf, -0.0, 69.0]
     """
     f = getattr(xp, name)
-    if name == "sign" and getattr(xp, "__name__", "") == "array_api_compat.numpy":  # NumPy 2's own sign is
+    if name == "sign" and is_numpy_namespace(xp):  # NumPy 2's own sign is
         f = np.sign  # the standard's z / |z| for complex numbers, to NumPy's bits (array-api-compat's divides)
     fix = _FIXUPS.get(name)
     return f if fix is None else fix(xp, f)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
+from numpy.lib.recfunctions import repack_fields
 
 from .._comm import resolve_comm
 from ._common import collective
@@ -147,7 +148,7 @@ def _packed(x):
     dtype = getattr(x, "dtype", None)
     if not isinstance(dtype, np.dtype) or dtype.names is None:
         return x
-    packed = np.dtype([(name, dtype.fields[name][0]) for name in dtype.names])
+    packed = repack_fields(dtype)
     return x if packed == dtype else x.astype(packed)
 
 
