@@ -52,7 +52,7 @@ from .creation import as_darray
 from .numpy.reductions import reduction
 from .ufunc_methods import NO_VALUE
 
-__all__ = ["ROWS", "Row", "accepting", "accepting_array_likes", "accepting_module"]
+__all__ = ["ROWS", "Row", "accepting", "accepting_array_likes", "accepting_module", "numpy_sort"]
 
 _SCALARS = (bool, numbers.Number, np.generic)  # stay scalars where a row says so
 
@@ -83,7 +83,7 @@ _SORT = {"axis": -1, "kind": None, "order": None}
 _SORT_KINDS = frozenset({"quicksort", "quick", "mergesort", "merge", "heapsort", "heap", "stable"})
 
 
-def _numpy_sort(name: str, x, axis=-1, kind=None, order=None, **kwargs):
+def numpy_sort(name: str, x, axis=-1, kind=None, order=None, **kwargs):
     """``sort``/``argsort`` with NumPy's ``kind=`` (any is right: darray's sort is stable) or ``order=``
     (records)."""
     if kind is not None and kind not in _SORT_KINDS:
@@ -107,7 +107,7 @@ ROWS: dict[str, Row] = {
                  numpy=functools.partial(reduction, name)) for name in ("std", "var")},
     **{name: Row(_X, {"axis": None, "out": None}) for name in ("argmax", "argmin")},
     "count_nonzero": Row(_X, {"axis": None}),
-    **{name: Row(_X, _SORT, numpy=functools.partial(_numpy_sort, name)) for name in ("sort", "argsort")},
+    **{name: Row(_X, _SORT, numpy=functools.partial(numpy_sort, name)) for name in ("sort", "argsort")},
     "tile": Row(_X, coerce={"repetitions": lambda reps: (reps,) if isinstance(reps, numbers.Integral) else reps}),
     **{name: Row(_X) for name in ("nonzero", "unique_all", "unique_counts", "unique_inverse", "unique_values",
                                   "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod", "astype",

@@ -6,6 +6,7 @@ returns NotImplemented, so NumPy raises TypeError instead of gathering.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..._core.reductions import combine, normalize_axes
 from ..._errors import message
 from ..._layout import normalize_axis
 from .. import linalg as _linalg
-from ..array_likes import ROWS, accepting_array_likes
+from ..array_likes import ROWS, accepting_array_likes, numpy_sort
 from ..creation import as_darray, asarray, empty_like, full, full_like, meshgrid, ones_like, tril, triu, zeros_like
 from ..cumulative import cumulative_prod, cumulative_sum, diff
 from ..data_types import astype, can_cast, result_type
@@ -33,7 +34,6 @@ from ..sorting import argsort, sort
 from ..statistical import all as _all, any as _any, max as _max, mean, min as _min, prod, std, sum as _sum, var
 from ..ufunc_methods import NO_VALUE
 from ._common import no_out
-from .records import sort_records
 from .reductions import reduction
 from .sets import unique_along
 
@@ -271,15 +271,8 @@ _SIGNATURE_FUNCTIONS = {f.__name__: accepting_array_likes(f.__name__, f, ROWS[f.
     searchsorted, sort, argsort, take, take_along_axis, zeros_like, ones_like, empty_like, full_like)}
 
 
-def _sort_by_fields(name: str):
-    def sort(x, axis=-1, kind=None, order=None):
-        return sort_records(f"numpy.{name}", x, axis, order, index=name == "argsort")
-    sort.__name__ = name
-    return sort
-
-
 #: NumPy's ``order=`` where it changes the result: the fields records sort by, the reshape's index order.
-_ORDERED = {"sort": _sort_by_fields("sort"), "argsort": _sort_by_fields("argsort"),
+_ORDERED = {"sort": functools.partial(numpy_sort, "sort"), "argsort": functools.partial(numpy_sort, "argsort"),
             "reshape": lambda a, shape=None, order="C", **kw: a.reshape(kw.get("newshape", shape), order=order)}
 
 
