@@ -68,7 +68,7 @@ import numpy as np
 from . import _stage_markers
 from ._common import collective
 
-__all__ = ["atomic_targets", "check_target", "recovered"]
+__all__ = ["agree_targets", "atomic_targets", "check_target", "recovered"]
 
 #: Test hook: called on every rank after every write succeeded and before the rename (simulates a crash).
 _before_commit = None
@@ -137,7 +137,7 @@ def _check_replaceable(func: str, final: str) -> None:
                                 f"directory yourself to replace it)")
 
 
-def _agree_targets(func: str, comm, paths) -> list[str]:
+def agree_targets(func: str, comm, paths) -> list[str]:
     """The checked targets, or the same error on every rank, also when the ranks passed different paths.
 
     :func:`check_target` is pure, so ranks that pass the same paths reach the
@@ -239,7 +239,7 @@ def atomic_targets(func: str, comm, paths):
     collective-safe itself (failures agreed with
     :func:`darray.io._common.collective`), so every rank leaves it the same way.
     """
-    finals = _agree_targets(func, comm, paths)
+    finals = agree_targets(func, comm, paths)
 
     def check():
         for final in finals:

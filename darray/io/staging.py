@@ -21,7 +21,7 @@ import numpy as np
 
 from .._comm import resolve_comm
 from . import _stage_markers
-from ._atomic import _agree_targets
+from ._atomic import agree_targets
 from ._common import collective
 
 __all__ = ["clean_staging"]
@@ -124,7 +124,7 @@ def clean_staging(path, *, older_than=_stage_markers.STALE_AFTER, dry_run: bool 
     """
     func = "clean_staging"
     comm = resolve_comm(comm)
-    final = _agree_targets(func, comm, [path])[0]
+    final = agree_targets(func, comm, [path])[0]
     seconds = _seconds(func, older_than)
     if not isinstance(dry_run, (bool, np.bool_)):
         raise TypeError(f"{func}: dry_run must be a bool; got {type(dry_run).__name__}, expected True or False")

@@ -35,16 +35,13 @@ functions); at 1 rank xarray's own methods work as for NumPy data.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from typing import Any
-
-import numpy as np
 
 import darray
 
 from .._backend import to_numpy
 from .._comm import resolve_comm
+from ._atomic import agree_targets
 from ._common import collective, host_block
 from .zarr_io import chunk_plan, write_regions
 
@@ -95,6 +92,14 @@ def _darrays(ds) -> dict[str, Any]:
     return {name: var for name, var in ds.variables.items() if isinstance(var.data, darray.DArray)}
 
 
+def _inputs(func: str, obj):
+    """``(xarray, the Dataset, its DArray-backed variables, their communicator)`` of a writer's ``obj``."""
+    xarray = _modules(func, "xarray")[0]
+    ds = _dataset(func, xarray, obj)
+    arrays = _darrays(ds)
+    return xarray, ds, arrays, _communicator(func, arrays)
+
+
 def _communicator(func: str, arrays):
     comms = [var.data.comm for var in arrays.values()]
     comm = comms[0] if comms else resolve_comm(None)
@@ -103,21 +108,6 @@ def _communicator(func: str, arrays):
             raise ValueError(f"{func}: the DArrays live on different communicators; got {name!r} on "
                              f"{c.size} ranks, expected every DArray-backed variable on the same {comm.size}")
     return comm
-
-
-def _same_path(func: str, comm, path) -> str:
-    """``path`` as an absolute path string, the same on every rank (else the same ValueError everywhere)."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{func}: expected a path (str or os.PathLike); got {type(path).__name__}")
-    text = os.path.abspath(os.fspath(path))
-    if comm.size > 1:
-        mine = np.frombuffer(hashlib.sha256(text.encode("utf-8", "surrogateescape")).digest(), dtype=np.uint8)
-        table = np.asarray(comm.allgather(mine))
-        differ = [r for r in range(comm.size) if not np.array_equal(table[r], table[0])]
-        if differ:
-            raise ValueError(f"{func}: the ranks passed different paths; got another path on rank {differ[0]} "
-                             f"than on rank 0, expected the same path on every rank")
-    return text
 
 
 def _replaced(xarray, ds, data: dict[str, Any], drop_grid: bool = False):
@@ -180,12 +170,9 @@ def to_zarr(obj, store, *, mode: str = "w-", encoding: dict | None = None, conso
     for key in ("region", "append_dim", "compute"):
         if key in kwargs:
             raise TypeError(f"{func}: {key}= is not supported; got {key}={kwargs[key]!r}, expected a whole new store")
-    xarray = _modules(func, "xarray")[0]
-    ds = _dataset(func, xarray, obj)
-    arrays = _darrays(ds)
-    comm = _communicator(func, arrays)
+    xarray, ds, arrays, comm = _inputs(func, obj)
     xarray, dask_array, zarr = collective(comm, _modules, func, "xarray", "dask.array", "zarr", func=func)
-    path = collective(comm, _same_path, func, comm, store, func=func)
+    path = agree_targets(func, comm, [store])[0]  # (the same error on every rank, also for different paths)
     encoding = dict(encoding or {})
     passed = {k: v for k, v in kwargs.items() if k in ("storage_options", "write_empty_chunks")}  # (the data's)
     grids = {}
@@ -239,11 +226,8 @@ def to_netcdf(obj, path, **kwargs) -> None:
     func = "to_netcdf"
     if path is None:
         raise TypeError(f"{func}: expected a path; got None (the file's bytes are not returned under MPI)")
-    xarray = _modules(func, "xarray")[0]
-    ds = _dataset(func, xarray, obj)
-    arrays = _darrays(ds)
-    comm = _communicator(func, arrays)
-    path = collective(comm, _same_path, func, comm, path, func=func)
+    xarray, ds, arrays, comm = _inputs(func, obj)
+    path = agree_targets(func, comm, [path])[0]
     gathered = {name: var.data.gather(root=0) for name, var in arrays.items()}  # collective, in the same order
 
     def write():
