@@ -39,7 +39,7 @@ from .._core.dtypes import is_extra
 
 __all__ = ["CorruptFileError", "ChecksumError", "MissingChunkError", "MissingChecksumWarning", "collective",
            "warn_unchecked", "agree", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
-           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "has_times", "check_table", "block_bounds",
+           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "any_field", "has_times", "check_table", "block_bounds",
            "VERIFY_MAX_BYTES", "CHECKSUM_VERSION", "mpi_comm", "check_shape", "check_fits", "physical_memory",
            "MAX_NDIM"]
 
@@ -174,11 +174,21 @@ def check_dtype(func: str, dtype) -> np.dtype:
     return dtype
 
 
+def any_field(dtype: np.dtype, test) -> bool:
+    """Whether ``test`` holds for ``dtype`` or, in a record, for any field's dtype (nested records and subarray
+    fields as they are: ``test`` sees a subarray field's own dtype, its element dtype through ``.base``).
+
+    >>> any_field(np.dtype([("x", "f8"), ("p", [("t", "M8[s]")])]), lambda d: d.kind == "M")
+    True
+    """
+    if test(dtype):
+        return True
+    return dtype.names is not None and any(any_field(dtype.fields[name][0], test) for name in dtype.names)
+
+
 def has_times(dtype: np.dtype) -> bool:
     """Whether ``dtype`` holds dates or durations, also in a record's fields (HDF5 has no type for them)."""
-    if dtype.names is not None:
-        return any(has_times(dtype.fields[name][0].base) for name in dtype.names)
-    return dtype.kind in "Mm"
+    return any_field(dtype, lambda d: d.base.kind in "Mm")
 
 
 #: NumPy's limit on the number of dimensions.

@@ -51,8 +51,8 @@ import numpy as np
 from ._atomic import atomic_targets, recovered
 from .._comm import resolve_comm
 from .._core import make_layout
-from ._common import (CorruptFileError, MissingChunkError, block_bounds, check_darray, check_dtype, check_fits,
-                      check_shape, check_table, checksum_table, collective, host_block, is_writer, verify_blocks,
+from ._common import (CorruptFileError, MissingChunkError, any_field, block_bounds, check_darray, check_dtype,
+                      check_fits, check_shape, check_table, checksum_table, collective, host_block, is_writer, verify_blocks,
                       warn_unchecked, wrap)
 
 __all__ = ["save", "load", "chunk_plan", "confined_store", "write_regions", "aligned_with"]
@@ -302,11 +302,6 @@ def _colors(layout, chunks) -> tuple[int, ...]:
     return tuple(ks)
 
 
-def _has_subarrays(dtype: np.dtype) -> bool:
-    return dtype.names is not None and any(
-        dtype.fields[name][0].subdtype is not None or _has_subarrays(dtype.fields[name][0]) for name in dtype.names)
-
-
 def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     """Write ``x`` to a zarr v3 store at ``path`` in parallel (collective).
 
@@ -326,7 +321,7 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     """
     func = "save"
     check_darray(func, x)
-    if _has_subarrays(np.dtype(x.dtype)):  # (zarr 3 stores them as raw bytes: their type would be lost)
+    if any_field(np.dtype(x.dtype), lambda d: d.subdtype is not None):  # (zarr 3 stores them as raw bytes: their type would be lost)
         raise TypeError(f"{func}: zarr keeps no subarray fields of records; got {x.dtype}, expected fields of "
                         f"one value each (save as .npy, or split the field: x['v'][..., 0], ...)")
     zarr = collective(x.comm, _zarr, func=func)
