@@ -75,4 +75,5 @@ generic, number, integer, signedinteger = numpy.generic, numpy.number, numpy.int
 unsignedinteger, inexact, floating, complexfloating = (numpy.unsignedinteger, numpy.inexact, numpy.floating,
                                                        numpy.complexfloating)
 
-float16, half, datetime64, timedelta64, void = numpy.float16, numpy.half, numpy.datetime64, numpy.timedelta64, numpy.void
+float16, half, void = numpy.float16, numpy.half, numpy.void
+datetime64, timedelta64 = numpy.datetime64, numpy.timedelta64

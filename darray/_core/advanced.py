@@ -308,7 +308,8 @@ def _value(func: str, x: DArray, value):
         return value
     value = np.asarray(value)
     if value.dtype.kind not in "biufc" and not is_extra(value.dtype):
-        raise TypeError(message(func, "unsupported value", value.dtype, "numbers, booleans, dates, durations or records"))
+        raise TypeError(message(func, "unsupported value", value.dtype,
+                                "numbers, booleans, dates, durations or records"))
     return value
 
 

@@ -39,7 +39,8 @@ from .._core.dtypes import is_extra
 
 __all__ = ["CorruptFileError", "ChecksumError", "MissingChunkError", "MissingChecksumWarning", "collective",
            "warn_unchecked", "agree", "wrap", "writer_blocks", "is_writer", "digest", "checksum_table",
-           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "any_field", "has_times", "check_table", "block_bounds",
+           "verify_blocks", "host_block", "token", "check_darray", "check_dtype", "any_field", "has_times",
+           "check_table", "block_bounds",
            "VERIFY_MAX_BYTES", "CHECKSUM_VERSION", "mpi_comm", "check_shape", "check_fits", "physical_memory",
            "MAX_NDIM"]
 

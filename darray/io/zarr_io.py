@@ -321,7 +321,7 @@ def save(path, x, *, checksum: bool = True, compressors="auto") -> None:
     """
     func = "save"
     check_darray(func, x)
-    if any_field(np.dtype(x.dtype), lambda d: d.subdtype is not None):  # (zarr 3 stores them as raw bytes: their type would be lost)
+    if any_field(np.dtype(x.dtype), lambda d: d.subdtype is not None):  # (zarr 3 stores them as raw bytes)
         raise TypeError(f"{func}: zarr keeps no subarray fields of records; got {x.dtype}, expected fields of "
                         f"one value each (save as .npy, or split the field: x['v'][..., 0], ...)")
     zarr = collective(x.comm, _zarr, func=func)
