@@ -166,6 +166,82 @@ def test_elements_are_0d_arrays_in_loops():
     assert float(un[-1]) == 1.0 and int(da.asarray(numpy.arange(4))[2] // 2) == 1
 
 
+#: Items where IEEE arithmetic meets its edges: signed zeros, the smallest normal and subnormal numbers, the
+#: largest, infinities, NaN.
+EDGE_ITEMS = [0.0, -0.0, 1.0, -2.5, 1 / 3, 1e-310, 2.2250738585072014e-308, 1.5e-45, 1.17549435e-38, 3.4e38,
+              1.7e308, float("inf"), -float("inf"), float("nan")]
+
+
+def _bits(value) -> tuple:
+    """A result as its dtype and bytes: NaN payloads, signed zeros and the dtype all count."""
+    if isinstance(value, type):
+        return (value,)
+    block = numpy.asarray(value)
+    return block.dtype, block.shape, block.tobytes()
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_0d_arithmetic_gives_numpy_bits(dtype):
+    """0-d floats (a loop's elements) against NumPy's kernels on 0-d arrays, bit for bit, with every operand form
+    (a 0-d DArray, a Python float, a Python int small and huge) and every edge item; errors where NumPy raises."""
+    binary = [operator.add, operator.sub, operator.mul, operator.truediv, operator.lt, operator.le, operator.gt,
+              operator.ge, operator.eq, operator.ne]
+    with numpy.errstate(all="ignore"):
+        items = [numpy.asarray(v, dtype=dtype) for v in EDGE_ITEMS]
+    for a in items:
+        x = da.asarray(a)
+        for op in (operator.neg, operator.pos, abs):
+            assert _bits(_numpy_or_error(lambda: op(x))) == _bits(_numpy_or_error(lambda: op(a)))
+        for other in [*items, *EDGE_ITEMS, 3, -7, 2**60]:
+            y = da.asarray(other) if isinstance(other, numpy.ndarray) else other
+            for op in binary:
+                want = _bits(_numpy_or_error(lambda: op(a, other)))
+                assert _bits(_numpy_or_error(lambda: op(x, y))) == want, (op, a, other)
+                if not isinstance(y, da.DArray):  # (the reflected operator)
+                    assert _bits(_numpy_or_error(lambda: op(y, x))) == _bits(_numpy_or_error(lambda: op(other, a)))
+
+
+@pytest.mark.mpi
+def test_0d_floating_point_errors_follow_numpy_seterr():
+    """An operation that raises a floating-point exception goes to NumPy's kernel: ``numpy.seterr`` decides."""
+    one, zero, tiny, huge = (da.asarray(numpy.float64(v)) for v in (1.0, 0.0, 1e-300, 1e300))
+    cases = {"divide": lambda: one / zero, "under": lambda: tiny * tiny, "over": lambda: huge * huge,
+             "invalid": lambda: zero / zero}
+    for kind, compute in cases.items():
+        with numpy.errstate(**{kind: "raise"}), pytest.raises(FloatingPointError):
+            compute()
+        with numpy.errstate(**{kind: "warn"}), pytest.warns(RuntimeWarning):
+            compute()
+    with numpy.errstate(all="raise"):  # (inexact results are no exception, in NumPy as here)
+        assert float(one / da.asarray(numpy.float64(3.0))) == 1 / 3
+
+
+@pytest.mark.mpi
+def test_elements_are_copies_that_later_operations_never_reuse():
+    """Elements and 0-d results are copies: a result kept (as a DArray, or its NumPy block) keeps its value however
+    many operations follow; a read-only 0-d array stays read-only."""
+    a = numpy.arange(10.0)
+    un = da.asarray(a)
+    kept = [un[3], un[4] - un[2], -un[5], un[6] * 2.0, un[7] > un[1]]
+    block = numpy.asarray(un[8] + 0.5)  # (a NumPy block whose DArray is gone)
+    frozen = un[9] + 0.0
+    frozen.flags.writeable = False
+    del frozen
+    for i in range(1, 10):
+        un[i] = un[i] - 0.5 * (un[i] - un[i - 1])
+        un[i] < un[i - 1], -un[i], un[i] / 3.0
+    assert [float(v) for v in kept] == [3.0, 2.0, -5.0, 12.0, 1.0] and float(block) == 8.5
+    for dtype in ["bool", "int8", "uint16", "int64", "float16", "float32", "complex64", "complex128"]:
+        b = (numpy.arange(24).reshape(2, 3, 4) % 7).astype(dtype)
+        x = da.asarray(b)
+        for key in [(1, 2, 3), (-1, -3, 0), (0, 0, -4)]:
+            assert _bits(x[key]) == _bits(b[key]) and type(x[key]) is da.DArray
+        for key in [(2, 0, 0), (0, 3, 0), (0, 0, -5)]:
+            with pytest.raises(IndexError):
+                x[key]
+
+
 @pytest.mark.mpi
 def test_keys_agree_with_numpy():
     a = numpy.arange(60.0).reshape(3, 4, 5)

@@ -14,10 +14,24 @@
  * offsets their member descriptors give (``setup``); the pure-Python paths in
  * operators.py and indexing.py stay the reference and the fallback where this
  * module was not built.
+ *
+ * One case goes further than the checks: 0-d arithmetic and element reads
+ * (``u[i] = un[i] - c * (un[i] - un[i - 1])``).  NumPy's kernels cost
+ * 250 ns on 0-d arrays and give a scalar that must become a 0-d array again;
+ * here a float64 or float32 operation is one C operation on the items and
+ * a new 0-d array from NumPy's C API.  The result is NumPy's bits: the same
+ * IEEE operation on finite items, and any operation that would raise a
+ * floating-point exception (a division by zero, an overflow, an invalid or
+ * underflowing result) goes to NumPy's kernel, which reports it as
+ * ``numpy.seterr`` says.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <numpy/arrayobject.h>
 
 /* ------------------------------------------------------------ what setup() tells */
 
@@ -27,7 +41,7 @@ static PyObject *RecorderDict = NULL;     /* darray._recorder.__dict__: ``active
 static PyObject *NumpyXp = NULL;          /* darray._backend.NUMPY */
 static PyObject *NumpyAsarray = NULL;     /* numpy.asarray: a NumPy scalar result as a 0-d array */
 static PyTypeObject *GenericType = NULL;  /* numpy.generic: NumPy's scalars */
-static PyObject *StrActive = NULL, *StrShape = NULL, *StrDtype = NULL;
+static PyObject *StrActive = NULL, *StrShape = NULL, *StrDtype = NULL, *EmptyTuple = NULL;
 
 static Py_ssize_t off_block, off_layout, off_comm, off_xp, off_local, off_halo_fresh, off_halo_exchange, off_link;
 static Py_ssize_t off_whole, off_small_whole, off_derived, off_shape;
@@ -121,13 +135,12 @@ static inline int
 lean_operand(PyObject *obj, PyObject **layout, PyObject **block, int *zero_d)
 {
     *zero_d = 0;
-    if (darray_with(obj, off_small_whole, layout, block))
-        return 1;
-    if (!darray_with(obj, off_whole, layout, block))
+    int small = darray_with(obj, off_small_whole, layout, block);
+    if (!small && !darray_with(obj, off_whole, layout, block))
         return 0;
     PyObject *shape = SLOT(*layout, off_shape);
     *zero_d = shape != NULL && PyTuple_CheckExact(shape) && PyTuple_GET_SIZE(shape) == 0;
-    return *zero_d;
+    return small || *zero_d;
 }
 
 /* A kernel's result as a block: ``out`` (a new reference, taken) if it is an ndarray; a NumPy scalar as a 0-d
@@ -156,6 +169,253 @@ dtype_in(PyObject *block, PyObject *accepted)
     return found;
 }
 
+
+/* ------------------------------------------------------------ items and 0-d arrays, through NumPy's C API */
+
+/* Which kernels the 0-d path computes itself (resolved from the kernel a Lean was made with). */
+enum op { OP_NONE, OP_ADD, OP_SUBTRACT, OP_MULTIPLY, OP_DIVIDE, OP_LESS, OP_LESS_EQUAL, OP_GREATER,
+          OP_GREATER_EQUAL, OP_EQUAL, OP_NOT_EQUAL, OP_NEGATIVE, OP_POSITIVE, OP_ABSOLUTE };
+
+static const char *const OP_KERNELS[] = {
+    NULL, "add", "subtract", "multiply", "divide", "less", "less_equal", "greater", "greater_equal", "equal",
+    "not_equal", "negative", "positive", "absolute", NULL,
+};
+
+/* The op of NumPy's ufunc ``kernel`` (compared by identity with numpy's attribute), OP_NONE for any other. */
+static int
+op_of(PyObject *kernel)
+{
+    PyObject *numpy = PyImport_ImportModule("numpy");
+    if (numpy == NULL)
+        return -1;
+    int found = OP_NONE;
+    for (int op = OP_ADD; OP_KERNELS[op] != NULL && found == OP_NONE; op++) {
+        PyObject *ufunc = PyObject_GetAttrString(numpy, OP_KERNELS[op]);
+        if (ufunc == NULL) {
+            Py_DECREF(numpy);
+            return -1;
+        }
+        if (ufunc == kernel)
+            found = op;
+        Py_DECREF(ufunc);
+    }
+    Py_DECREF(numpy);
+    return found;
+}
+
+/* Whether the items of ``descr`` are plain numbers (booleans, integers, floats, complex) that a copy of their
+ * bytes copies: NumPy's element read of them is a 0-d array with those bytes. */
+static inline int
+plain_items(PyArray_Descr *descr)
+{
+    int t = descr->type_num;
+    return (t >= NPY_BOOL && t <= NPY_CLONGDOUBLE) || t == NPY_HALF;
+}
+
+/* A new 0-d array of ``descr`` (borrowed) holding a copy of the item at ``data``. */
+static PyObject *
+item_array(PyArray_Descr *descr, const void *data)
+{
+    Py_INCREF(descr);  /* (PyArray_NewFromDescr steals it) */
+    PyObject *out = PyArray_NewFromDescr(&PyArray_Type, descr, 0, NULL, NULL, NULL, 0, NULL);
+    if (out != NULL)
+        memcpy(PyArray_DATA((PyArrayObject *)out), data, (size_t)PyDataType_ELSIZE(descr));
+    return out;
+}
+
+/* Spare 0-d blocks: the 0-d arrays this module made lately.  A loop over elements makes and drops one per
+ * operation; one whose only reference is this ring is free (no DArray, view or buffer holds it), so the next
+ * 0-d result of its dtype is written into it instead of allocating an array: NumPy's allocation is most of the
+ * cost of an element-sized operation. */
+#define SPARES 8
+static PyObject *Spares[SPARES];
+static int NextSpare = 0;
+
+/* A 0-d array of ``descr`` (borrowed) holding a copy of the item at ``data``: a free spare, or a new array. */
+static PyObject *
+zero_d_block(PyArray_Descr *descr, const void *data)
+{
+    for (int i = 0; i < SPARES; i++) {
+        PyArrayObject *spare = (PyArrayObject *)Spares[i];
+        if (spare != NULL && Py_REFCNT(spare) == 1 && PyArray_DESCR(spare) == descr && PyArray_NDIM(spare) == 0
+                && PyArray_ISWRITEABLE(spare)) {
+            memcpy(PyArray_DATA(spare), data, (size_t)PyDataType_ELSIZE(descr));
+            return Py_NewRef(spare);
+        }
+    }
+    PyObject *out = item_array(descr, data);
+    if (out != NULL) {
+        Py_XSETREF(Spares[NextSpare], Py_NewRef(out));
+        NextSpare = (NextSpare + 1) % SPARES;
+    }
+    return out;
+}
+
+/* The address of the item that ``key`` (an int, or a tuple of one int per axis) names in ``block``; NULL with no
+ * error set where the key is anything else or out of bounds (the general path decides and raises). */
+static const char *
+item_address(PyArrayObject *block, PyObject *key)
+{
+    int nd = PyArray_NDIM(block);
+    PyObject *const *items = &key;
+    Py_ssize_t count = 1;
+    if (PyTuple_CheckExact(key)) {
+        items = &PyTuple_GET_ITEM(key, 0);
+        count = PyTuple_GET_SIZE(key);
+    }
+    if (count != nd || nd == 0)
+        return NULL;
+    const char *address = PyArray_BYTES(block);
+    for (int axis = 0; axis < nd; axis++) {
+        if (!PyLong_CheckExact(items[axis]))
+            return NULL;
+        Py_ssize_t i = PyLong_AsSsize_t(items[axis]), n = PyArray_DIM(block, axis);
+        if (i == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NULL;
+        }
+        if (i < 0)
+            i += n;
+        if (i < 0 || i >= n)
+            return NULL;
+        address += i * PyArray_STRIDE(block, axis);
+    }
+    return address;
+}
+
+/* A float64 or float32 0-d NumPy block's item, widened; its type number in ``type``. */
+static inline int
+float_item(PyObject *block, int *type, double *value)
+{
+    if (Py_TYPE(block) != &PyArray_Type)
+        return 0;
+    PyArrayObject *a = (PyArrayObject *)block;
+    *type = PyArray_TYPE(a);
+    if (PyArray_NDIM(a) != 0 || !PyArray_ISNOTSWAPPED(a) || (*type != NPY_DOUBLE && *type != NPY_FLOAT))
+        return 0;
+    const char *data = PyArray_BYTES(a);
+    if (*type == NPY_DOUBLE) {
+        double d;
+        memcpy(&d, data, sizeof d);
+        *value = d;
+    }
+    else {
+        float f;
+        memcpy(&f, data, sizeof f);
+        *value = f;
+    }
+    return 1;
+}
+
+/* ``operand`` as the float64 or float32 item NumPy computes with beside a block of ``type``: a 0-d block of the
+ * same type, a Python float, or a Python int exactly representable (NumPy's weak Python scalars, NEP 50). */
+static inline int
+float_operand(PyObject *operand, int type, double *value)
+{
+    int other;
+    if (PyFloat_CheckExact(operand)) {
+        *value = PyFloat_AS_DOUBLE(operand);
+        return 1;
+    }
+    if (PyLong_CheckExact(operand)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(operand, &overflow);
+        long long limit = type == NPY_DOUBLE ? (1LL << 53) : (1LL << 24);
+        if (overflow || (v == -1 && PyErr_Occurred()) || v > limit || v < -limit) {
+            PyErr_Clear();
+            return 0;
+        }
+        *value = (double)v;
+        return 1;
+    }
+    return float_item(operand, &other, value) && other == type;
+}
+
+/* Whether NumPy would see a floating-point exception in ``x op y = r`` (finite x, y): a division by zero, an
+ * overflow or 0/0 give a result that is not finite; an underflow (tiny and inexact) can only come from a product
+ * or a quotient whose result is below the smallest normal number (``tiny``). Inexact results are no exception. */
+static inline int
+exceptional(int op, double x, double y, double r, double tiny)
+{
+    return !isfinite(r) || ((op == OP_MULTIPLY || op == OP_DIVIDE) && fabs(r) < tiny && x != 0.0 && y != 0.0);
+}
+
+/* ``x op y`` in the precision of ``type``: 1 with the result in ``out`` (a number, or 0/1 for a comparison);
+ * 0 where NumPy must decide: an operand not finite, or an operation that raises a floating-point exception
+ * (NumPy's kernel then reports it as ``numpy.seterr`` says). */
+static int
+float_operation(int op, int type, double x, double y, double *out)
+{
+    if (!isfinite(x) || !isfinite(y))
+        return 0;
+    if (type == NPY_FLOAT) {  /* (a Python float beside float32 is rounded to float32 first, as in NumPy) */
+        float a = (float)x, b = (float)y;
+        if (!isfinite(b) || (b != (double)y && fabsf(b) < FLT_MIN))
+            return 0;  /* (the rounding overflowed or underflowed) */
+        x = a;
+        y = b;
+    }
+    switch (op) {
+    case OP_LESS: *out = x < y; return 1;
+    case OP_LESS_EQUAL: *out = x <= y; return 1;
+    case OP_GREATER: *out = x > y; return 1;
+    case OP_GREATER_EQUAL: *out = x >= y; return 1;
+    case OP_EQUAL: *out = x == y; return 1;
+    case OP_NOT_EQUAL: *out = x != y; return 1;
+    case OP_NEGATIVE: *out = -x; return 1;
+    case OP_POSITIVE: *out = x; return 1;
+    case OP_ABSOLUTE: *out = fabs(x); return 1;
+    default: break;
+    }
+    double r;
+    if (type == NPY_DOUBLE) {
+        r = op == OP_ADD ? x + y : op == OP_SUBTRACT ? x - y : op == OP_MULTIPLY ? x * y : op == OP_DIVIDE ? x / y : NAN;
+        if (exceptional(op, x, y, r, DBL_MIN))
+            return 0;
+    }
+    else {
+        float a = (float)x, b = (float)y;
+        float f = op == OP_ADD ? a + b : op == OP_SUBTRACT ? a - b : op == OP_MULTIPLY ? a * b
+                : op == OP_DIVIDE ? a / b : NAN;
+        r = f;
+        if (exceptional(op, x, y, r, FLT_MIN))
+            return 0;
+    }
+    *out = r;
+    return 1;
+}
+
+static PyArray_Descr *BoolDescr = NULL;
+
+/* The 0-d block of ``x op y`` where ``block`` (and a block operand) is a float64 or float32 0-d NumPy array;
+ * NULL with no error set where NumPy's kernel must compute it. ``operand`` is NULL for a unary op. */
+static PyObject *
+zero_d_operation(int op, int reflected, PyObject *block, PyObject *operand)
+{
+    int type;
+    double x, y = 0.0, r;
+    if (op == OP_NONE || !float_item(block, &type, &x))
+        return NULL;
+    if (operand != NULL && !float_operand(operand, type, &y))
+        return NULL;
+    if (reflected) {
+        double t = x;
+        x = y;
+        y = t;
+    }
+    if (!float_operation(op, type, x, y, &r))
+        return NULL;
+    if (op >= OP_LESS && op <= OP_NOT_EQUAL) {
+        npy_bool b = r != 0.0;
+        return zero_d_block(BoolDescr, &b);
+    }
+    PyArray_Descr *descr = PyArray_DESCR((PyArrayObject *)block);
+    if (type == NPY_DOUBLE)
+        return zero_d_block(descr, &r);
+    float f = (float)r;
+    return zero_d_block(descr, &f);
+}
+
 /* ------------------------------------------------------------ the lean methods: one type */
 
 enum kind { BINARY, REFLECTED, UNARY, GETITEM, SETITEM };
@@ -169,6 +429,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     int kind;
     int scalars;          /* which Python int and float operands take the lean path: SCALARS_* */
+    int op;               /* the kernel as an OP_* the 0-d path computes itself, or OP_NONE */
     PyObject *kernel;     /* NumPy's ufunc (operators) */
     PyObject *accepted;   /* the block dtypes the kernel accepted so far, or None where NumPy decides */
     PyObject *general;    /* the Python method this one stands in front of */
@@ -219,6 +480,13 @@ lean_binary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         operand = other;
     else
         goto general;
+    if (zero_d) {  /* (float64 and float32: every kernel of the 0-d path accepts them) */
+        PyObject *out = zero_d_operation(self->op, self->kind == REFLECTED, block, operand);
+        if (out != NULL)
+            return wrap(out, layout, SLOT(me, off_comm), SLOT(me, off_xp));
+        if (PyErr_Occurred())
+            return NULL;
+    }
     if (self->accepted != Py_None) {
         int ok = dtype_in(block, self->accepted);
         if (ok > 0 && operand != other)
@@ -228,8 +496,7 @@ lean_binary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
         if (!ok)
             goto general;
     }
-    PyObject *out = self->kind == REFLECTED ? kernel_call(self, operand, block, zero_d)
-                                            : kernel_call(self, block, operand, zero_d);
+    PyObject *out = self->kind == REFLECTED ? kernel_call(self, operand, block, zero_d) : kernel_call(self, block, operand, zero_d);
     if (out == NULL) {
         if (PyErr_Occurred())
             return NULL;
@@ -251,12 +518,17 @@ lean_unary(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
     int zero_d;
     if (!lean_operand(me, &layout, &block, &zero_d) || SLOT(me, off_xp) != NumpyXp || !recorder_off())
         goto general;
+    PyObject *out = zero_d ? zero_d_operation(self->op, 0, block, NULL) : NULL;
+    if (out != NULL)
+        return wrap(out, layout, SLOT(me, off_comm), SLOT(me, off_xp));
+    if (PyErr_Occurred())
+        return NULL;
     int ok = dtype_in(block, self->accepted);
     if (ok < 0)
         return NULL;
     if (!ok)
         goto general;
-    PyObject *out = PyObject_Vectorcall(self->kernel, &block, 1, NULL);
+    out = PyObject_Vectorcall(self->kernel, &block, 1, NULL);
     if (out == NULL)
         return NULL;
     out = as_block(out, zero_d);
@@ -310,6 +582,19 @@ lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     PyObject *me = args[0], *key = args[1], *layout, *block;
     if (!darray_with(me, off_whole, &layout, &block) || SLOT(me, off_link) != Py_None || !whole_key(key))
         return call_general(self, args, nargsf, kwnames);
+    PyArray_Descr *descr = PyArray_DESCR((PyArrayObject *)block);
+    const char *item = plain_items(descr) ? item_address((PyArrayObject *)block, key) : NULL;
+    if (item != NULL) {  /* one element: a 0-d copy of it, on the 0-d layout the general path remembered */
+        PyObject *derived = SLOT(layout, off_derived), *found = NULL;
+        if (derived != NULL && PyDict_CheckExact(derived))
+            found = PyDict_GetItemWithError(derived, EmptyTuple);
+        if (found != NULL) {
+            PyObject *part = zero_d_block(descr, item);
+            return part == NULL ? NULL : wrap(part, found, SLOT(me, off_comm), SLOT(me, off_xp));
+        }
+        if (PyErr_Occurred())
+            return NULL;
+    }
     PyObject *part = PyObject_GetItem(block, key);
     if (part == NULL) {
         if (numpy_refused())
@@ -342,6 +627,35 @@ lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     return call_general(self, args, nargsf, kwnames);
 }
 
+/* Whether ``block[key] = source`` was done as a copy of one item: ``key`` names one element and ``source`` is a
+ * 0-d NumPy array of the very same plain dtype, or a Python float written into float64 (NumPy's casts for
+ * anything else are NumPy's to make). */
+static int
+item_write(PyArrayObject *block, PyObject *key, PyObject *source)
+{
+    if (!PyArray_ISWRITEABLE(block))
+        return 0;
+    PyArray_Descr *descr = PyArray_DESCR(block);
+    const void *data;
+    double number;
+    if (PyFloat_CheckExact(source)) {
+        if (descr->type_num != NPY_DOUBLE || !PyArray_ISNOTSWAPPED(block))
+            return 0;
+        number = PyFloat_AS_DOUBLE(source);
+        data = &number;
+    }
+    else if (Py_TYPE(source) == &PyArray_Type && PyArray_NDIM((PyArrayObject *)source) == 0 && plain_items(descr)
+             && PyArray_DESCR((PyArrayObject *)source) == descr)
+        data = PyArray_DATA((PyArrayObject *)source);
+    else
+        return 0;
+    char *address = (char *)item_address(block, key);
+    if (address == NULL)
+        return 0;
+    memcpy(address, data, (size_t)PyDataType_ELSIZE(descr));
+    return 1;
+}
+
 static PyObject *
 lean_setitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -357,6 +671,8 @@ lean_setitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         ;
     else
         return call_general(self, args, nargsf, kwnames);
+    if (item_write((PyArrayObject *)block, key, source))
+        Py_RETURN_NONE;
     if (PyObject_SetItem(block, key, source) < 0) {
         if (numpy_refused())  /* (NumPy checks the key and the shapes before it writes) */
             return call_general(self, args, nargsf, kwnames);
@@ -401,6 +717,11 @@ lean_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->general = Py_NewRef(general);
     self->kernel = Py_NewRef(kernel);
     self->accepted = Py_NewRef(accepted);
+    self->op = kind <= UNARY ? op_of(kernel) : OP_NONE;
+    if (self->op < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
     self->name = PyObject_GetAttrString(general, "__name__");
     self->qualname = PyObject_GetAttrString(general, "__qualname__");
     self->doc = PyObject_GetAttrString(general, "__doc__");
@@ -502,7 +823,12 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__lean(void)
 {
+    import_array();  /* (NumPy's C API; an ImportError here leaves darray on the Python paths) */
     if (PyType_Ready(&LeanType) < 0)
+        return NULL;
+    EmptyTuple = PyTuple_New(0);
+    BoolDescr = PyArray_DescrFromType(NPY_BOOL);
+    if (EmptyTuple == NULL || BoolDescr == NULL)
         return NULL;
     StrActive = PyUnicode_InternFromString("active");
     StrShape = PyUnicode_InternFromString("shape");
