@@ -152,7 +152,10 @@ class ufunc:  # noqa: N801 - NumPy's name
                 kernel, accepted = self._lean or self._lean_kernel()
                 block = first._block
                 if block.dtype in accepted:  # (else the engine checks the dtype, and accepts it for next time)
-                    return _wrap(kernel(block), first._layout, first._comm, first._xp)
+                    out = kernel(block)
+                    if type(out) is not ndarray:  # (a 0-d block: NumPy's kernel gives a scalar)
+                        out = numpy.asarray(out)
+                    return _wrap(out, first._layout, first._comm, first._xp)
             try:
                 out = apply(row, args)
             except (TypeError, ValueError) as error:

@@ -39,7 +39,7 @@ general path. The Python forms below stay the reference and the fallback
 from __future__ import annotations
 
 import numpy as np
-from numpy import ndarray, ufunc
+from numpy import asarray as _asarray, ndarray, ufunc
 
 from .. import _recorder
 from .._backend import NUMPY
@@ -119,7 +119,9 @@ def _unary_method(row: Elementwise):
             f, accepted = kernels[self._xp]
             if block.dtype in accepted:
                 out = f(block)
-                if type(out) is ndarray:  # (a 0-d block gives a NumPy scalar: the engine wraps it)
+                if type(out) is not ndarray and block.ndim == 0:  # (a 0-d block: NumPy's kernel gives a scalar)
+                    out = _asarray(out)
+                if type(out) is ndarray:
                     return _wrap(out, self._layout, self._comm, self._xp)
         return apply(row, (self,))
 
@@ -213,6 +215,8 @@ def _lean_method(row: Elementwise, kernels: dict, reflected: bool, general):
                 out = f(block, operand)
             except TypeError:  # (a dtype darray refuses too) the engine raises darray's message
                 return general(self, other)
+            if type(out) is not ndarray:  # (a 0-d block: NumPy's kernel gives a scalar)
+                out = _asarray(out)
             result = _new_object(DArray)  # DArray._wrap, inlined (a call is 4% of this path's instructions)
             result._block = out
             result._layout = layout
@@ -233,6 +237,8 @@ def _lean_method(row: Elementwise, kernels: dict, reflected: bool, general):
                     out = f(other, block)
                 except TypeError:
                     return general(self, other)
+                if type(out) is not ndarray:  # (a 0-d block)
+                    out = _asarray(out)
                 result = _new_object(DArray)  # DArray._wrap, inlined
                 result._block = out
                 result._layout = layout
@@ -270,8 +276,9 @@ def _checked_method(row: Elementwise, kernels: dict, reflected: bool, general):
                     operand = other
                 else:
                     return general(self, other)
+                out = f(operand, block) if reflected else f(block, operand)
                 result = _new_object(DArray)  # DArray._wrap, inlined
-                result._block = f(operand, block) if reflected else f(block, operand)
+                result._block = out if type(out) is ndarray else _asarray(out)  # (a 0-d block: a NumPy scalar)
                 result._layout = layout
                 result._comm = self._comm
                 result._xp = self._xp

@@ -76,8 +76,9 @@ class Layout:
         self.has_halo = any(self.halo)
         #: every rank's block is the whole array, with no ghost cells (replicated, no halo): NumPy's meaning
         self.whole = not self.has_halo and all(s is None for s in self.split)
-        #: whole, at least 1-d and small in every dtype: the operators' and indexing's lean path (one NumPy call)
-        self.small_whole = self.whole and len(self.shape) > 0 and prod(self.shape) * _WIDEST_ITEM < SMALL_BLOCK_BYTES
+        #: whole and small in every dtype: the operators' lean path (one NumPy call; on a 0-d block NumPy's kernels
+        #: give a NumPy scalar, which the lean path makes a 0-d array again)
+        self.small_whole = self.whole and prod(self.shape) * _WIDEST_ITEM < SMALL_BLOCK_BYTES
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
         self._derived: dict = {}  # what is computed from this layout (reduced layouts, index plans, ...)
