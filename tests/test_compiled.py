@@ -243,6 +243,30 @@ def test_elements_are_copies_that_later_operations_never_reuse():
 
 
 @pytest.mark.mpi
+@pytest.mark.parametrize("dtype", [*DTYPES, "float16", "complex64", "datetime64[s]"])
+def test_python_conversions_of_0d_arrays_agree_with_numpy(dtype):
+    """``float(x)``, ``int(x)``, ``bool(x)``, ``complex(x)`` and ``operator.index(x)`` of a 0-d array: NumPy's value,
+    or an error of NumPy's type; arrays of other shapes keep darray's rule (0-d only; ``bool`` of size 1)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (NumPy's ComplexWarning: the imaginary part discarded)
+        for value in (0, 1, 3):
+            a = numpy.asarray(value).astype(dtype)
+            x = da.asarray(a)
+            for convert in (float, int, bool, complex, operator.index):
+                got, want = _numpy_or_error(lambda: convert(x)), _numpy_or_error(lambda: convert(a[()]))
+                if dtype == "bool" and convert is operator.index:  # (NumPy 2 refuses bool as an index too)
+                    assert isinstance(got, type) and issubclass(got, TypeError)
+                    continue
+                if isinstance(want, type):
+                    _same(got, want)
+                else:
+                    assert type(got) is type(want) and got == want, (convert, got, want)
+    with pytest.raises(TypeError, match="__float__"):
+        float(da.ones(3))
+    assert bool(da.ones((1, 1))) is True
+
+
+@pytest.mark.mpi
 def test_keys_agree_with_numpy():
     a = numpy.arange(60.0).reshape(3, 4, 5)
     keys = [(slice(1, None), slice(None, -1)), (0, slice(None), 2), (Ellipsis, 1), (None, 1, slice(None, None, -2)),

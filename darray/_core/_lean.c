@@ -418,7 +418,7 @@ zero_d_operation(int op, int reflected, PyObject *block, PyObject *operand)
 
 /* ------------------------------------------------------------ the lean methods: one type */
 
-enum kind { BINARY, REFLECTED, UNARY, GETITEM, SETITEM };
+enum kind { BINARY, REFLECTED, UNARY, GETITEM, SETITEM, CONVERT };
 
 /* Python scalars on the lean path: none, all, or all but the float 0.5 (``x ** 0.5``: the engine's exact
  * square root, darray._core.elementwise.half_power). */
@@ -681,9 +681,30 @@ lean_setitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     Py_RETURN_NONE;  /* (a whole layout has no halo to mark stale) */
 }
 
+/* ``float(x)``, ``int(x)``, ``bool(x)``, ``complex(x)``, ``operator.index(x)`` (the kernel) of a 0-d NumPy
+ * block: the conversion of its NumPy scalar; anything else, and any error, is the general path's (darray's
+ * message). */
+static PyObject *
+lean_convert(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || Py_TYPE(args[0]) != DArrayType)
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *block = SLOT(args[0], off_block);
+    if (block == NULL || Py_TYPE(block) != &PyArray_Type || PyArray_NDIM((PyArrayObject *)block) != 0)
+        return call_general(self, args, nargsf, kwnames);
+    PyObject *item = PyArray_ToScalar(PyArray_DATA((PyArrayObject *)block), (PyArrayObject *)block);
+    if (item == NULL)
+        return NULL;
+    PyObject *out = PyObject_CallOneArg(self->kernel, item);  /* (of NumPy's scalar, as the general path) */
+    Py_DECREF(item);
+    if (out == NULL && numpy_refused())
+        return call_general(self, args, nargsf, kwnames);
+    return out;
+}
+
 static vectorcallfunc const CALLS[] = {
     (vectorcallfunc)lean_binary, (vectorcallfunc)lean_binary, (vectorcallfunc)lean_unary,
-    (vectorcallfunc)lean_getitem, (vectorcallfunc)lean_setitem,
+    (vectorcallfunc)lean_getitem, (vectorcallfunc)lean_setitem, (vectorcallfunc)lean_convert,
 };
 
 static PyObject *
@@ -695,17 +716,17 @@ lean_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|OOi:Lean", names, &kind, &general, &kernel, &accepted,
                                      &scalars))
         return NULL;
-    if (kind < BINARY || kind > SETITEM || scalars < SCALARS_NONE || scalars > SCALARS_BUT_HALF
+    if (kind < BINARY || kind > CONVERT || scalars < SCALARS_NONE || scalars > SCALARS_BUT_HALF
             || !PyCallable_Check(general)) {
-        PyErr_SetString(PyExc_ValueError, "Lean: kind must be 0-4, scalars 0-2 and general callable");
+        PyErr_SetString(PyExc_ValueError, "Lean: kind must be 0-5, scalars 0-2 and general callable");
         return NULL;
     }
     if ((kind == UNARY && !PyAnySet_Check(accepted)) || (accepted != Py_None && !PyAnySet_Check(accepted))) {
         PyErr_SetString(PyExc_TypeError, "Lean: accepted must be a set of dtypes (or None for a binary kind)");
         return NULL;
     }
-    if (kind <= UNARY && !PyCallable_Check(kernel)) {
-        PyErr_SetString(PyExc_TypeError, "Lean: an operator needs its NumPy kernel");
+    if ((kind <= UNARY || kind == CONVERT) && !PyCallable_Check(kernel)) {
+        PyErr_SetString(PyExc_TypeError, "Lean: an operator or a conversion needs its kernel");
         return NULL;
     }
     Lean *self = (Lean *)type->tp_alloc(type, 0);
@@ -842,6 +863,7 @@ PyInit__lean(void)
             || PyModule_AddIntConstant(m, "BINARY", BINARY) < 0 || PyModule_AddIntConstant(m, "REFLECTED", REFLECTED) < 0
             || PyModule_AddIntConstant(m, "UNARY", UNARY) < 0 || PyModule_AddIntConstant(m, "GETITEM", GETITEM) < 0
             || PyModule_AddIntConstant(m, "SETITEM", SETITEM) < 0
+            || PyModule_AddIntConstant(m, "CONVERT", CONVERT) < 0
             || PyModule_AddIntConstant(m, "SCALARS_NONE", SCALARS_NONE) < 0
             || PyModule_AddIntConstant(m, "SCALARS_ALL", SCALARS_ALL) < 0
             || PyModule_AddIntConstant(m, "SCALARS_BUT_HALF", SCALARS_BUT_HALF) < 0) {

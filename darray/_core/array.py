@@ -252,6 +252,9 @@ class DArray:
         return importlib.import_module("darray")
 
     def _scalar(self, kind, func: str):
+        block = self._block
+        if type(block) is _ndarray and not block.ndim:  # (a loop's element: its NumPy scalar converts)
+            return kind(block[()])
         if self.ndim != 0:  # NumPy 2.4: size-1 arrays of ndim > 0 no longer convert either
             raise TypeError(message(func, "only 0-dimensional arrays can be converted to Python scalars", self.shape,
                                     "shape ()"))
@@ -259,8 +262,11 @@ class DArray:
 
     def __bool__(self) -> bool:
         """Truth value of a size-1 array of any ndim (NumPy's rule); ValueError for more or no elements."""
+        block = self._block
+        if type(block) is _ndarray and not block.ndim:  # (``if x[i] > 0:`` in a loop)
+            return bool(block)
         if self.ndim == 0:
-            return bool(to_numpy(self._block)[()])
+            return bool(to_numpy(block)[()])
         if self.size == 1:
             return bool(_methods.item(self))
         if self.size == 0:
@@ -561,6 +567,7 @@ for _name, _attribute in _methods.generated().items():
 from .halo import exchange_halos as _exchange_halos  # noqa: E402
 from .indexing import getitem as _getitem, setitem as _setitem  # noqa: E402
 from . import compiled as _compiled  # noqa: E402
+import operator as _operator  # noqa: E402
 
 if _compiled.lean is None:
     DArray.__getitem__ = _getitem  # (the functions themselves: no extra call on the hot path of stencil loops)
@@ -568,6 +575,10 @@ if _compiled.lean is None:
 else:  # the whole-block case in C, in front of the functions
     DArray.__getitem__ = _compiled.lean.Lean(_compiled.lean.GETITEM, _getitem)
     DArray.__setitem__ = _compiled.lean.Lean(_compiled.lean.SETITEM, _setitem)
+    # Python's number conversions of a 0-d NumPy block (``float(u[i])`` in a loop): NumPy's, in C
+    for _name, _kernel in (("__float__", float), ("__int__", int), ("__complex__", complex), ("__bool__", bool),
+                           ("__index__", _operator.index)):
+        setattr(DArray, _name, _compiled.lean.Lean(_compiled.lean.CONVERT, getattr(DArray, _name), _kernel))
 _compiled.setup(DArray)
 
 
