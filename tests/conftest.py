@@ -342,10 +342,42 @@ def _slowest_files() -> list[str]:
     return [f"darray time {seconds:7.1f} s  {path} ({tests} tests)" for path, (seconds, tests) in ranked]
 
 
+#: One line per stage of the run (``darray stage ...``): the in-process run, then each mpiexec run of
+#: tests/test_ranks.py (which appends its line through the ``stage_lines`` fixture).
+_stage_lines: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def stage_lines() -> list[str]:
+    """The stage lines the summary prints last (a distributed stage appends its own)."""
+    return _stage_lines
+
+
+def _in_process_stage(terminalreporter) -> str:
+    """The in-process stage's line: its tests (not the distributed stages that ran as tests) and their time."""
+    counts: dict[str, int] = {}
+    seconds = 0.0
+    for outcome in ("passed", "failed", "skipped", "error", "xfailed", "xpassed"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if "test_distributed_suite" in getattr(report, "nodeid", "test_distributed_suite"):
+                continue
+            if outcome == "passed" and report.when != "call":
+                continue
+            counts[outcome] = counts.get(outcome, 0) + 1
+    for path, (duration, _) in _file_times.items():
+        if not path.endswith("test_ranks.py"):
+            seconds += duration
+    said = ", ".join(f"{count} {outcome}" for outcome, count in counts.items() if count) or "no tests"
+    return f"darray stage  1 rank (in-process)  {said} in {seconds:.0f} s"
+
+
 def pytest_terminal_summary(terminalreporter, config):
     if not config.getoption("no_summary"):  # the quiet ranks of a distributed run
         for line in _slowest_files():
             terminalreporter.write_line(line)
+        if not os.environ.get(CHILD_ENV):
+            for line in [_in_process_stage(terminalreporter), *_stage_lines]:
+                terminalreporter.write_line(line)
     ranks_dropped = {} if config.getoption("no_summary") else config.stash.get(_ranks_dropped_key, {})
     for reason, count in sorted(ranks_dropped.items(), key=lambda item: -item[1]):
         terminalreporter.write_line(f"darray at {config.stash[_verdict_comm_key].size} ranks: {count:4d} tests "

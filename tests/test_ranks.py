@@ -10,6 +10,7 @@ given in ``DARRAY_TEST_MPI_ARGS``; ``--hypothesis-profile`` is passed on.
 import os
 import re
 import shlex
+import time
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,16 @@ _SUMMARY = re.compile(r"^=*\s*(\d+ \w+(?:, \d+ \w+)*) in [\d.]+s\b", re.MULTILIN
 
 
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
-def test_distributed_suite(nprocs, mpiexec_pytest, request):
+def test_distributed_suite(nprocs, mpiexec_pytest, stage_lines, request):
     args = ["-m", "mpi", *shlex.split(os.environ.get("DARRAY_TEST_MPI_ARGS", ""))]
     profile = request.config.getoption("hypothesis_profile", None)
     if profile:
         args.append(f"--hypothesis-profile={profile}")
+    start = time.monotonic()
     rc, out = mpiexec_pytest(nprocs, [*args, str(TESTS_DIR)], cwd=request.config.rootpath)
-    if rc != 0:
-        pytest.fail(f"mpiexec -n {nprocs} pytest -m mpi exited {rc}; output tail:\n{out[-8000:]}", pytrace=False)
     # Every rank prints its closing line; with agreed verdicts they are equal.
     summary = " | ".join(dict.fromkeys(_SUMMARY.findall(out))) or "no summary line found"
-    print(f"nprocs={nprocs}: {summary}")
+    stage_lines.append(f"darray stage  mpiexec -n {nprocs}  {summary} in {time.monotonic() - start:.0f} s"
+                       + ("" if rc == 0 else f" (exit status {rc})"))
+    if rc != 0:
+        pytest.fail(f"mpiexec -n {nprocs} pytest -m mpi exited {rc}; output tail:\n{out[-8000:]}", pytrace=False)
