@@ -353,8 +353,8 @@ def stage_lines() -> list[str]:
     return _stage_lines
 
 
-def _in_process_stage(terminalreporter) -> str:
-    """The in-process stage's line: its tests (not the distributed stages that ran as tests) and their time."""
+def _in_process_stage(terminalreporter, ranks: int) -> str:
+    """This run's stage line: its tests (not the distributed stages that ran as tests) and their time."""
     counts: dict[str, int] = {}
     seconds = 0.0
     for outcome in ("passed", "failed", "skipped", "error", "xfailed", "xpassed"):
@@ -368,7 +368,8 @@ def _in_process_stage(terminalreporter) -> str:
         if not path.endswith("test_ranks.py"):
             seconds += duration
     said = ", ".join(f"{count} {outcome}" for outcome, count in counts.items() if count) or "no tests"
-    return f"darray stage  1 rank (in-process)  {said} in {seconds:.0f} s"
+    where = "1 rank (in-process)" if ranks == 1 else f"{ranks} ranks"
+    return f"darray stage  {where}  {said} in {seconds:.0f} s"
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -376,7 +377,8 @@ def pytest_terminal_summary(terminalreporter, config):
         for line in _slowest_files():
             terminalreporter.write_line(line)
         if not os.environ.get(CHILD_ENV):
-            for line in [_in_process_stage(terminalreporter), *_stage_lines]:
+            ranks = config.stash[_verdict_comm_key].size if _verdict_comm_key in config.stash else 1
+            for line in [_in_process_stage(terminalreporter, ranks), *_stage_lines]:
                 terminalreporter.write_line(line)
     ranks_dropped = {} if config.getoption("no_summary") else config.stash.get(_ranks_dropped_key, {})
     for reason, count in sorted(ranks_dropped.items(), key=lambda item: -item[1]):

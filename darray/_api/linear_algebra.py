@@ -342,10 +342,21 @@ def _contract(a: DArray, b: DArray, out_shape) -> DArray:
         al = al[..., block]
     if cb == "replicated":
         bl = bl[..., block, :]
-    partial = a._xp.matmul(al, bl)
+    xp, wide = a._xp, _accumulator(al.dtype)
+    if wide is not None:  # (float16: the partials in float32, rounded once at the end, as NumPy's kernel does)
+        al, bl = xp.astype(al, wide), xp.astype(bl, wide)
+    partial = xp.matmul(al, bl)
     partial = combine(partial, "sum", a._comm, src._layout)  # only the grid dim g cuts src
+    if wide is not None:
+        partial = xp.astype(partial, a.dtype)
     layout = _replicated_layout(out_shape, a._comm.size, dims)
     return _settle(DArray._wrap(partial, layout, a._comm, a._xp))
+
+
+def _accumulator(dtype):
+    """The dtype a product's partial sums are kept in where it is wider than ``dtype``: NumPy's matmul
+    accumulates float16 in float32 and rounds once, so a contraction cut over ranks sums float32 partials."""
+    return np.float32 if dtype == np.float16 else None
 
 
 def _block2d(layout: Layout) -> bool:
@@ -378,6 +389,9 @@ def _summa(a: DArray, b: DArray) -> DArray:
     a_off, b_off = la.offsets[1], lb.offsets[0]
     rows, cols = la.sizes[0][i], lb.sizes[1][j]
     al, bl = a.local, b.local
+    wide = _accumulator(al.dtype)
+    if wide is not None:  # (float16: panels multiplied and summed in float32, rounded once)
+        al, bl = xp.astype(al, wide), xp.astype(bl, wide)
     out = None
     breaks = sorted(set(a_off) | set(b_off))
     for k0, k1 in zip(breaks[:-1], breaks[1:]):
@@ -401,6 +415,8 @@ def _summa(a: DArray, b: DArray) -> DArray:
             out += part
     if out is None:  # k == 0
         out = xp.zeros((rows, cols), dtype=al.dtype, device=a.device)
+    if wide is not None:
+        out = xp.astype(out, a.dtype)
     layout = Layout((a.shape[0], b.shape[1]), dims, (0, 1), (la.sizes[0], lb.sizes[1]))
     return DArray._wrap(out, layout, comm, xp)
 
