@@ -9,7 +9,8 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 
-__all__ = ["active", "record", "record_compute", "start", "stop", "span", "now", "label", "labelled"]
+__all__ = ["active", "record", "record_compute", "record_overhead", "nested", "start", "stop", "span", "now", "label",
+           "labelled"]
 
 #: The list events are appended to while tracing, else None.
 active: list | None = None
@@ -31,23 +32,45 @@ def stop(previous: list | None) -> None:
     active = previous
 
 
+def nested(mark: int | None) -> float:
+    """Seconds of the events recorded after event ``mark`` (0 for None, or when the recorder changed since)."""
+    if mark is None or mark > len(active):
+        return 0.0
+    return sum(e["seconds"] for e in active[mark:])
+
+
 def record(kind: str, op: str, begin: float, end: float, nbytes: int = 0, peers=(), shape=(),
-           overlapped: bool = False) -> None:
-    """Append one event (call only when ``active is not None``)."""
-    active.append({"kind": kind, "op": op, "start": begin, "seconds": end - begin, "nbytes": int(nbytes),
-                   "peers": tuple(peers), "shape": tuple(shape), "overlapped": overlapped})
+           overlapped: bool = False, mark: int | None = None) -> None:
+    """Append one event (call only when ``active is not None``).
+
+    With ``mark`` (``len(active)`` when the event began), the seconds of the
+    events recorded since are left out, so that no second is counted twice:
+    the events of a rank are disjoint pieces of its wall time. ``start`` and
+    ``end`` are the event's span; ``seconds`` its own time, without the
+    events inside it.
+    """
+    active.append({"kind": kind, "op": op, "start": begin, "end": end,
+                   "seconds": max(0.0, end - begin - nested(mark)), "nbytes": int(nbytes), "peers": tuple(peers),
+                   "shape": tuple(shape), "overlapped": overlapped})
 
 
 def record_compute(op: str, begin: float, mark: int, shape=()) -> None:
-    """A compute event since ``begin``, minus the communication recorded after event ``mark``.
+    """A compute event since ``begin``, minus the events (communication, inner compute) recorded after ``mark``.
 
     Keeps compute and communication time disjoint when an operation (a
     reduction, say) communicates inside.
     """
-    end = now()
-    nested = sum(e["seconds"] for e in active[mark:] if e["kind"] == "comm")
-    active.append({"kind": "compute", "op": op, "start": begin, "seconds": max(0.0, end - begin - nested),
-                   "nbytes": 0, "peers": (), "shape": tuple(shape), "overlapped": False})
+    record("compute", op, begin, now(), shape=shape, mark=mark)
+
+
+def record_overhead(op: str, begin: float, mark: int) -> None:
+    """An ``overhead`` event: the seconds of a darray call since ``begin`` that no event after ``mark`` holds.
+
+    That is darray's own Python around the recorded work (argument checks,
+    layouts, dispatch), so that compute, communication and overhead of the
+    call add up to its duration.
+    """
+    record("overhead", op, begin, now(), mark=mark)
 
 
 @contextmanager
@@ -61,10 +84,7 @@ def span(kind: str, op: str, nbytes: int = 0, peers=(), shape=()):
         yield
     finally:
         if active is not None:
-            if kind == "compute":
-                record_compute(op, begin, mark, shape)
-            else:
-                record(kind, op, begin, now(), nbytes, peers, shape)
+            record(kind, op, begin, now(), nbytes, peers, shape, mark=mark)
 
 
 class _Labelled:

@@ -51,8 +51,16 @@ class Trace:
 
     # ------------------------------------------------------------ per rank
     def totals(self) -> dict:
-        """This rank's seconds in compute and communication, bytes sent, and time per op."""
-        out = {"compute": 0.0, "comm": 0.0, "nbytes": 0, "messages": 0, "wall": self.stopped - self.started}
+        """This rank's seconds per kind of event, bytes sent, and time per op (no communication).
+
+        ``compute``, ``comm`` (waiting for other ranks included: only
+        :meth:`summary` can tell the two apart), ``overhead``, ``wall`` (from
+        entering the ``with`` block to leaving it) and ``unaccounted`` (wall
+        time that no event holds); the first four add up to ``wall`` with
+        ``unaccounted``.
+        """
+        out = {"compute": 0.0, "comm": 0.0, "overhead": 0.0, "nbytes": 0, "messages": 0,
+               "wall": self.stopped - self.started}
         ops = defaultdict(lambda: [0, 0.0, 0])
         for e in self.events:
             out[e["kind"]] += e["seconds"]
@@ -62,55 +70,145 @@ class Trace:
             ops[(e["kind"], e["op"])][0] += 1
             ops[(e["kind"], e["op"])][1] += e["seconds"]
             ops[(e["kind"], e["op"])][2] += e["nbytes"]
+        out["unaccounted"] = out["wall"] - out["compute"] - out["comm"] - out["overhead"]
         out["ops"] = dict(ops)
         return out
 
     # ------------------------------------------------------------ all ranks (collective)
-    def summary(self, file=None, top: int = 8) -> dict:
-        """Aggregate over ranks and print a table on rank 0 (every rank must call it).
+    def accounting(self) -> dict:
+        """Where each rank's wall time went, over all ranks (collective, prints nothing).
 
-        Reports per rank: compute, communication and waiting (load imbalance:
-        wall time minus the rank's own busy time, relative to the busiest rank),
-        bytes sent; and the most expensive operations over all ranks.
+        Per rank, lists in rank order: ``compute_s`` (local kernels, the
+        function of :func:`darray.map_overlap` included), ``comm_s`` (moving
+        data: communication calls less their waiting), ``wait_s`` (inside
+        communication calls, waiting for later ranks: a call's seconds on this
+        rank less the fastest rank's seconds for the same call), ``overhead_s``
+        (darray's own Python around the recorded work), ``unaccounted_s``
+        (wall time no event holds: the caller's code between darray calls,
+        darray calls that record nothing) and ``wall_s``; the first five add
+        up to ``wall_s``.
         """
         comm = self.comm or default_communicator()
         mine = self.totals()
-        row = np.array([mine["compute"], mine["comm"], mine["wall"], mine["nbytes"], mine["messages"]])
+        waits = _waits(comm, self.events)
+        wait = float(sum(waits))
+        row = np.array([mine["compute"], mine["comm"] - wait, wait, mine["overhead"], mine["wall"], mine["nbytes"],
+                        mine["messages"]])
         table = to_numpy(comm.allgather(row))
-        all_ops = _allgather_ops(comm, mine["ops"])
-        busiest = float(np.max(table[:, 0] + table[:, 1])) if len(table) else 0.0
-        result = {
+        compute, moving, waiting, overhead, wall = (table[:, i] for i in range(5))
+        return {
             "ranks": comm.size,
-            "compute_s": table[:, 0].tolist(), "comm_s": table[:, 1].tolist(),
-            "wait_s": [max(0.0, busiest - (c + m)) for c, m in zip(table[:, 0], table[:, 1])],
-            "bytes_per_rank": table[:, 3].astype(np.int64).tolist(),
-            "bytes_total": int(table[:, 3].sum()), "messages_total": int(table[:, 4].sum()),
-            "top_ops": sorted(all_ops.items(), key=lambda kv: -kv[1][1])[:top],
+            "compute_s": compute.tolist(), "comm_s": moving.tolist(), "wait_s": waiting.tolist(),
+            "overhead_s": overhead.tolist(), "unaccounted_s": (wall - compute - moving - waiting - overhead).tolist(),
+            "wall_s": wall.tolist(),
+            "bytes_per_rank": table[:, 5].astype(np.int64).tolist(),
+            "bytes_total": int(table[:, 5].sum()), "messages_total": int(table[:, 6].sum()),
+            "_waits": waits,
         }
+
+    def summary(self, file=None, top: int = 8) -> dict:
+        """Aggregate over ranks and print a table on rank 0 (every rank must call it).
+
+        Reports per rank where the wall time went (:meth:`accounting`:
+        compute, communication, waiting, overhead and what is left
+        unaccounted, adding up to the wall time), bytes sent; and the most
+        expensive operations over all ranks.
+        """
+        comm = self.comm or default_communicator()
+        result = self.accounting()
+        del result["_waits"]
+        all_ops = _allgather_ops(comm, self.totals()["ops"])
+        result["top_ops"] = sorted(all_ops.items(), key=lambda kv: -kv[1][1])[:top]
         if comm.rank == 0:
             print(_format(result), file=file, flush=True)
         return result
 
     def to_chrome(self, path: str) -> None:
-        """Write a Chrome/Perfetto trace (one track per rank) on rank 0 (collective).
+        """Write a Chrome/Perfetto trace (one process per rank) on rank 0 (collective).
 
+        Each rank has four tracks: ``compute`` (compute events, nested as
+        they ran), ``communication`` (with a ``wait`` slice inside a call for
+        its waiting), ``overhead`` (the darray calls that record their
+        overhead, spanning what they did) and ``wall`` (one slice over the
+        traced block whose ``args`` hold the rank's :meth:`accounting`).
+        Slices span an event's start to end; ``args.self_s`` is its own time.
         The file is written atomically and never through a symlink found at
         ``path`` (:func:`darray._files.write_text_safely`).
         """
         comm = self.comm or default_communicator()
-        events = _allgather_events(comm, self.events, self.started)
+        account = self.accounting()
+        events = _allgather_events(comm, self.events, self.started, account.pop("_waits"))
         if comm.rank == 0:
             out = []
             for rank, evs in enumerate(events):
                 out.append({"name": "process_name", "ph": "M", "pid": rank, "args": {"name": f"rank {rank}"}})
+                for tid, name in enumerate(_TRACKS):
+                    out.append({"name": "thread_name", "ph": "M", "pid": rank, "tid": tid, "args": {"name": name}})
                 for e in evs:
-                    out.append({"name": e["op"], "cat": e["kind"], "ph": "X", "pid": rank,
-                                "tid": 0 if e["kind"] == "compute" else 1,
-                                "ts": e["start"] * 1e6, "dur": max(e["seconds"] * 1e6, 0.01),
-                                "args": {"nbytes": e["nbytes"], "peers": list(e["peers"]),
-                                         "shape": list(e["shape"])}})
+                    out.extend(_chrome_events(rank, e))
+                sums = {k[:-2]: account[k][rank] for k in ("compute_s", "comm_s", "wait_s", "overhead_s",
+                                                             "unaccounted_s", "wall_s")}
+                out.append({"name": "traced (wall)", "cat": "wall", "ph": "X", "pid": rank, "tid": 3, "ts": 0.0,
+                            "dur": sums["wall"] * 1e6, "args": {f"{k}_s": v for k, v in sums.items()}})
             # a fresh file renamed onto path: a symlink planted at path is replaced, never written through
             write_text_safely(path, json.dumps({"traceEvents": out, "displayTimeUnit": "ms"}))
+
+
+#: The Chrome trace's tracks (thread ids) per rank.
+_TRACKS = ("compute", "communication", "overhead", "wall")
+
+
+def _chrome_events(rank: int, e: dict) -> list[dict]:
+    """One event as Chrome slices: its span, and for communication a ``wait`` slice at its end."""
+    tid = {"compute": 0, "comm": 1, "overhead": 2}.get(e["kind"], 0)
+    span = max(e.get("end", e["start"] + e["seconds"]) - e["start"], e["seconds"])
+    out = [{"name": e["op"], "cat": e["kind"], "ph": "X", "pid": rank, "tid": tid, "ts": e["start"] * 1e6,
+            "dur": max(span * 1e6, 0.01),
+            "args": {"self_s": e["seconds"], "nbytes": e["nbytes"], "peers": list(e["peers"]),
+                     "shape": list(e["shape"]), **({"wait_s": e["wait"]} if e.get("wait") else {})}}]
+    if e.get("wait"):
+        out.append({"name": "wait", "cat": "wait", "ph": "X", "pid": rank, "tid": tid,
+                    "ts": (e["start"] + span - e["wait"]) * 1e6, "dur": e["wait"] * 1e6, "args": {"op": e["op"]}})
+    return out
+
+
+def _waits(comm, events: list[dict]) -> list[float]:
+    """Seconds each of this rank's communication events waited for other ranks, in order (collective).
+
+    The k-th call of an operation on every rank is the same call (every rank
+    makes the same darray calls); its shortest time over the ranks is taken
+    as moving the data, the rest of a rank's time as waiting for a later
+    rank. An operation that not every rank called equally often is left
+    unsplit (all communication).
+    """
+    events = list(events)  # (a summary inside the traced block records its own collectives: not these)
+    mine: dict = defaultdict(list)
+    for e in events:
+        if e["kind"] == "comm":
+            mine[e["op"]].append(e["seconds"])
+    every = _allgather_json(comm, mine)
+    fastest = {}
+    for op, seconds in mine.items():
+        lists = [theirs.get(op) for theirs in every]
+        if all(other is not None and len(other) == len(seconds) for other in lists):
+            fastest[op] = np.min(np.asarray(lists, dtype=float), axis=0)
+    out, seen = [], defaultdict(int)
+    for e in events:
+        if e["kind"] == "comm":
+            k = seen[e["op"]]
+            seen[e["op"]] += 1
+            out.append(max(0.0, e["seconds"] - float(fastest[e["op"]][k])) if e["op"] in fastest else 0.0)
+    return out
+
+
+def _allgather_json(comm, value) -> list:
+    """Every rank's JSON-able ``value`` on every rank (collective; variable sizes)."""
+    text = json.dumps(value).encode()
+    size = to_numpy(comm.allgather(np.asarray([len(text)], dtype=np.int64)))[:, 0]
+    width = int(size.max()) if len(size) else 0
+    buf = np.frombuffer(text.ljust(width), dtype=np.uint8).copy() if width else np.zeros(0, np.uint8)
+    every = to_numpy(comm.allgather(buf))
+    return [json.loads(bytes(every[r][: size[r]]).decode() or "null") for r in range(len(size))]
 
 
 def _allgather_ops(comm, ops: dict) -> dict:
@@ -133,24 +231,33 @@ def _allgather_ops(comm, ops: dict) -> dict:
     return {name: [int(total[i, 0]), float(total[i, 1]), int(total[i, 2])] for i, name in enumerate(names)}
 
 
-def _allgather_events(comm, events, t0) -> list[list[dict]]:
-    """Every rank's events on every rank (small: used for trace files)."""
-    text = json.dumps([{**e, "start": e["start"] - t0, "peers": list(e["peers"]), "shape": list(e["shape"])}
-                       for e in events]).encode()
-    size = to_numpy(comm.allgather(np.asarray([len(text)], dtype=np.int64)))[:, 0]
-    width = int(size.max()) if len(size) else 0
-    buf = np.frombuffer(text.ljust(width), dtype=np.uint8).copy() if width else np.zeros(0, np.uint8)
-    every = to_numpy(comm.allgather(buf))
-    return [json.loads(bytes(every[r][: size[r]]).decode() or "[]") for r in range(len(size))]
+def _allgather_events(comm, events, t0, waits=()) -> list[list[dict]]:
+    """Every rank's events on every rank, times from ``t0``, each comm event with its ``wait`` (for trace files)."""
+    waits = iter(waits)
+    mine = []
+    for e in events:
+        row = {**e, "start": e["start"] - t0, "end": e.get("end", e["start"] + e["seconds"]) - t0,
+               "peers": list(e["peers"]), "shape": list(e["shape"])}
+        if e["kind"] == "comm":
+            row["wait"] = next(waits, 0.0)
+        mine.append(row)
+    return [theirs or [] for theirs in _allgather_json(comm, mine)]
+
+
+#: The columns of the summary's accounting: (result key, heading).
+_COLUMNS = (("compute_s", "compute"), ("comm_s", "comm"), ("wait_s", "wait"), ("overhead_s", "overhead"),
+            ("unaccounted_s", "unaccounted"), ("wall_s", "wall"))
 
 
 def _format(result: dict) -> str:
     lines = [f"darray trace: {result['ranks']} rank(s), {result['bytes_total'] / 1e6:.3f} MB sent in "
              f"{result['messages_total']} messages",
-             f"{'rank':>4} {'compute s':>10} {'comm s':>10} {'wait s':>10} {'MB sent':>10}"]
+             f"{'rank':>4} " + " ".join(f"{h + ' s':>13}" for _, h in _COLUMNS) + f" {'MB sent':>10}"]
     for r in range(result["ranks"]):
-        lines.append(f"{r:>4} {result['compute_s'][r]:>10.4f} {result['comm_s'][r]:>10.4f} "
-                     f"{result['wait_s'][r]:>10.4f} {result['bytes_per_rank'][r] / 1e6:>10.3f}")
+        lines.append(f"{r:>4} " + " ".join(f"{result[k][r]:>13.4f}" for k, _ in _COLUMNS)
+                     + f" {result['bytes_per_rank'][r] / 1e6:>10.3f}")
+    lines.append("  (compute + comm + wait + overhead + unaccounted = wall; unaccounted: time outside darray's "
+                 "traced calls)")
     lines.append(f"{'top operations (all ranks)':<40} {'calls':>7} {'seconds':>10} {'MB':>10}")
     for name, (calls, seconds, nbytes) in result["top_ops"]:
         lines.append(f"{name:<40} {calls:>7} {seconds:>10.4f} {nbytes / 1e6:>10.3f}")

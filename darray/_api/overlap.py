@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import _debug
+from .. import _debug, _recorder
 from .._backend import from_numpy
 from .._comm.base import agree_once
 from .._core import DArray, redistribute_to
@@ -55,7 +55,23 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
     ...                         x, depth=1, boundary="nearest", trim=False)
     >>> smooth.gather()[:3].tolist()
     [0.3333333333333333, 1.0, 2.0]
+
+    Traced (:func:`darray.tracing`), ``func`` is a compute event named
+    ``map_overlap:<func's name>`` (the copy into ``out``: ``map_overlap.out``),
+    and the rest of the call that no event holds (checks, layouts) is an
+    ``overhead`` event.
     """
+    if _recorder.active is None:
+        return _map_overlap(func, arrays, depth, boundary, trim, out, kwargs)
+    begin, mark = _recorder.now(), len(_recorder.active)
+    try:
+        return _map_overlap(func, arrays, depth, boundary, trim, out, kwargs)
+    finally:
+        if _recorder.active is not None:
+            _recorder.record_overhead("map_overlap", begin, mark)
+
+
+def _map_overlap(func, arrays: tuple, depth, boundary, trim: bool, out, kwargs: dict) -> DArray:
     if not callable(func):
         raise TypeError(message("map_overlap", "func must be callable", type(func).__name__))
     if not arrays or not all(isinstance(a, DArray) for a in arrays):
@@ -77,7 +93,13 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         a = with_halo(a, depth, boundary)
         cuts = _visible(a._layout, rank)
         blocks.append(a._block[cuts])
-    result = func(*blocks, **kwargs)
+    if _recorder.active is None:
+        result = func(*blocks, **kwargs)
+    else:
+        begin, mark = _recorder.now(), len(_recorder.active)
+        result = func(*blocks, **kwargs)
+        _recorder.record_compute(f"map_overlap:{getattr(func, '__name__', type(func).__name__)}", begin, mark,
+                                 tuple(getattr(blocks[0], "shape", ())))
     if isinstance(result, np.ndarray) and type(result) is not type(blocks[0]):  # NumPy code in func, other blocks
         result = from_numpy(first._xp, result, device=first.device)
     given = tuple(blocks[0].shape)
@@ -105,7 +127,11 @@ def map_overlap(func: Callable, *arrays, depth=1, boundary="none", trim: bool = 
         raise ValueError(message("map_overlap", f"func returned blocks of the wrong shape {where}",
                                  f"{shapes[r]} on rank {r}", f"{plain.block_shape(r)} (after trim={trim})"))
     if out is not None:
-        out.local[...] = result
+        if _recorder.active is None:
+            out.local[...] = result
+        else:
+            with _recorder.span("compute", "map_overlap.out", shape=out.shape):  # the copy into out's block
+                out.local[...] = result
         out._halo_fresh = False
         return out
     return wrap_like(result, plain, first)

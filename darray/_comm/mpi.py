@@ -125,7 +125,8 @@ class _PersistentExchange:
         self.active = True
         trace = None
         if _recorder.active is not None:
-            trace = (begin, self.nbytes, sorted(set(self.peers)), _recorder.now(), _recorder.label)
+            trace = (begin, self.nbytes, sorted(set(self.peers)), _recorder.now(), _recorder.label,
+                     len(_recorder.active))
         request = _Request(comm.MPI, self.requests, None, trace, self.peers, comm)  # wait() rebinds, never mutates
         request.keep = self
         return request
@@ -228,10 +229,11 @@ class _Request:
                 self.keep.active = False
             self.keep = None
         if self.trace is not None and _recorder.active is not None:
-            begin, nbytes, peers, posted, label = self.trace
+            begin, nbytes, peers, posted, label, mark = self.trace
             waited = _recorder.now()
-            # overlapped: the caller computed between starting and waiting
-            _recorder.record("comm", label, begin, waited, nbytes, peers, overlapped=waited - posted > 1e-4)
+            # overlapped: the caller computed between starting and waiting (those events' seconds are left out)
+            _recorder.record("comm", label, begin, waited, nbytes, peers, overlapped=waited - posted > 1e-4,
+                             mark=mark)
             self.trace = None
         if self.staged is not None:
             self.staged.finish()
@@ -418,7 +420,10 @@ class MPICommunicator:
     def barrier(self) -> None:
         if _debug.enabled:
             self._check("barrier")
+        begin = _recorder.now() if _recorder.active is not None else 0.0
         self._wait(self.comm.Ibarrier(), "barrier")
+        if _recorder.active is not None:
+            _recorder.record("comm", "barrier", begin, _recorder.now(), 0, range(self.size))
 
     def abort(self, code: int = 1) -> None:
         self.comm.Abort(code)
@@ -523,7 +528,7 @@ class MPICommunicator:
         if _recorder.active is not None:
             nbytes = sum(volume(r) for _, r in sends) * sbuf.itemsize
             trace = (begin, nbytes, sorted({p for p, _ in sends} | {p for p, _ in recvs}), _recorder.now(),
-                     _recorder.label)
+                     _recorder.label, len(_recorder.active))
         request = _Request(self.MPI, reqs, staged_recv if staged_recv.copied else None, trace, peers, self)
         request.keep = packed  # packed send buffers live until the wait
         return request

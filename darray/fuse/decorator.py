@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from array_api_compat import is_cupy_array
 
+from .. import _recorder
 from .._core.array import DArray
 from .cache import signature
 from .execute import Plan, run
@@ -92,7 +93,12 @@ class Fused:
             return self._eager(args, kwargs)
 
     def _run(self, key, plan: Plan, args, kwargs):
-        result = run(plan, args, kwargs)
+        if _recorder.active is None:
+            result = run(plan, args, kwargs)
+        else:  # traced: the fused kernels are one compute event (their halo exchanges are comm events)
+            begin, mark = _recorder.now(), len(_recorder.active)
+            result = run(plan, args, kwargs)
+            _recorder.record_compute(f"fuse:{getattr(self, '__name__', 'kernel')}", begin, mark)
         if not plan.ran:  # the first call decided every group (from replicated metadata: alike on every rank)
             plan.ran = True
             if not plan.fuses:  # nothing ran as a kernel: the plain function is the same work, less overhead
