@@ -25,7 +25,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-__all__ = ["THREAD_VARIABLES", "applied", "local_ranks", "local_ranks_from_environment", "oversubscribed",
+__all__ = ["THREAD_VARIABLES", "applied", "cores", "local_ranks", "local_ranks_from_environment", "oversubscribed",
            "plan_threads", "settle_threads"]
 
 #: Environment variables by which users (or batch systems) choose thread counts themselves.
@@ -80,6 +80,11 @@ def plan_threads(local_ranks: int, cores: int, environ: Mapping[str, str] = os.e
 def oversubscribed() -> bool:
     """More ranks on this node than cores for them (``mpiexec -n 4`` on 2 cores): waits must yield the core."""
     return local_ranks is not None and local_ranks > _cores()
+
+
+def cores() -> int:
+    """Cores this process may run on (its CPU affinity, else the machine's count)."""
+    return _cores()
 
 
 def _cores() -> int:

@@ -8,11 +8,14 @@
    available;
 5. save the field with ``darray.io`` when available;
 6. print the communication summary and write PNGs when matplotlib is
-   installed: ``field.png`` (snapshots on one colour scale, block edges and
-   halo strips drawn), ``breakdown.png`` (time per rank: compute,
-   communication, waiting), ``scaling.png`` (does dividing pay: time per step
-   of NumPy on one process, darray on 1 rank and on all ranks) and
-   ``loss.png`` (the surrogate's training loss).
+   installed: ``field.png`` (snapshots on one colour scale in cell
+   coordinates, block edges and halo strips drawn, and a zoom on a block
+   corner where the one-cell ghost rows and columns show), ``breakdown.png``
+   (each rank's wall time cut into compute, communication, waiting, overhead
+   and what is left unaccounted, which add up to it), ``scaling.png`` (does
+   dividing pay: time per step of NumPy on one process, darray on 1 rank and
+   on all ranks; warns when the ranks outnumber the cores) and ``loss.png``
+   (the surrogate's training loss against the persistence baseline, 1).
 
 Everything is written under ``out_dir`` (default: :func:`darray.output.default_out_dir`,
 a folder in the user's cache, never the current directory), whose path is printed.
@@ -21,6 +24,7 @@ a folder in the user's cache, never the current directory), whose path is printe
 from __future__ import annotations
 
 import os
+import textwrap
 import time
 
 import numpy as np
@@ -94,6 +98,9 @@ def run_demo(size: int = 1024, steps: int = 200, out_dir: str | None = None, tra
     out_dir = str(default_out_dir("demo")) if out_dir is None else out_dir
     say = (lambda *a: print(*a, flush=True)) if comm.rank == 0 and not quiet else (lambda *a: None)
     say(f"darray demo: {comm.size} rank(s), transport {comm.name}, field {size}x{size}, {steps} steps")
+    crowded = _crowded(comm)
+    if crowded:
+        say(f"  warning: {crowded}")
     t0 = time.perf_counter()
     with da.tracing() as tr:
         u = initial_field(size, comm=comm)
@@ -109,14 +116,32 @@ def run_demo(size: int = 1024, steps: int = 200, out_dir: str | None = None, tra
     say(f"  sharded vs one-process run (96x96, 20 steps): max |difference| = {diff:.3e}")
     if diff > 1e-12:
         raise RuntimeError(f"darray demo: sharded result differs from the one-process run by {diff}")
-    result = {"ranks": comm.size, "heat": heat, "peak": peak, "seconds": seconds, "check": diff}
+    result = {"ranks": comm.size, "heat": heat, "peak": peak, "seconds": seconds, "check": diff, "size": size,
+              "steps": steps, "crowded": crowded}
     result["scaling"] = _scaling(comm, size, say)
     result.update(_train(u, train_steps, say))
     result.update(_save(u, out_dir, say, comm))
     summary = tr.summary(file=None if comm.rank == 0 and not quiet else open(os.devnull, "w"))
     result["bytes_total"] = summary["bytes_total"]
+    result["breakdown"] = {k: summary[k] for k in _PARTS_KEYS + ("wall_s",)}
+    for r in range(comm.size):
+        parts = " + ".join(f"{name} {summary[k][r]:.3f}" for k, name, _ in _PARTS)
+        say(f"  rank {r}: {parts} = wall {summary['wall_s'][r]:.3f} s")
     _plots(shots, layout, summary, result, out_dir, say, comm)
     return result
+
+
+def _crowded(comm) -> str | None:
+    """A warning when this node runs more ranks than it has cores (the same text on every rank), else None."""
+    from darray import _threads
+
+    cores = np.asarray(comm.allgather(np.asarray([_threads.cores(), _threads.local_ranks or 1], dtype=np.int64)))
+    over = [(int(c), int(n)) for c, n in cores if n > c]
+    if not over:
+        return None
+    cores_, ranks = over[0]
+    return (f"{ranks} ranks share {cores_} core{'s' if cores_ > 1 else ''}: they take turns on the cores, so the "
+            f"times measure the scheduler, not darray (run with --ranks {cores_} or fewer)")
 
 
 def _scaling(comm, n: int, say, steps: int = 10) -> dict:
@@ -204,17 +229,11 @@ def _plots(shots, layout, summary, result, out_dir, say, comm) -> None:
     written = []
     if shots:
         written.append(_plot_field(plt, shots, layout, result, out_dir))
-    written.append(_plot_breakdown(plt, summary, out_dir))
+    written.append(_plot_breakdown(plt, summary, result, out_dir))
     if result.get("scaling", {}).get("NumPy, 1 process"):
-        written.append(_plot_scaling(plt, result["scaling"], out_dir))
+        written.append(_plot_scaling(plt, result["scaling"], result, out_dir))
     if result.get("losses"):
-        fig, ax = plt.subplots(figsize=(5, 3))
-        ax.semilogy(range(1, len(result["losses"]) + 1), result["losses"])
-        ax.set_xlabel("training step")
-        ax.set_ylabel("loss (log scale)")
-        ax.set_title("surrogate training, sharded over the ranks")
-        fig.tight_layout()
-        written.append(_save_figure(fig, out_dir, "loss.png"))
+        written.append(_plot_loss(plt, result["losses"], out_dir))
     say(f"  plots written to {out_dir}: {', '.join(written)}")
 
 
@@ -230,27 +249,106 @@ def _save_figure(fig, out_dir: str, name: str) -> str:
 def _plot_field(plt, shots, layout, result, out_dir) -> str:
     """The first and last snapshot on one colour scale and their difference, with the layout drawn on each.
 
-    Block edges are lines; the halo strips exchanged every step are shaded
-    (drawn at least 1 % of the field wide, so that a one-cell halo shows).
+    Axes count cells (the domain is the unit square). Block edges are lines;
+    the halo strips exchanged every step are shaded (drawn at least 1 % of the
+    field wide, so that a one-cell halo shows), and a zoom on a block corner of
+    the first snapshot shows each cell, the one-cell ghost strips outlined.
     """
     (first_step, first), (last_step, last) = shots[0], shots[-1]
     lo, hi = min(float(first.min()), float(last.min())), max(float(first.max()), float(last.max()))
     change = last - first
     bound = float(np.abs(change).max()) or 1.0
-    fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.0), constrained_layout=True)
+    fig, axes = plt.subplots(1, 4, figsize=(18.0, 5.0), constrained_layout=True, width_ratios=(1, 0.85, 1, 1))
     panels = ((axes[0], first, f"step {first_step}", "inferno", lo, hi),
-              (axes[1], last, f"step {last_step}", "inferno", lo, hi),
-              (axes[2], change, f"change, step {first_step} -> {last_step}", "RdBu_r", -bound, bound))
+              (axes[2], last, f"step {last_step}", "inferno", lo, hi),
+              (axes[3], change, f"change, step {first_step} -> {last_step}", "RdBu_r", -bound, bound))
     for ax, field, title, cmap, vmin, vmax in panels:
         image = ax.imshow(field, cmap=cmap, vmin=vmin, vmax=vmax)
         ax.set_title(title)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set_xlabel("x: column (cells)")
+        ax.set_ylabel("y: row (cells)")
         _draw_layout(ax, layout)
-        fig.colorbar(image, ax=ax, shrink=0.8, label="u" if cmap == "inferno" else "u(last) - u(first)")
-    fig.suptitle(f"diffusion of a {layout.shape[0]}x{layout.shape[1]} field on {result['ranks']} rank(s); "
-                 "cyan: block edges, shaded: halo strips exchanged every step")
+        if ax is not axes[0]:
+            fig.colorbar(image, ax=ax, shrink=0.8, label=f"u (dimensionless), steps {first_step} and {last_step}"
+                         if cmap == "inferno" else "u(last) - u(first)")
+    _zoom_on_corner(axes[0], axes[1], first, layout, "inferno")
+    fig.suptitle(f"diffusion of a {layout.shape[0]}x{layout.shape[1]} field (the unit square, periodic) on "
+                 f"{result['ranks']} rank(s); cyan: block edges, shaded: halo strips exchanged every step "
+                 "(widened to show; true size in the zoom)")
     return _save_figure(fig, out_dir, "field.png")
+
+
+def _corner(layout) -> tuple[int, int]:
+    """A block corner to zoom on: the first interior block edge per cut axis (0, the field's edge, elsewhere)."""
+    corner = []
+    for axis in range(2):
+        edges = layout.offsets[axis]
+        inner = [int(e) for e in edges[1:-1] if 0 < e < layout.shape[axis]] if layout.axis_dim[axis] is not None \
+            else []
+        corner.append(inner[0] if inner else 0)
+    return corner[0], corner[1]
+
+
+def _zoom_on_corner(ax, zoom, field, layout, cmap, cells: int = 12) -> None:
+    """Draw on ``zoom`` ``cells`` x ``cells`` cells of ``field`` around a block corner, boxed on ``ax``.
+
+    Each cell is drawn; ghost cells are hatched: along a cut axis, the
+    neighbouring block's first row (or column); at a periodic field edge, the
+    cells wrapped in from the far side (drawn past the field's edge).
+    """
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import ConnectionPatch, Rectangle
+    from matplotlib.ticker import MaxNLocator
+
+    halo = layout.halo[:2]
+    corner = _corner(layout)
+    starts = [c - cells // 2 if c else -h for c, h in zip(corner, halo)]  # (at the field's edge: its ghost cells)
+    rows = np.arange(starts[0], starts[0] + cells)
+    cols = np.arange(starts[1], starts[1] + cells)
+    view = np.take(np.take(field, rows, axis=0, mode="wrap"), cols, axis=1, mode="wrap")
+    extent = (cols[0] - 0.5, cols[-1] + 0.5, rows[-1] + 0.5, rows[0] - 0.5)
+    positive = view[view > 0]
+    norm = LogNorm(float(positive.min()), float(positive.max())) if positive.size and positive.max() > \
+        positive.min() else None  # (log colours: the cells near a corner differ by orders of magnitude)
+    image = zoom.imshow(view, cmap=cmap, extent=extent, interpolation="nearest", norm=norm)
+    for k in range(cells + 1):  # every cell's outline
+        zoom.axhline(rows[0] - 0.5 + k, color="gray", lw=0.4)
+        zoom.axvline(cols[0] - 0.5 + k, color="gray", lw=0.4)
+    labels = []
+    for axis, (c, h) in enumerate(zip(corner, halo)):
+        if not h:
+            continue
+        line = zoom.axhline if axis == 0 else zoom.axvline
+        if c:  # a block edge: each side's ghost strip is the other side's first cells
+            line(c - 0.5, color="cyan", lw=2.0)
+            spans = ((c - h, c), (c, c + h))
+            what = "rows" if axis == 0 else "columns"
+            labels.append(f"{what} {c - h}-{c + h - 1}: ghost {what} (each block's copy of the other's edge)")
+        else:  # the field's periodic edge: the ghost cells wrapped in from the far side
+            line(-0.5, color="white", lw=1.2, ls=":")
+            spans = ((-h, 0),)
+            far = layout.shape[axis] - h
+            what = "row" if axis == 0 else "column"
+            labels.append(f"{what} -{h}: ghost {what} (a copy of {what} {far}: periodic)")
+        for a, b in spans:
+            xy = (cols[0] - 0.5, a - 0.5) if axis == 0 else (a - 0.5, rows[0] - 0.5)
+            size = (cells, b - a) if axis == 0 else (b - a, cells)
+            zoom.add_patch(Rectangle(xy, size[0], size[1], fill=False, edgecolor="cyan", lw=1.5, ls="--",
+                                     hatch="//"))
+    zoom.set_xlim(extent[0], extent[1])
+    zoom.set_ylim(extent[2], extent[3])
+    zoom.xaxis.set_major_locator(MaxNLocator(6, integer=True))
+    zoom.yaxis.set_major_locator(MaxNLocator(6, integer=True))
+    zoom.set_xlabel("x: column (cells)\n" + "\n".join(textwrap.fill(label, 44) for label in labels), fontsize=8)
+    zoom.set_title(f"zoom: the box in step 0, {cells}x{cells} cells\nhatched: the {max(halo)}-cell halo",
+                   fontsize=10)
+    plt_colorbar = zoom.figure.colorbar(image, ax=zoom, shrink=0.8)
+    plt_colorbar.set_label("u (log scale)")
+    box = Rectangle((extent[0], extent[3]), cells, cells, fill=False, edgecolor="white", lw=1.2)
+    ax.add_patch(box)
+    for corner_xy in ((extent[1], extent[3]), (extent[1], extent[2])):  # lines from the box to the zoom
+        zoom.figure.add_artist(ConnectionPatch(corner_xy, (extent[0], corner_xy[1]), coordsA=ax.transData,
+                                               coordsB=zoom.transData, color="gray", lw=0.8))
 
 
 def _draw_layout(ax, layout) -> None:
@@ -265,38 +363,75 @@ def _draw_layout(ax, layout) -> None:
                 span(edge - 0.5 - width, edge - 0.5 + width, color="cyan", alpha=0.3, lw=0)
 
 
-def _plot_breakdown(plt, summary, out_dir) -> str:
-    """Seconds per rank, stacked: compute, communication, waiting for the slowest rank."""
+#: The parts of a rank's wall time in the trace summary: (key, name, colour).
+_PARTS = (("compute_s", "compute", "tab:blue"), ("comm_s", "communication", "tab:orange"),
+          ("wait_s", "waiting", "tab:gray"), ("overhead_s", "overhead", "tab:purple"),
+          ("unaccounted_s", "unaccounted", "white"))
+_PARTS_KEYS = tuple(k for k, _, _ in _PARTS)
+
+
+def _plot_breakdown(plt, summary, result, out_dir) -> str:
+    """Each rank's wall time, stacked: compute, communication, waiting, overhead and unaccounted add up to it."""
     ranks = np.arange(summary["ranks"])
-    parts = (("compute", summary["compute_s"], "tab:blue"), ("communication", summary["comm_s"], "tab:orange"),
-             ("waiting", summary.get("wait_s", [0.0] * len(ranks)), "tab:gray"))
-    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    wall = np.asarray(summary["wall_s"], dtype=float)
+    fig, ax = plt.subplots(figsize=(7.0, 3.8))
     bottom = np.zeros(len(ranks))
-    for label, values, color in parts:
-        values = np.asarray(values, dtype=float)
-        ax.bar(ranks, values, bottom=bottom, label=label, color=color, width=0.6)
+    for key, label, color in _PARTS:
+        values = np.asarray(summary[key], dtype=float)
+        share = 100 * values.sum() / max(wall.sum(), 1e-300)
+        ax.bar(ranks, values, bottom=bottom, label=f"{label} ({share:.0f} %)", color=color, width=0.6,
+               edgecolor="black", linewidth=0.6)
         bottom += values
+    ax.scatter(ranks, wall, marker="_", s=900, color="black", zorder=3, label="wall time (measured)")
+    for r, w in zip(ranks, wall):
+        ax.text(r, w, f"{w:.2f} s", ha="center", va="bottom")
     ax.set_xticks(ranks)
     ax.set_xlabel("rank")
     ax.set_ylabel("seconds")
-    ax.set_title("where each rank's time went")
+    ax.set_ylim(0, wall.max() * 1.15 if wall.size else 1)
+    ax.set_title(f"where each rank's time went: {result['steps']} steps of a {result['size']}x{result['size']} "
+                 f"field\n(the parts add up to the wall time; % of all ranks' time)", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return _save_figure(fig, out_dir, "breakdown.png")
 
 
-def _plot_scaling(plt, times: dict, out_dir) -> str:
+def _plot_scaling(plt, times: dict, result, out_dir) -> str:
     """Does dividing pay: time per step against NumPy on one process, with the speed-up written on each bar."""
     names = list(times)
     values = np.asarray([times[k] for k in names]) * 1e3
     base = times["NumPy, 1 process"] * 1e3
-    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    fig, ax = plt.subplots(figsize=(6.0, 3.4 if not result.get("crowded") else 4.0))
     bars = ax.barh(names, values, color=["tab:gray"] + ["tab:blue"] * (len(names) - 1))
     for bar, value in zip(bars, values):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" speed-up {base / value:.2f}x", va="center")
     ax.invert_yaxis()
     ax.set_xlabel("milliseconds per simulation step (lower is better)")
-    ax.set_title("does dividing the field pay?")
-    ax.set_xlim(0, values.max() * 1.35)
-    fig.tight_layout()
+    from darray import _threads
+
+    ax.set_title(f"does dividing a {result['size']}x{result['size']} field pay?\n(a diffusion step with its halo "
+                 f"exchange; {result['ranks']} rank(s) on {_threads.cores()} cores)", fontsize=10)
+    ax.set_xlim(0, values.max() * 1.5)
+    if result.get("crowded"):
+        fig.text(0.5, 0.01, textwrap.fill("warning: " + result["crowded"], 78), ha="center", va="bottom",
+                 color="tab:red", fontsize=8.5)
+        fig.tight_layout(rect=(0, 0.16, 1, 1))
+    else:
+        fig.tight_layout()
     return _save_figure(fig, out_dir, "scaling.png")
+
+
+def _plot_loss(plt, losses: list, out_dir) -> str:
+    """The surrogate's training loss on a log scale, with the persistence baseline (loss 1) drawn."""
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))
+    steps = range(1, len(losses) + 1)
+    ax.semilogy(steps, losses, label="training loss")
+    ax.axhline(1.0, color="tab:red", linestyle="--", linewidth=1.2,
+               label="1 = persistence (predict no change)")
+    ax.set_ylim(min(min(losses), 1.0) * 0.7, max(max(losses), 1.0) * 1.5)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("loss (log scale)")
+    ax.set_title("surrogate training, sharded over the ranks\n(loss relative to persistence; 0 = exact)", fontsize=10)
+    ax.legend(frameon=False, fontsize=8.5)
+    fig.tight_layout()
+    return _save_figure(fig, out_dir, "loss.png")

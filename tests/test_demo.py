@@ -8,7 +8,8 @@ import numpy
 import pytest
 
 import darray as da
-from darray.demo import run_demo
+from darray import _threads
+from darray.demo import _PARTS_KEYS, _crowded, run_demo
 from darray.output import default_out_dir
 
 
@@ -21,9 +22,22 @@ def test_demo_runs_checks_and_writes_its_pictures(shared, comm):
     assert numpy.all(values == values[0])  # the same numbers on every rank
     if comm.rank == 0:
         assert result["scaling"]["NumPy, 1 process"] > 0
+    parts = result["breakdown"]  # the breakdown adds up to each rank's wall time (float rounding aside)
+    for r in range(comm.size):
+        assert abs(sum(parts[k][r] for k in _PARTS_KEYS) - parts["wall_s"][r]) <= 1e-6, parts
+        assert parts["compute_s"][r] > 0, parts  # the stencil's own time is compute
     if comm.rank == 0 and importlib.util.find_spec("matplotlib"):
         names = {"field.png", "breakdown.png", "scaling.png"} | ({"loss.png"} if result.get("losses") else set())
         assert names <= {p.name for p in out.iterdir()}
+
+
+@pytest.mark.mpi
+def test_demo_warns_when_the_ranks_outnumber_the_cores(monkeypatch, comm):
+    monkeypatch.setattr(_threads, "cores", lambda: 1)
+    monkeypatch.setattr(_threads, "local_ranks", 3)
+    assert "3 ranks share 1 core:" in _crowded(comm)
+    monkeypatch.setattr(_threads, "local_ranks", 1)
+    assert _crowded(comm) is None
 
 
 def test_default_out_dir_is_in_the_user_cache(monkeypatch, tmp_path):

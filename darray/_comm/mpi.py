@@ -117,9 +117,9 @@ class _PersistentExchange:
             return comm.exchange(self.buf, sends, self.buf, recvs, key=True)
         comm._tag = (comm._tag + 1) % KEYED_TAG  # keep the rotating tags of all ranks in step
         buf = self.buf
+        begin = _recorder.now() if _recorder.active is not None else 0.0  # (the copies to self count in)
         for src, dst in self.pairs:
             copy_region(buf, src, buf, dst)
-        begin = _recorder.now() if _recorder.active is not None else 0.0
         for request in self.requests:  # in order: messages of one pair and tag stay ordered
             request.Start()
         self.active = True
@@ -494,6 +494,7 @@ class MPICommunicator:
         if _debug.enabled and self.size > 1:
             self._check("exchange", str(send.dtype), str(recv.dtype))
         pairs, sends, recvs = split_self(self.rank, sends, recvs)
+        begin = _recorder.now() if _recorder.active is not None else 0.0  # (the copies to self count in)
         for src, dst in pairs:
             copy_region(send, src, recv, dst)
         self._tag = (self._tag + 1) % KEYED_TAG
@@ -512,7 +513,6 @@ class MPICommunicator:
         recv_tags = _keyed_tags(recvs) if key is not None else [self._tag] * len(recvs)
         send_tags = _keyed_tags(sends) if key is not None else [self._tag] * len(sends)
         reqs, peers = [], []
-        begin = _recorder.now() if _recorder.active is not None else 0.0
         for (peer, region), tag in zip(recvs, recv_tags):
             if _nonempty(region):
                 reqs.append(self.comm.Irecv(self._message(rbuf, region), source=peer, tag=tag))
