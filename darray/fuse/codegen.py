@@ -184,13 +184,14 @@ _UPDATE = {"sum": "m = m + v", "mean": "m = m + v", "prod": "m = m * v",
            "max": "m = v if (first or v > m or v != v) else m", "min": "m = v if (first or v < m or v != v) else m"}
 
 _FULL_ADD = """
-def kernel(tlo, thi, n, parts, {params}):
+def kernel(tlo, thi, n, parts, {outs}{params}):
     buf = np.empty({tile}, dtype=np.{accname})
     for t in range(tlo, thi):
         lo = t * {tile}
         m = min(lo + {tile}, n) - lo
         for i in range({lo}, {hi}):
 {body}
+{stores}
             buf[i - {lo}] = {acc}({value})
         q0 = q1 = q2 = q3 = {zero}
         k = 0
@@ -210,12 +211,13 @@ def kernel(tlo, thi, n, parts, {params}):
 """
 
 _FULL_ORDER = """
-def kernel(tlo, thi, n, parts, {params}):
+def kernel(tlo, thi, n, parts, {outs}{params}):
     for t in range(tlo, thi):
         lo = t * {tile}
         m = {zero}
         for i in range(lo, min(lo + {tile}, n)):
 {body}
+{stores}
             v = {acc}({value})
             if i == lo or {better}:
                 m = v
@@ -243,7 +245,9 @@ _BETTER = {"max": "v > m or v != v", "min": "v < m or v != v"}
 _COMBINE = {"sum": "acc[c] + v", "mean": "acc[c] + v", "prod": "acc[c] * v",
             "max": "v if (v > acc[c] or v != v) else acc[c]", "min": "v if (v < acc[c] or v != v) else acc[c]"}
 
-DRIVERS = ("elementwise", "full", "axis", "box", "boxreduce")
+#: (``fullstore``: ``full`` that also writes every root's value, the reduced one first: ``y = f(x); sum(y)``
+#: with ``y`` returned, in one pass)
+DRIVERS = ("elementwise", "full", "fullstore", "axis", "box", "boxreduce")
 
 
 def _acc(dtype: np.dtype) -> str:
@@ -253,7 +257,8 @@ def _acc(dtype: np.dtype) -> str:
 def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: np.dtype | None = None) -> str:
     """The module source of one kernel: the ``driver`` named ``kernel`` with ``group``'s statements inlined."""
     ndim = len(group.root.shape)
-    depth = {"elementwise": 8, "full": 12, "axis": 16, "box": 4 + 4 * ndim, "boxreduce": 4 + 4 * ndim}[driver]
+    depth = {"elementwise": 8, "full": 12, "fullstore": 12, "axis": 16, "box": 4 + 4 * ndim,
+             "boxreduce": 4 + 4 * ndim}[driver]
     body, params, values, prelude = value_source(group, " " * depth, box=driver in ("box", "boxreduce"))
     fill = {"params": ", ".join(params), "tile": TILE, "body": body}
     if driver in ("box", "boxreduce"):  # the loops over axes 1.. of the box, the windows' offsets
@@ -275,10 +280,13 @@ def kernel_source(group: Group, driver: str, reduction: str | None = None, acc: 
                                      hi=hi, **fill)
     else:
         fill.update(acc=_acc(acc), value=values[0])
+        stored = values if driver == "fullstore" else []
+        fill.update(outs="".join(f"out{j}, " for j in range(len(stored))),
+                    stores="\n".join(f"{' ' * depth}out{j}[i] = {v}" for j, v in enumerate(stored)))
         zero = f"np.{acc.name}({1 if reduction == 'prod' else 0})"
-        if driver == "full" and reduction in ("min", "max"):
+        if driver in ("full", "fullstore") and reduction in ("min", "max"):
             source = _FULL_ORDER.format(better=_BETTER[reduction], zero=zero, **fill)
-        elif driver == "full":
+        elif driver in ("full", "fullstore"):
             lo, hi = ("lo", "lo + m") if group.broadcast else ("np.uint64(lo)", "np.uint64(lo + m)")
             source = _FULL_ADD.format(accname=acc.name, zero=zero, op="*" if reduction == "prod" else "+", lo=lo,
                                       hi=hi, **fill)

@@ -210,12 +210,29 @@ class _Run:
             together = self.plan.together = [n for n in outputs if self._in_kernel(n) and n.shape == outputs[0].shape
                                              and id(n) not in self.plan.direct]
         inplace = self.plan.inplace and len(together) == len(outputs)
+        reduced = None if inplace else self._reduced_beside(together, outputs)
+        if reduced is not None:  # (``y = f(x); return y, sum(y)``: y written and summed in one pass)
+            roots = [reduced.args[0], *(n for n in together if n is not reduced.args[0])]
+            fused = self._fused(roots, reduced, store=True)
+            if fused is not None:
+                stored, total = fused
+                self.values.update((id(n), v) for n, v in zip(roots, stored))
+                self.values[id(reduced)] = total
+                return [self.value(n) for n in outputs]
         if len(together) > 1 or inplace:
             into = [self.value(self.plan.inplace[id(n)]) for n in together] if inplace else None
             fused = self._fused(together, None, into)
             if fused is not None:
                 self.values.update((id(n), v) for n, v in zip(together, fused))
         return [self.value(n) for n in outputs]
+
+    @staticmethod
+    def _reduced_beside(together: list, outputs: list) -> Node | None:
+        """An output that reduces one of the ``together`` outputs over every axis (its value is then summed, or
+        reduced, as the kernel writes it), or None."""
+        ids = {id(n) for n in together}
+        return next((n for n in outputs if n.op in REDUCTIONS and id(n.args[0]) in ids
+                     and len(n.attrs[0]) == len(n.args[0].shape)), None)
 
     def _eager(self, node: Node):
         args = [self.value(a) for a in node.args]
@@ -235,16 +252,18 @@ class _Run:
             return halo_value(args[0], *node.attrs)
         return getattr(elementwise, node.op)(*args)
 
-    def _fused(self, roots: list, reduction: Node | None, into: list | None = None):
-        found = self._group(roots, reduction, into)
+    def _fused(self, roots: list, reduction: Node | None, into: list | None = None, store: bool = False):
+        found = self._group(roots, reduction, into, store)
         if found is not None:
             self.plan.fuses = True
         return found
 
-    def _group(self, roots: list, reduction: Node | None, into: list | None = None):
+    def _group(self, roots: list, reduction: Node | None, into: list | None = None, store: bool = False):
         """``roots`` (or ``roots[0]`` reduced by ``reduction``) computed by one kernel: the list of values, or the
         reduction's; None when the leaves do not allow it. ``into``: DArrays the kernel may write the roots into
-        (whole-array assignments, :attr:`Plan.inplace`) where they have the blocks and dtypes of the roots."""
+        (whole-array assignments, :attr:`Plan.inplace`) where they have the blocks and dtypes of the roots.
+        ``store``: the roots' values written too, and ``(values, reduction)`` returned (NumPy blocks, no
+        windows: else None)."""
         root = roots[0]
         if reduction is not None and reduction.attrs[0] and len(reduction.attrs[0]) not in (1, len(root.shape)):
             return None
@@ -254,6 +273,8 @@ class _Run:
             nodes, leaves = _collect(roots) if self._in_kernel(root) else ([], [root])
             found = self.plan.groups[key] = nodes, leaves, any(leaf.op in ("shift", "halo") for leaf in leaves)
         nodes, leaves, windows = found
+        if store and (windows or not nodes):
+            return None
         if reduction is None and windows:
             direct = self.plan.direct.get(id(root)) if len(roots) == 1 else None
             target = None if direct is None else (self.value(direct[0]), *direct[1:])
@@ -270,7 +291,7 @@ class _Run:
         if main is None or main._layout.has_halo:
             return None
         if main._xp is not NUMPY:
-            return self._cuda(roots, reduction, nodes, leaves, values, main, into)
+            return None if store else self._cuda(roots, reduction, nodes, leaves, values, main, into)
         layout = main._layout
         full, broadcast, scalars, fv, bv, sv = [], [], [], [], [], []
         for leaf, v in zip(leaves, values):
@@ -293,7 +314,7 @@ class _Run:
         roles = (tuple(id(x) for x in full), tuple(id(x) for x in broadcast), tuple(id(x) for x in scalars))
         if reduction is None:
             return self._elementwise(group, roles, main, shape, params, into)
-        return self._reduce(group, roles, reduction, main, shape, params)
+        return self._reduce(group, roles, reduction, main, shape, params, store)
 
     def _cuda(self, roots: list, reduction: Node | None, nodes: list, leaves: list, values: list, main: DArray,
               into: list | None):
@@ -402,16 +423,19 @@ class _Run:
             return [WRITTEN] * len(outs)
         return [DArray._wrap(o, main._layout, main._comm, NUMPY) for o in outs]
 
-    def _reduce(self, group: Group, roles, reduction: Node, main: DArray, shape, params) -> DArray:
+    def _reduce(self, group: Group, roles, reduction: Node, main: DArray, shape, params, store: bool = False):
+        """The reduction of ``group``'s root: a DArray; with ``store`` (every axis), also the roots' values written
+        in the same pass: ``(values, reduction)``."""
         name = reduction.op
         axes = reduction.attrs[0]
         acc = np.dtype(np.float64) if name == "mean" and group.root.dtype.kind in "biu" else reduction.dtype
         ufunc = REDUCTIONS[name] or np.add
         n = math.prod(shape)
+        outs = [np.empty(shape, dtype=r.dtype) for r in group.roots] if store else []
         if len(axes) == len(shape):  # every axis: tile partials, added pairwise by NumPy
-            kernel = self._kernel(group, roles, "full", name, acc)
+            kernel = self._kernel(group, roles, "fullstore" if store else "full", name, acc)
             parts = np.empty(-(-n // TILE), dtype=acc)
-            _spread(kernel, parts.size, TILE, n, parts, *params)
+            _spread(kernel, parts.size, TILE, n, parts, *(o.reshape(-1) for o in outs), *params)
             if parts.size:
                 partial = ufunc.reduce(parts, keepdims=False)
             else:
@@ -428,7 +452,10 @@ class _Run:
                 kernel = self._kernel(group, roles, "axis", name, acc)
                 _spread(kernel, a, k * b, k, b, partial, *params)
                 partial = partial.reshape(kept)
-        return self._finish(reduction, main, partial)
+        result = self._finish(reduction, main, partial)
+        if store:
+            return [DArray._wrap(o, main._layout, main._comm, NUMPY) for o in outs], result
+        return result
 
 
 def _neutral(name: str, dtype: np.dtype, acc: np.dtype):
