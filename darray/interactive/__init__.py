@@ -33,12 +33,7 @@ import shutil
 import sys
 from pathlib import Path
 
-try:
-    import ipyparallel as ipp
-except ImportError as e:  # pragma: no cover - the message is the point
-    raise ImportError("darray.interactive needs ipyparallel; install it with pip install 'darray[notebook]'") from e
-
-from ._front import Front, RankError, RankMagics, Shown, Stopped, ranks_text
+from ._front import Front, RankError, Shown, Stopped, rank_magics, ranks_text
 
 __all__ = ["start", "attach", "Ranks", "RankError", "Stopped", "Shown", "ranks_text", "find_mpiexec"]
 
@@ -64,8 +59,21 @@ del _warnings
 """
 
 
+def _ipyparallel(func: str):
+    try:
+        import ipyparallel
+    except ImportError as e:
+        raise ImportError(f"darray.interactive.{func} needs ipyparallel; install it with "
+                          "pip install 'darray[notebook]'") from e
+    return ipyparallel
+
+
 def find_mpiexec() -> str | None:
-    """The ``mpiexec`` beside this Python (a venv's, matching its mpi4py), else the first on ``PATH``."""
+    """The ``mpiexec`` beside this Python (a venv's, matching its mpi4py), else the first on ``PATH``.
+
+    >>> find_mpiexec() is None or "mpiexec" in find_mpiexec()
+    True
+    """
     here = Path(sys.executable).parent / "mpiexec"
     return str(here) if here.exists() else shutil.which("mpiexec")
 
@@ -113,7 +121,7 @@ class Ranks:
         shell = get_ipython()
         if shell is None:
             return  # a plain Python process: no magics; run code with self.run
-        self.magics = RankMagics(shell, self.front, suffix)
+        self.magics = rank_magics(shell, self.front, suffix)
         shell.magics_manager.register(self.magics)
 
     def run(self, code: str):
@@ -182,6 +190,7 @@ def start(n: int = 2, *, timeout: float = 60.0, mpiexec: str | None = None, acti
     if launcher is None:
         raise FileNotFoundError("darray.interactive.start: no mpiexec found beside this Python or on PATH; "
                                 "install MPI with pip install 'darray[mpi]'")
+    ipp = _ipyparallel("start")
     from traitlets.config import Config
 
     cluster_options.setdefault("log_level", logging.ERROR)  # (not every engine's log when the cluster stops)
@@ -207,6 +216,6 @@ def attach(cluster_id: str = "", *, profile: str = "default", activate: bool = T
     ``cluster_id`` and ``profile`` find the cluster's connection file as
     :class:`ipyparallel.Client` does; :meth:`Ranks.stop` then only disconnects.
     """
-    client = ipp.Client(cluster_id=cluster_id or None, profile=profile, **client_options)
+    client = _ipyparallel("attach").Client(cluster_id=cluster_id or None, profile=profile, **client_options)
     return Ranks(client, None, activate=activate)
 

@@ -1,6 +1,6 @@
 """The notebook's side of ``%%px``: each cell runs on every rank, its outputs are shown once.
 
-:class:`RankMagics` is ipyparallel's ``ParallelMagics`` (``%px``, ``%%px``,
+:func:`rank_magics` makes ipyparallel's ``ParallelMagics`` (``%px``, ``%%px``,
 ``%autopx``, ``%pxresult``, ``%pxconfig``) with another way to show a
 blocking cell's outputs:
 
@@ -31,10 +31,7 @@ import re
 import sys
 import time
 
-from ipyparallel.client.magics import ParallelMagics
-from ipyparallel.error import RemoteError
-
-__all__ = ["Front", "RankMagics", "RankError", "Stopped", "Shown", "ranks_text", "other_lines", "out_of_step"]
+__all__ = ["Front", "rank_magics", "RankError", "Stopped", "Shown", "ranks_text", "other_lines", "out_of_step"]
 
 #: Seconds ranks may go on running after another rank raised before they are interrupted.
 STOP_AFTER_ERROR = 1.0
@@ -148,36 +145,56 @@ class Front:
                 self.out_of_step = out_of_step(cell.cut_short)
 
 
-class RankMagics(ParallelMagics):
-    """ipyparallel's parallel magics, showing a blocking cell's outputs once through ``front`` (:class:`Front`)."""
+def rank_magics(shell, front: Front, suffix: str = ""):
+    """ipyparallel's parallel magics (``%px``, ``%%px``, ``%autopx``, ...) showing a blocking cell's outputs once.
 
-    def __init__(self, shell, front: Front, suffix: str = "") -> None:
-        self.front = front
-        super().__init__(shell, front.view, suffix)
+    The class is made on first use, so that importing this module needs no ipyparallel.
+    """
+    global _RankMagics
+    if _RankMagics is None:
+        _RankMagics = _magics_class()
+    return _RankMagics(shell, front, suffix)
 
-    def parallel_execute(self, cell, block=None, groupby="type", save_name=None, stream_output=None,
-                         progress_after=None, signal_on_interrupt=None):
-        """Run ``cell`` on the view's engines; when blocking, show its outputs once (the module's docstring)."""
-        block = self.view.block if block is None else block
-        if not block:
-            return super().parallel_execute(cell, block=False, groupby=groupby, save_name=save_name)
-        self.front.view = self.view  # (%pxconfig --targets changes the view's targets in place)
-        try:
-            self._shown = self.front.execute(cell)
-            return self._shown
-        finally:
-            self.last_result = self.front.last_result
-            if save_name:
-                self.shell.user_ns[save_name] = self.last_result
 
-    def cell_px(self, line="", cell=None):
-        """ipyparallel's ``%%px`` (options and all), returning rank 0's value so that ``Out`` shows it."""
-        self._shown = None
-        async_result = super().cell_px(line, cell)
-        return self._shown if async_result is None else async_result
+_RankMagics = None
 
-    cell_px.parser = ParallelMagics.cell_px.parser  # (its options, for magic_arguments)
-    cell_px.__doc__ = ParallelMagics.cell_px.__doc__
+
+def _magics_class():
+    from ipyparallel.client.magics import ParallelMagics
+
+    class RankMagics(ParallelMagics):
+        """ipyparallel's parallel magics, showing a blocking cell's outputs once through ``front``."""
+
+        def __init__(self, shell, front: Front, suffix: str = "") -> None:
+            self.front = front
+            self._shown = None
+            super().__init__(shell, front.view, suffix)
+
+        def parallel_execute(self, cell, block=None, groupby="type", save_name=None, stream_output=None,
+                             progress_after=None, signal_on_interrupt=None):
+            """Run ``cell`` on the view's engines; when blocking, show its outputs once (the module's docstring)."""
+            block = self.view.block if block is None else block
+            if not block:
+                return super().parallel_execute(cell, block=False, groupby=groupby, save_name=save_name)
+            self.front.view = self.view  # (%pxconfig --targets changes the view's targets in place)
+            try:
+                self._shown = self.front.execute(cell)
+                return self._shown
+            finally:
+                self.last_result = self.front.last_result
+                if save_name:
+                    self.shell.user_ns[save_name] = self.last_result
+
+        def cell_px(self, line="", cell=None):
+            """ipyparallel's ``%%px`` (options and all), returning rank 0's value so that ``Out`` shows it."""
+            self._shown = None
+            async_result = super().cell_px(line, cell)
+            return self._shown if async_result is None else async_result
+
+        cell_px.parser = ParallelMagics.cell_px.parser  # (its options, for magic_arguments)
+        cell_px.__doc__ = ParallelMagics.cell_px.__doc__
+
+    return RankMagics
 
 
 def out_of_step(ranks) -> str:
@@ -215,6 +232,8 @@ class _Cell:
         return self.result._children[i].done()
 
     def _raised(self, i: int) -> bool:
+        from ipyparallel.error import RemoteError
+
         return self._done(i) and isinstance(self.result._children[i].result(), RemoteError)
 
     def _listen(self) -> None:
@@ -277,8 +296,7 @@ class _Cell:
             self.result.wait(POLL)
             self._stream()
         for i in indices:
-            error = self.result._children[i].result() if self._done(i) else None
-            if isinstance(error, RemoteError) and _IN_DARRAY_WAIT.search(error.traceback or ""):
+            if self._raised(i) and _IN_DARRAY_WAIT.search(self.result._children[i].result().traceback or ""):
                 self.cut_short.append(self.ranks[i])
 
     def _follow(self) -> list[int]:
