@@ -64,3 +64,10 @@ def _interpolate(func, args, kwargs):
     if any(n == 0 for n in xl.shape):
         out = xl.new_zeros(tuple(n * f for n, f in zip(xl.shape, (1, 1) + s))) + padded.sum() * 0
         return wrap(out, out_layout, comm)
+    if not linear:
+        return wrap(F.interpolate(xl, scale_factor=scale, mode=mode), out_layout, comm)
+    out = F.interpolate(padded, scale_factor=scale, mode=mode, align_corners=False)
+    for i, f in enumerate(s):
+        if depth[2 + i]:
+            out = out.narrow(2 + i, f, out.shape[2 + i] - 2 * f)
+    return wrap(out, out_layout, comm)
