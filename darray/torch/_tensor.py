@@ -140,7 +140,7 @@ class ShardTensor(torch.Tensor):
         if backend == "numpy":
             import numpy as np
 
-            block = np.from_dlpack(block.contiguous() if not block.is_contiguous() else block)
+            block = np.from_dlpack(block)
         elif backend != "torch":
             raise ValueError(message("to_darray", "unknown backend", backend, "'torch' or 'numpy'"))
         from .._backend import namespace_of
