@@ -225,3 +225,25 @@ class _Gather(torch.autograd.Function):
 def gather(local, layout, comm):
     """The whole tensor on every rank; its gradient (whole on every rank) is cut back to the block."""
     return _Gather.apply(local, layout, comm)
+
+
+class _Redistribute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, local, source, target, comm):
+        from .._core.redistribute import redistribute_to
+
+        ctx.args = (source, target, comm)
+        return redistribute_to(_darray(local.detach().contiguous(), source, comm), target).local
+
+    @staticmethod
+    def backward(ctx, g):
+        from .._core.redistribute import redistribute_to
+
+        source, target, comm = ctx.args
+        return redistribute_to(_darray(g.contiguous(), target, comm), source).local, None, None, None
+
+
+def redistribute(local, source, target, comm):
+    """The block of ``target`` from the blocks of ``source`` (same global shape): only the cells that change
+    owner move (darray's redistribution); backward moves their gradients back."""
+    return _Redistribute.apply(local, source, target, comm)

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from .._errors import message
 from .._layout import Layout
-from ._collective import promote
+from ._collective import promote, redistribute
 from ._tensor import ShardTensor, local, register, unsupported, wrap
 
 __all__ = ["align", "out_layout", "elementwise"]
@@ -77,6 +77,8 @@ def align(func, a, layout: Layout, comm):
         al = a._dlayout
         if al is layout or al == layout:
             return local(a)
+        if al.shape == layout.shape and al.dims == layout.dims:  # the same cells cut elsewhere: move what differs
+            return redistribute(local(a), al, layout, comm)
         off = lead - len(al.shape)
         cut = []
         for g, axis in enumerate(layout.split):

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from .._layout import Layout
-from ._collective import promote
+from ._collective import promote, redistribute
 from ._tensor import ShardTensor, local, register, unsupported, wrap
 
 __all__ = ["permuted", "reshaped"]
@@ -66,15 +66,24 @@ def _cat(func, args, kwargs):
     axis = dim % len(lay.shape)
     if lay.axis_dim[axis] is not None:
         raise unsupported(func, shards[0], f"it joins along axis {axis}, which is cut")
+    comm = shards[0]._dcomm
+    blocks = []
     for t in tensors:
         tl = t._dlayout if isinstance(t, ShardTensor) else None
-        if tl is None or tl.split != lay.split or any(tl.sizes[a] != lay.sizes[a] for a in range(len(lay.shape))
-                                                      if a != axis):
-            raise unsupported(func, shards[0], "every operand must be a ShardTensor cut like the others")
+        if tl is None or len(tl.shape) != len(lay.shape) or tl.dims != lay.dims or any(
+                tl.shape[a] != lay.shape[a] for a in range(len(lay.shape)) if a != axis):
+            raise unsupported(func, shards[0], "every operand must be a ShardTensor of the same shape off the "
+                                               "joined axis")
+        block = local(t)
+        if tl.split != lay.split or any(tl.sizes[a] != lay.sizes[a] for a in range(len(lay.shape)) if a != axis):
+            # the same cells cut elsewhere (a pooled-then-upsampled skip on uneven blocks): move what differs
+            target = lay.replace(shape=tl.shape, sizes=lay.sizes[:axis] + (tl.sizes[axis],) + lay.sizes[axis + 1:])
+            block = redistribute(block, tl, target, comm)
+        blocks.append(block)
     n = sum(t._dlayout.shape[axis] for t in tensors)
     out_lay = lay.replace(shape=lay.shape[:axis] + (n,) + lay.shape[axis + 1:],
                           sizes=lay.sizes[:axis] + ((n,),) + lay.sizes[axis + 1:])
-    return wrap(torch.cat([local(t) for t in tensors], dim=axis), out_lay, shards[0]._dcomm)
+    return wrap(torch.cat(blocks, dim=axis), out_lay, comm)
 
 
 def permuted(lay: Layout, order) -> Layout:

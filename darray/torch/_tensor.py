@@ -35,11 +35,12 @@ def register(*funcs):
     Examples
     --------
     >>> import torch
-    >>> from darray.torch import register, local, wrap
+    >>> from darray.torch import RULES, register, local, wrap
     >>> @register(torch.special.expit)
     ... def _expit(func, args, kwargs):
     ...     x = args[0]
     ...     return wrap(torch.special.expit(local(x)), x._dlayout, x._dcomm)
+    >>> del RULES[torch.special.expit]
     """
     def decorate(rule):
         for f in funcs:
