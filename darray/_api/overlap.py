@@ -141,7 +141,7 @@ def _agree_once(first: DArray, depth, boundary, trim: bool, count: int) -> None:
     """Always on, once per layout and arguments: every rank passed the same ``depth``, ``boundary`` and ``trim``
     (they decide which ghost cells move; a rank that differs would exchange other messages, or read other
     boundary values, without an error): :func:`darray._comm.base.agree_once`."""
-    agree_once(first._comm, first._layout._derived, ("map_overlap", repr(depth), repr(boundary), trim, count))
+    agree_once(first._comm, first._layout._derived.agreed, ("map_overlap", repr(depth), repr(boundary), trim, count))
 
 
 def _visible(layout, rank) -> tuple[slice, ...]:

@@ -185,7 +185,7 @@ _NO_DATA = None
 
 
 def agree_once(comm, memo: dict, key) -> None:
-    """Always on, once per ``key`` remembered in ``memo`` (a layout's derived dict): every rank of ``comm``
+    """Always on, once per ``key`` remembered in ``memo`` (a layout's ``_derived.agreed``): every rank of ``comm``
     passed the same replicated ``key``, or every rank raises :class:`~darray._debug.CollectiveMismatch`.
 
     One signed 8-byte allgather, traced as ``agree``: for the arguments that decide which messages move

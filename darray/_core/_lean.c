@@ -41,10 +41,12 @@ static PyObject *RecorderDict = NULL;     /* darray._recorder.__dict__: ``active
 static PyObject *NumpyXp = NULL;          /* darray._backend.NUMPY */
 static PyObject *NumpyAsarray = NULL;     /* numpy.asarray: a NumPy scalar result as a 0-d array */
 static PyTypeObject *GenericType = NULL;  /* numpy.generic: NumPy's scalars */
+static PyTypeObject *DerivedType = NULL;  /* darray._layout.derived.Derived: a layout's cache (``_derived``) */
 static PyObject *StrActive = NULL, *StrShape = NULL, *StrDtype = NULL, *EmptyTuple = NULL;
 
 static Py_ssize_t off_block, off_layout, off_comm, off_xp, off_local, off_halo_fresh, off_halo_exchange, off_link;
 static Py_ssize_t off_whole, off_small_whole, off_derived, off_shape;
+static Py_ssize_t off_whole_by_shape;  /* Derived.whole_by_shape: shape -> the layout of a whole block's part */
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
@@ -68,20 +70,22 @@ slot_offset(PyObject *type, const char *name, Py_ssize_t *offset)
 static PyObject *
 setup(PyObject *module, PyObject *args)
 {
-    PyObject *darray, *layout, *ndarray, *generic, *asarray, *recorder, *numpy_xp;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!OO!O:setup", &PyType_Type, &darray, &PyType_Type, &layout,
-                          &PyType_Type, &ndarray, &PyType_Type, &generic, &asarray, &PyDict_Type, &recorder,
-                          &numpy_xp))
+    PyObject *darray, *layout, *derived, *ndarray, *generic, *asarray, *recorder, *numpy_xp;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!OO!O:setup", &PyType_Type, &darray, &PyType_Type, &layout,
+                          &PyType_Type, &derived, &PyType_Type, &ndarray, &PyType_Type, &generic, &asarray,
+                          &PyDict_Type, &recorder, &numpy_xp))
         return NULL;
     if (slot_offset(darray, "_block", &off_block) || slot_offset(darray, "_layout", &off_layout)
             || slot_offset(darray, "_comm", &off_comm) || slot_offset(darray, "_xp", &off_xp)
             || slot_offset(darray, "_local", &off_local) || slot_offset(darray, "_halo_fresh", &off_halo_fresh)
             || slot_offset(darray, "_halo_exchange", &off_halo_exchange) || slot_offset(darray, "_link", &off_link)
             || slot_offset(layout, "whole", &off_whole) || slot_offset(layout, "small_whole", &off_small_whole)
-            || slot_offset(layout, "_derived", &off_derived) || slot_offset(layout, "shape", &off_shape))
+            || slot_offset(layout, "_derived", &off_derived) || slot_offset(layout, "shape", &off_shape)
+            || slot_offset(derived, "whole_by_shape", &off_whole_by_shape))
         return NULL;
     Py_XSETREF(DArrayType, (PyTypeObject *)Py_NewRef(darray));
     Py_XSETREF(NdarrayType, (PyTypeObject *)Py_NewRef(ndarray));
+    Py_XSETREF(DerivedType, (PyTypeObject *)Py_NewRef(derived));
     Py_XSETREF(RecorderDict, Py_NewRef(recorder));
     Py_XSETREF(NumpyXp, Py_NewRef(numpy_xp));
     Py_XSETREF(GenericType, (PyTypeObject *)Py_NewRef(generic));
@@ -107,6 +111,19 @@ wrap(PyObject *block, PyObject *layout, PyObject *comm, PyObject *xp)
     SLOT(out, off_halo_exchange) = Py_NewRef(Py_None);
     SLOT(out, off_link) = Py_NewRef(Py_None);
     return out;
+}
+
+/* The dict ``layout._derived.whole_by_shape`` (borrowed), or NULL where the layout has no such cache: the
+ * replicated layouts of a whole block's parts by their shapes, filled by the Python path
+ * (darray._core.indexing.whole_getitem) and only read here. */
+static inline PyObject *
+whole_by_shape(PyObject *layout)
+{
+    PyObject *derived = SLOT(layout, off_derived);
+    if (derived == NULL || Py_TYPE(derived) != DerivedType)
+        return NULL;
+    PyObject *by_shape = SLOT(derived, off_whole_by_shape);
+    return by_shape != NULL && PyDict_CheckExact(by_shape) ? by_shape : NULL;
 }
 
 /* Whether the recorder (darray.tracer, autodiff) is off: the lean paths never run while it records. */
@@ -585,9 +602,9 @@ lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     PyArray_Descr *descr = PyArray_DESCR((PyArrayObject *)block);
     const char *item = plain_items(descr) ? item_address((PyArrayObject *)block, key) : NULL;
     if (item != NULL) {  /* one element: a 0-d copy of it, on the 0-d layout the general path remembered */
-        PyObject *derived = SLOT(layout, off_derived), *found = NULL;
-        if (derived != NULL && PyDict_CheckExact(derived))
-            found = PyDict_GetItemWithError(derived, EmptyTuple);
+        PyObject *by_shape = whole_by_shape(layout), *found = NULL;
+        if (by_shape != NULL)
+            found = PyDict_GetItemWithError(by_shape, EmptyTuple);
         if (found != NULL) {
             PyObject *part = zero_d_block(descr, item);
             return part == NULL ? NULL : wrap(part, found, SLOT(me, off_comm), SLOT(me, off_xp));
@@ -608,13 +625,13 @@ lean_getitem(Lean *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     }
     if (Py_TYPE(part) == NdarrayType) {
         /* the result's layout: remembered on the layout by the part's shape (the general path remembers it) */
-        PyObject *derived = SLOT(layout, off_derived), *shape = PyObject_GetAttr(part, StrShape), *found = NULL;
+        PyObject *by_shape = whole_by_shape(layout), *shape = PyObject_GetAttr(part, StrShape), *found = NULL;
         if (shape == NULL) {
             Py_DECREF(part);
             return NULL;
         }
-        if (derived != NULL && PyDict_CheckExact(derived))
-            found = PyDict_GetItemWithError(derived, shape);
+        if (by_shape != NULL)
+            found = PyDict_GetItemWithError(by_shape, shape);
         Py_DECREF(shape);
         if (found != NULL)
             return wrap(part, found, SLOT(me, off_comm), SLOT(me, off_xp));
@@ -829,7 +846,8 @@ static PyTypeObject LeanType = {
 
 static PyMethodDef module_methods[] = {
     {"setup", setup, METH_VARARGS,
-     "setup(DArray, Layout, ndarray, recorder_dict, numpy_namespace): where the slots are; once, at import."},
+     "setup(DArray, Layout, Derived, ndarray, generic, asarray, recorder_dict, numpy_namespace): where the slots "
+     "are; once, at import."},
     {NULL},
 };
 

@@ -47,5 +47,6 @@ def setup(darray_type: type) -> None:
     from .. import _recorder
     from .._backend import NUMPY
     from .._layout import Layout
+    from .._layout.derived import Derived
 
-    lean.setup(darray_type, Layout, numpy.ndarray, numpy.generic, numpy.asarray, vars(_recorder), NUMPY)
+    lean.setup(darray_type, Layout, Derived, numpy.ndarray, numpy.generic, numpy.asarray, vars(_recorder), NUMPY)

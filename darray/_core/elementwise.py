@@ -44,8 +44,6 @@ _TEMPORARY_REFS = 0
 # temporaries() <- the general path <- the operator's lean front (a frame unless compiled) <- the caller
 _CALLER_FRAME = 3 if compiled.lean is None else 2
 _probe: list | None = None
-#: Entries a layout keeps in its ``_derived`` dict beyond which alignment plans are not remembered.
-_DERIVED_MAX = 1024
 
 
 def _func(xp, name: str):
@@ -244,13 +242,12 @@ def _aligned_binary(row: Elementwise, a: DArray, b: DArray, temps: int) -> DArra
     if type(_func(a._xp, row.name)) is not np.ufunc:
         return None
     rank = a._comm.rank
-    key = ("aligned", b._layout, rank)
-    plan = a._layout._derived.get(key)
+    derived = a._layout._derived
+    plan = derived.aligned_plan(b._layout, rank)
     if plan is None:
         _, layout = align_target(row.name, (a, b))
         plan = binary_plan(a._layout, b._layout, cheapest_layout([a, b], layout), rank)
-        if len(a._layout._derived) < _DERIVED_MAX:  # (a layout met by ever new others keeps only so many)
-            a._layout._derived[key] = plan
+        derived.remember_aligned_plan(b._layout, rank, plan)
     return run_plan(row, plan, a, b, temps)
 
 

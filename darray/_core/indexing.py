@@ -15,6 +15,7 @@ from __future__ import annotations
 import numbers
 from functools import lru_cache
 from math import ceil, prod
+from typing import NamedTuple
 
 import numpy as np
 
@@ -29,7 +30,8 @@ from .fields import field, is_field_key, set_field
 from .keys import out_of_bounds
 from .views import link, plain, write_through
 
-__all__ = ["normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout", "local_key"]
+__all__ = ["IndexPlan", "normalize_key", "getitem", "setitem", "flip_axis", "is_basic_key", "sliced_layout",
+           "local_key"]
 
 
 def is_basic_key(key) -> bool:
@@ -138,23 +140,34 @@ def local_key(layout: Layout, rank: int, selections) -> tuple:
     return tuple(out)
 
 
-_PLANS_PER_LAYOUT = 64
+class IndexPlan(NamedTuple):
+    """What a basic key selects on one rank (:func:`_plan`), remembered on the layout (``Derived.index_plan``)."""
+
+    layout: Layout  #: the result's layout, before any flip
+    flips: tuple  #: result axes to flip (negative steps)
+    selections: tuple  #: per source axis, ``("int", i)`` or the increasing ``("slice", start, step, length)``
+    block_key: tuple  #: the key into this rank's owned cells
+    cut_ints: list  #: cut source axes indexed by an int (their owner broadcasts)
+    shape: tuple  #: this rank's result block shape
+    reshape: bool  #: whether the block's view needs a reshape to ``shape`` (ints or new axes in the key)
+
+    @property
+    def is_view(self) -> bool:
+        """Whether the result is a view of the block: no flip and no message."""
+        return not self.flips and not self.cut_ints
 
 
-def _plan(func: str, x: DArray, key) -> tuple:
+def _plan(func: str, x: DArray, key) -> IndexPlan:
     """What a basic ``key`` selects on this rank, remembered per layout for keys of plain ints and slices.
 
-    ``(result layout before flips, axes to flip, per-axis selections, key into
-    the local block, cut axes indexed by an int, this rank's result block
-    shape, whether the block's view needs a reshape to it)``. Stencil loops
-    index the same arrays with the same keys every sweep: the second time
-    costs a dictionary lookup.
+    Stencil loops index the same arrays with the same keys every sweep: the
+    second time costs a dictionary lookup.
     """
     rank = x._comm.rank
     derived = x._layout._derived
     memo = _memo_key(key, x._layout.shape)
     if memo is not None:
-        found = derived.get(("index", memo, rank))
+        found = derived.index_plan(memo, rank)
         if found is not None:
             return found
     layout, flips, selections = sliced_layout(x._layout, normalize_key(func, key, x.shape))
@@ -162,10 +175,9 @@ def _plan(func: str, x: DArray, key) -> tuple:
     block_key = local_key(x._layout, rank, selections)
     shape = layout.block_shape(rank)  # integer-indexed axes dropped, new axes inserted
     view = tuple(len(range(*k.indices(n))) for k, n in zip(block_key, x._layout.block_shape(rank)))
-    plan = (layout, flips, selections, block_key, cut_ints, shape, view != shape)
-    if memo is not None and derived.get("index plans", 0) < _PLANS_PER_LAYOUT:
-        derived["index plans"] = derived.get("index plans", 0) + 1
-        derived[("index", memo, rank)] = plan
+    plan = IndexPlan(layout, flips, selections, block_key, cut_ints, shape, view != shape)
+    if memo is not None:
+        derived.remember_index_plan(memo, rank, plan)
     return plan
 
 
@@ -205,8 +217,8 @@ def _remembered(x: DArray, key):
     memo = _memo_key(key, x._layout.shape)
     if memo is None:
         return None
-    plan = x._layout._derived.get(("index", memo, x._comm.rank))
-    if plan is None or plan[1] or plan[4]:
+    plan = x._layout._derived.index_plan(memo, x._comm.rank)
+    if plan is None or plan.flips or plan.cut_ints:
         return None
     return plan
 
@@ -243,8 +255,7 @@ def _whole_key(x: DArray, key):
 
 def _whole_layout(layout: Layout, shape: tuple) -> Layout:
     """The interned replicated layout of ``shape`` on ``layout``'s grid, remembered on ``layout`` by shape."""
-    found = layout._derived[shape] = replicated_layout(layout.dims, shape)
-    return found
+    return layout._derived.remember_whole_layout(shape, replicated_layout(layout.dims, shape))
 
 
 def getitem(x: DArray, key) -> DArray:
@@ -269,8 +280,8 @@ def getitem(x: DArray, key) -> DArray:
             if type(part) is not _ndarray and isinstance(part, np.generic):  # (every axis taken by an int)
                 part = np.asarray(part)  # a 0-d array holding a copy of the element, as the general path makes it
             if type(part) is _ndarray:
-                shape = part.shape  # the result's layout: remembered on x's layout by shape (a bare shape key:
-                found = layout._derived.get(shape)  # the other keys there start with a name)
+                shape = part.shape  # the result's layout: remembered on x's layout by shape (read by _lean.c too)
+                found = layout._derived.whole_by_shape.get(shape)  # (Derived.whole_layout, inlined)
                 out = _new_object(DArray)  # DArray._wrap, inlined (a call is 5-10% of a slice's instructions)
                 out._block = part
                 out._layout = found or _whole_layout(layout, shape)
@@ -280,14 +291,14 @@ def getitem(x: DArray, key) -> DArray:
                 out._halo_fresh = False
                 return out
     memo = _memo_key(key, layout.shape)  # the stencil-loop case: a view of the block, decided once per layout and key
-    plan = None if memo is None else layout._derived.get(("index", memo, x._comm.rank))
-    if plan is not None and not plan[1] and not plan[4]:  # (no flip, no message: _remembered's test, inlined)
-        part = (x.local if layout.has_halo else block)[plan[3] or ...]  # (() on a 0-d block: [...] keeps 0-d)
-        if plan[6]:  # (integers or new axes in the key)
-            part = x._xp.reshape(part, plan[5])
+    plan = None if memo is None else layout._derived.index_plans.get((memo, x._comm.rank))  # (index_plan, inlined)
+    if plan is not None and not plan.flips and not plan.cut_ints:  # (plan.is_view, inlined)
+        part = (x.local if layout.has_halo else block)[plan.block_key or ...]  # (() on a 0-d block: [...] keeps 0-d)
+        if plan.reshape:  # (integers or new axes in the key)
+            part = x._xp.reshape(part, plan.shape)
         out = _new_object(DArray)  # DArray._wrap, inlined
         out._block = part
-        out._layout = plan[0]
+        out._layout = plan.layout
         out._comm = x._comm
         out._xp = x._xp
         out._local = out._halo_exchange = out._link = None
@@ -470,8 +481,8 @@ def setitem(x: DArray, key, value) -> None:
     if type(value) is DArray and type(x._block) is np.ndarray:  # the stencil-loop case: aligned blocks, one copy
         plan = _remembered(x, key)
         if plan is not None and value._comm is x._comm and type(value._block) is np.ndarray and \
-                (value._layout is plan[0] or value._layout.blocks_key == plan[0].blocks_key):
-            target, source = x.local[plan[3] or ...], value.local
+                (value._layout is plan.layout or value._layout.blocks_key == plan.layout.blocks_key):
+            target, source = x.local[plan.block_key or ...], value.local
             if target.shape == source.shape:  # (new axes in the key make them differ: the general path)
                 target[...] = source
                 x._halo_fresh = False
@@ -483,7 +494,7 @@ def setitem(x: DArray, key, value) -> None:
         else:
             plan = _remembered(x, key)
             if plan is not None:  # ``u[0, :] = 1.0``: a view of the block, filled (NumPy casts the scalar)
-                x.local[plan[3] or ...] = value
+                x.local[plan.block_key or ...] = value
                 x._halo_fresh = False
                 return None
     from .elementwise import local_operand

@@ -26,14 +26,14 @@ def permuted(x: DArray, axes: tuple[int, ...]) -> DArray:
     The result's layout is remembered on ``x``'s layout, per permutation.
     """
     layout = x._layout
-    new = layout._derived.get(("permuted", axes))
+    new = layout._derived.facts.get(("permuted", axes))
     if new is None:
         position = {a: i for i, a in enumerate(axes)}
         new = Layout(tuple(layout.shape[a] for a in axes), layout.dims,
                      tuple(None if s is None else position[s] for s in layout.split),
                      tuple(layout.sizes[a] for a in axes), tuple(layout.halo[a] for a in axes),
                      tuple(layout.boundary[a] for a in axes))
-        new = layout._derived["permuted", axes] = new.without_halo() if new.has_halo else new
+        new = layout._derived.facts["permuted", axes] = new.without_halo() if new.has_halo else new
     block = x._block
     if type(block) is ndarray and not layout.has_halo:  # (NumPy's own transpose: the same view)
         return DArray._wrap(block.transpose(axes), new, x._comm, x._xp)

@@ -159,7 +159,7 @@ def _general_method(row: Elementwise, kernels: dict, reflected: bool):
         block = operand = None  # the engine may reuse a temporary operand's buffer: hold no reference to it
         if type(other) is DArray and other._layout is not layout and _recorder.active is None \
                 and not reflected:  # the cut path: a plan the engine remembered (_aligned_binary)
-            plan = layout._derived.get(("aligned", other._layout, self._comm.rank))
+            plan = layout._derived.aligned.get((other._layout, self._comm.rank))  # (aligned_plan, inlined)
             if plan is not None and type(self._block) is ndarray and type(other._block) is ndarray \
                     and other._comm is self._comm:
                 if plan.reuses and (self._block.base is None or other._block.base is None):

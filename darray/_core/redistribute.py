@@ -61,7 +61,7 @@ def agree_plan(x: DArray, func: str, target) -> None:
     """Always on, once per source layout, target and dtype: every rank moves ``x`` to the same ``target``, or
     all raise :class:`~darray._debug.CollectiveMismatch` (:func:`darray._comm.base.agree_once`: a rank that
     planned other messages would otherwise return cells of its own plan, or wait forever)."""
-    agree_once(x._comm, x._layout._derived, (func, x._layout, target, x.dtype))  # (a dtype: str() costs 2 us)
+    agree_once(x._comm, x._layout._derived.agreed, (func, x._layout, target, x.dtype))  # (a dtype: str() costs 2 us)
 
 
 def gather(x: DArray, root: int | None = None) -> Any:

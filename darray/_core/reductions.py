@@ -25,6 +25,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -58,11 +59,11 @@ def normalize_axes(func: str, axis, ndim: int) -> tuple[int, ...]:
 
 def grid_dims_cutting(x: DArray, axes) -> tuple[bool, ...]:
     """Per grid dim: does it cut one of ``axes`` (so partials must be combined along it)?"""
-    derived = x._layout._derived
+    facts = x._layout._derived.facts
     key = ("cut", axes)
-    found = derived.get(key)
+    found = facts.get(key)
     if found is None:
-        found = derived[key] = tuple(s is not None and s in axes for s in x._layout.split)
+        found = facts[key] = tuple(s is not None and s in axes for s in x._layout.split)
     return found
 
 
@@ -128,6 +129,15 @@ _UFUNCS = {"sum": np.add, "prod": np.multiply, "min": np.minimum, "max": np.maxi
 _BOOL_AS = {"sum": "int64", "prod": "int64", "min": "uint8", "max": "uint8"}
 
 
+class ReductionPlan(NamedTuple):
+    """A validated reduction remembered on its layout (``Derived.reductions``, by ``(func, axis, keepdims)``)."""
+
+    axes: tuple  #: the reduced axes
+    layout: Layout  #: the result's layout
+    count: int  #: how many cells each result cell reduces (the mean divides by it)
+    combined: Any  #: (the array's communicator, the ranks combined, the signature) over cut axes, else None
+
+
 def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | None = None,
               op: str = "sum") -> None:
     """Remember a validated reduction, with its count of reduced cells (non-empty ones only: empty reductions
@@ -149,7 +159,7 @@ def _remember(x: DArray, key: tuple, axes, layout, accepted: set, cut: tuple | N
         combined = None
         if cut is not None and True in cut:
             combined = (x._comm, x._comm.sub(x._layout.dims, cut), (op, x._layout.shape, cut))
-        x._layout._derived[key] = (axes, layout, count, combined)
+        x._layout._derived.remember_reduction_plan(*key, ReductionPlan(axes, layout, count, combined))
         accepted.add(x._block.dtype)
 
 
@@ -169,17 +179,17 @@ def _simple(func: str, op: str, neutral):
     def reduce(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
         if dtype is None and ufunc is not None and _recorder.active is None and type(x) is DArray \
                 and x._xp is _NUMPY:  # a remembered plan (see _remember)
-            plan = x._layout._derived.get((func, axis, keepdims))
+            plan = x._layout._derived.reductions.get((func, axis, keepdims))  # (reduction_plan, inlined)
             if plan is not None:
                 block = x.local if x._layout.has_halo else x._block
-                combined = plan[3]
+                combined = plan.combined
                 if block.dtype in accepted and (combined is None or combined[0] is x._comm):
-                    out = ufunc.reduce(block, axis=plan[0], keepdims=keepdims)
+                    out = ufunc.reduce(block, axis=plan.axes, keepdims=keepdims)
                     if type(out) is not np.ndarray:
                         out = np.asarray(out)
                     if combined is not None:  # over a cut axis: combine's allreduce
                         out = reduce_over(combined[1], out, op, combined[2])
-                    return DArray._wrap(out, plan[1], x._comm, _NUMPY)
+                    return DArray._wrap(out, plan.layout, x._comm, _NUMPY)
         return traced(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
     def general(x: DArray, /, *, axis=None, dtype=None, keepdims: bool = False) -> DArray:
@@ -295,21 +305,22 @@ _mean_accepted: set = set()
 
 def mean(x: DArray, /, *, axis=None, keepdims: bool = False) -> DArray:
     """Arithmetic mean over ``axis`` (allreduced sum of partials / global count)."""
-    plan = x._layout._derived.get(("mean", axis, keepdims)) if _recorder.active is None and type(x) is DArray \
+    plan = x._layout._derived.reductions.get(("mean", axis, keepdims)) if _recorder.active is None \
+        and type(x) is DArray \
         and x._xp is _NUMPY else None  # a remembered plan (see _remember)
     if plan is not None:
         block = x.local if x._layout.has_halo else x._block
-        combined = plan[3]
+        combined = plan.combined
         if block.dtype in _mean_accepted and (combined is None or combined[0] is x._comm):
-            out = np.add.reduce(block, axis=plan[0], keepdims=keepdims, dtype=_MEAN_ACCUMULATOR.get(block.dtype))
+            out = np.add.reduce(block, axis=plan.axes, keepdims=keepdims, dtype=_MEAN_ACCUMULATOR.get(block.dtype))
             if type(out) is not np.ndarray:
                 out = np.asarray(out)
             if combined is not None:  # over a cut axis: combine's allreduce
                 out = reduce_over(combined[1], out, "sum", combined[2])
-            np.divide(out, plan[2], out=out)  # (in place keeps a 0-d result an array)
+            np.divide(out, plan.count, out=out)  # (in place keeps a 0-d result an array)
             if block.dtype in _MEAN_RESULT:
                 out = out.astype(_MEAN_RESULT[block.dtype])
-            return DArray._wrap(out, plan[1], x._comm, _NUMPY)
+            return DArray._wrap(out, plan.layout, x._comm, _NUMPY)
     return _mean(x, axis=axis, keepdims=keepdims)
 
 

@@ -15,6 +15,7 @@ from math import prod
 
 from .._errors import message
 from .blocks import balanced_sizes, check_sizes, offsets
+from .derived import Derived
 from .grid import coords_of, rank_of
 from .specs import normalize_axis, normalize_boundary, normalize_halo, normalize_split
 
@@ -81,7 +82,7 @@ class Layout:
         self.small_whole = self.whole and prod(self.shape) * _WIDEST_ITEM < SMALL_BLOCK_BYTES
         self._key = (self.shape, self.dims, self.split, self.sizes, self.halo, self.boundary)
         self._hash = hash(self._key)
-        self._derived: dict = {}  # what is computed from this layout (reduced layouts, index plans, ...)
+        self._derived = Derived()  # what is computed from this layout (darray._layout.derived)
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -160,9 +161,9 @@ class Layout:
         """
         if not self.has_halo and all(b == "none" for b in self.boundary):
             return self
-        found = self._derived.get("without_halo")
+        found = self._derived.facts.get(("without_halo",))
         if found is None:
-            found = self._derived["without_halo"] = Layout(self.shape, self.dims, self.split, self.sizes)
+            found = self._derived.facts[("without_halo",)] = Layout(self.shape, self.dims, self.split, self.sizes)
         return found
 
     def check_halo(self, func: str) -> None:
@@ -221,10 +222,10 @@ class Layout:
     def block_index(self, rank: int) -> tuple[int, ...]:
         """Index of ``rank``'s block along every array axis."""
         key = ("index", rank)
-        found = self._derived.get(key)
+        found = self._derived.facts.get(key)
         if found is None:
             c = self.coords(rank)
-            found = self._derived[key] = tuple(0 if g is None else c[g] for g in self.axis_dim)
+            found = self._derived.facts[key] = tuple(0 if g is None else c[g] for g in self.axis_dim)
         return found
 
     # ------------------------------------------------------------ per-rank blocks
@@ -233,9 +234,9 @@ class Layout:
 
     def block_shape(self, rank: int) -> tuple[int, ...]:
         key = ("shape", rank)
-        found = self._derived.get(key)
+        found = self._derived.facts.get(key)
         if found is None:
-            found = self._derived[key] = tuple(self.sizes[a][i] for a, i in enumerate(self.block_index(rank)))
+            found = self._derived.facts[key] = tuple(self.sizes[a][i] for a, i in enumerate(self.block_index(rank)))
         return found
 
     def block_slices(self, rank: int) -> tuple[slice, ...]:
@@ -249,9 +250,9 @@ class Layout:
     def interior(self, rank: int) -> tuple[slice, ...]:
         """Where the owned cells sit inside the padded storage."""
         key = ("interior", rank)
-        found = self._derived.get(key)
+        found = self._derived.facts.get(key)
         if found is None:
-            found = self._derived[key] = tuple(slice(h, h + n) for n, h in zip(self.block_shape(rank), self.halo))
+            found = self._derived.facts[key] = tuple(slice(h, h + n) for n, h in zip(self.block_shape(rank), self.halo))
         return found
 
     def owners(self, axis: int) -> tuple[int, ...]:
@@ -262,9 +263,9 @@ class Layout:
     def reduced(self, axes: Sequence[int], keepdims: bool) -> Layout:
         """Layout of a reduction over ``axes``: those axes become replicated (or vanish)."""
         key = ("reduced", tuple(axes), keepdims)
-        found = self._derived.get(key)
+        found = self._derived.facts.get(key)
         if found is None:
-            found = self._derived[key] = self._reduced(set(axes), keepdims)
+            found = self._derived.facts[key] = self._reduced(set(axes), keepdims)
         return found
 
     def _reduced(self, axes: set, keepdims: bool) -> Layout:
@@ -287,9 +288,9 @@ class Layout:
         (length-1 or missing) axes are replicated. No halo.
         """
         key = ("broadcast", tuple(shape))
-        found = self._derived.get(key)
+        found = self._derived.facts.get(key)
         if found is None:
-            found = self._derived[key] = self._broadcast_layout(tuple(shape))
+            found = self._derived.facts[key] = self._broadcast_layout(tuple(shape))
         return found
 
     def _broadcast_layout(self, shape: tuple) -> Layout:
