@@ -8,26 +8,23 @@ take a fast path of one backend call plus O(1) Python.
 
 from __future__ import annotations
 
-import dis
-import sys
 from typing import Any
 
 import numpy as np
 
 from .._errors import message
 from .._layout import Layout, balanced_sizes
-from .._layout.layout import SMALL_BLOCK_BYTES
 from .alignment import binary_plan, cells, run_binary, strips
-from . import compiled
 from .array import DArray
 from .dtypes import CATEGORIES, check_dtype, to_backend_dtype, to_numpy_dtype
 from .. import _recorder
 from .._backend import NUMPY as _NUMPY, from_numpy, is_numpy_namespace
 from .special_cases import standard_kernel
+from .temporaries import reusable as _reusable
 from .views import write_through
 from .table import ELEMENTWISE, Elementwise
 
-__all__ = ["apply", "apply_inplace", "run_plan", "temporaries", "astype", "align_target", "cheapest_layout",
+__all__ = ["apply", "apply_inplace", "run_plan", "astype", "align_target", "cheapest_layout",
            "local_operand", "wrap_like", "numbers_array", "sequence_operand", "NUMPY_BOOL_ARITHMETIC"]
 
 _SCALARS = (bool, int, float, complex)
@@ -36,14 +33,6 @@ _SCALARS = (bool, int, float, complex)
 _SAME_DTYPE = frozenset({"add", "subtract", "multiply", "divide", "pow", "maximum", "minimum", "atan2", "hypot",
                          "copysign", "logaddexp", "nextafter", "remainder", "floor_divide"})
 _funcs: dict[tuple[int, str], Any] = {}
-
-# Largest reference count, seen inside ``_reusable``, of an operand that nothing
-# but the running expression holds. Calibrated at import (``_calibrate``) because
-# it depends on the interpreter; 0 disables the reuse.
-_TEMPORARY_REFS = 0
-# temporaries() <- the general path <- the operator's lean front (a frame unless compiled) <- the caller
-_CALLER_FRAME = 3 if compiled.lean is None else 2
-_probe: list | None = None
 
 
 def _func(xp, name: str):
@@ -288,56 +277,6 @@ def _keeps_dtype(row: Elementwise, f, block, other) -> bool:
     if type(other) in _SCALARS:
         return type(other) is not complex or block.dtype.kind == "c"
     return getattr(other, "dtype", None) == block.dtype
-
-
-def _reusable(x: DArray):
-    """The block of temporary ``x`` if it is a plain buffer that only ``x`` holds.
-
-    Expected references: ``x._block``, ``apply``'s local, this local, getrefcount's
-    argument, and ``x._local`` when it is the block itself.
-    """
-    block = x._block
-    if block.base is not None or sys.getrefcount(block) > 4 + (x._local is block):
-        return None
-    return block
-
-
-#: The interpreter's binary-operator instructions (``BINARY_OP`` since 3.11, ``BINARY_ADD``, ... before).
-_OPERATOR_OPCODES = frozenset(code for name, code in dis.opmap.items()
-                              if name.startswith(("BINARY_", "INPLACE_")) and name not in ("BINARY_SUBSCR", "BINARY_SLICE"))
-_CODE_BYTES: dict = {}
-
-
-def _called_by_operator(frame) -> bool:
-    """Whether ``frame`` is executing a binary-operator instruction (not a call such as ``x.__add__(y)``)."""
-    code = frame.f_code
-    raw = _CODE_BYTES.get(code)
-    if raw is None:
-        if len(_CODE_BYTES) > 1024:
-            _CODE_BYTES.clear()
-        raw = _CODE_BYTES[code] = code.co_code  # (a copy per access on 3.11+: remembered)
-    return raw[frame.f_lasti] in _OPERATOR_OPCODES
-
-
-def temporaries(a, b) -> int:
-    """Which of two operator operands are unreferenced temporaries (bit 0: a, bit 1: b).
-
-    NumPy reuses such temporaries in ``a * b + c`` for plain ndarrays; doing
-    the same keeps darray as fast as NumPy on expressions. Only called from the
-    operators' general path, one call below the operator method (its lean
-    front, :mod:`darray._core.operators`): that frame layout fixes the reference counts; a named
-    array (a variable, an argument, a list item) always has one reference more
-    when the interpreter runs the operator. A direct call (``x.__add__(y)``,
-    ``operator.add``) holds one reference less, so like NumPy (which checks its
-    C callers) only an operator instruction in the calling frame counts.
-    """
-    limit = _TEMPORARY_REFS
-    if _probe is not None:
-        _probe.append((sys.getrefcount(a), sys.getrefcount(b)))
-        return 0
-    if not _called_by_operator(sys._getframe(_CALLER_FRAME)):
-        return 0
-    return (sys.getrefcount(a) <= limit) | ((sys.getrefcount(b) <= limit) << 1)
 
 
 def _general(row: Elementwise, args: tuple, temps: int = 0) -> DArray:
@@ -661,45 +600,3 @@ def astype(x: DArray, dtype, /, *, copy: bool = True, device=None) -> DArray:
     if device is not None:
         block = xp.asarray(block, device=device)
     return DArray._wrap(block, x._layout, x._comm, xp)
-
-
-def _calibrate() -> int:
-    """The reference count of a temporary operand as :func:`temporaries` sees it on this interpreter.
-
-    Returns 0 (reuse off) unless temporaries are strictly below named operands
-    on both sides of an operator.
-    """
-    global _probe
-    from .._comm import SelfCommunicator
-
-    n = SMALL_BLOCK_BYTES // 8  # blocks the operators' short path leaves to the engine
-    layout = Layout((n,), (1,), (None,), ((n,),))
-    comm = SelfCommunicator()
-
-    def make():
-        return DArray._wrap(np.ones(n), layout, comm, _NUMPY)
-
-    named_a, named_b = make(), make()
-    named_a + named_b, named_a - named_b, 2.0 * named_a  # (each operator's first call writes its lean path)
-    _probe = []
-    try:
-        named_a + named_b
-        make() + make()
-        named_a - named_b
-        make() - make()
-        2.0 * named_a  # reflected operators probe (scalar, array)
-        2.0 * make()
-        (na, nb), (ta, tb), (na2, nb2), (ta2, tb2), (_, nr), (_, tr) = _probe
-    finally:
-        _probe = None
-    temporary = _builtin_max(ta, tb, ta2, tb2, tr)
-    return temporary if temporary < _builtin_min(na, nb, na2, nb2, nr) else 0
-
-
-def calibrate_reuse() -> None:
-    """Set the temporary-reuse threshold (called once when darray._core is imported)."""
-    global _TEMPORARY_REFS
-    _TEMPORARY_REFS = _calibrate()
-
-
-_builtin_min, _builtin_max = min, max

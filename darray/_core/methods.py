@@ -16,7 +16,7 @@ function's call plus one cached lookup:
   array (``x[...] = result``) and return None, as NumPy's do.
 
 The hot methods (``reshape``, ``sum``, ``mean``, ``max``, ``min``, ``astype``,
-``copy``, ...) are written out in :mod:`darray._core.array` and call their
+``copy``, ...) are written out in :mod:`darray._core.array_methods` and call their
 engines directly (:data:`DIRECT`). What cannot mean anything for an array cut
 over ranks is in :data:`EXCLUDED`, each name with its reason and the
 alternative; using it raises that reason (a method: ``TypeError`` when called;

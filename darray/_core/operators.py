@@ -48,10 +48,11 @@ from . import compiled
 from .array import DArray
 from .dtypes import DTYPES
 from .alignment import run_binary
-from .elementwise import _accepted, _check, _func, apply, apply_inplace, run_plan, temporaries
-from .table import BINARY_OPERATORS, UNARY_OPERATORS, Elementwise
+from .elementwise import _accepted, _check, _func, apply, apply_inplace, run_plan
+from .table import Elementwise
+from .temporaries import temporaries
 
-__all__ = ["install", "numpy_decides"]
+__all__ = ["binary_operators", "numpy_decides", "unary_operator"]
 
 _wrap = DArray._wrap
 _new_object = object.__new__
@@ -336,14 +337,15 @@ def _binary_methods(row: Elementwise) -> dict:
     return out
 
 
-def install(cls: type) -> None:
-    """Set every operator method of the elementwise table on ``cls`` (DArray)."""
-    for row in UNARY_OPERATORS.values():
-        method = _unary_method(row)
-        if compiled.lean is not None:  # the lean path compiled, in front of the method
-            method.__qualname__ = f"DArray.{row.operator}"
-            method = compiled.lean.Lean(compiled.lean.UNARY, method, *_kernels(row.name)[NUMPY])
-        setattr(cls, row.operator, method)
-    for row in BINARY_OPERATORS.values():
-        for dunder, method in _binary_methods(row).items():
-            setattr(cls, dunder, method)
+def unary_operator(row: Elementwise):
+    """The method of unary operator ``row`` (``-x``): the Python lean path, or its compiled form in front of it."""
+    method = _unary_method(row)
+    if compiled.lean is not None:  # the lean path compiled, in front of the method
+        method.__qualname__ = f"DArray.{row.operator}"
+        method = compiled.lean.Lean(compiled.lean.UNARY, method, *_kernels(row.name)[NUMPY])
+    return method
+
+
+def binary_operators(row: Elementwise) -> dict:
+    """The methods of binary operator ``row``: ``a op b``, and where it has them ``b op a`` and ``a op= b``."""
+    return _binary_methods(row)
