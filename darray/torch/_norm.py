@@ -18,16 +18,9 @@ import torch.nn.functional as F
 
 from ._collective import all_sum, promote
 from ._elementwise import align
-from ._tensor import ShardTensor, local, register, unsupported, wrap
+from ._tensor import ShardTensor, bind_arguments, local, register, unsupported, wrap
 
 __all__ = ["normalize"]
-
-
-def _bind(args, kwargs, names, defaults):
-    out = dict(defaults)
-    out.update(zip(names, args))
-    out.update(kwargs)
-    return out
 
 
 def normalize(xl, layout, comm, axes, count, eps, cut_axes=None):
@@ -59,8 +52,8 @@ def _channel_shape(ndim):
 
 @register(F.group_norm)
 def _group_norm(func, args, kwargs):
-    b = _bind(args, kwargs, ("input", "num_groups", "weight", "bias", "eps"), {"weight": None, "bias": None,
-                                                                              "eps": 1e-5})
+    b = bind_arguments(args, kwargs, ("input", "num_groups", "weight", "bias", "eps"),
+                       {"weight": None, "bias": None, "eps": 1e-5})
     x, g = b["input"], int(b["num_groups"])
     lay, comm = x._dlayout, x._dcomm
     if lay.axis_dim[1] is not None:
@@ -78,21 +71,31 @@ def _group_norm(func, args, kwargs):
     return wrap(_affine(y, b["weight"], b["bias"], comm, lay, _channel_shape(xl.ndim)), lay, comm)
 
 
-@register(F.batch_norm)
-def _batch_norm(func, args, kwargs):
-    b = _bind(args, kwargs, ("input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"),
-              {"running_mean": None, "running_var": None, "weight": None, "bias": None, "training": False,
-               "momentum": 0.1, "eps": 1e-5})
+def _per_channel(func, b):
+    """``(x, layout, comm, block, channel shape)`` of a per-channel norm's input: refused where channels are cut."""
     x = b["input"]
-    lay, comm = x._dlayout, x._dcomm
+    lay = x._dlayout
     if lay.axis_dim[1] is not None:
         raise unsupported(func, x, "the channel axis (1) is cut")
     xl = local(x)
-    shape = _channel_shape(xl.ndim)
+    return x, lay, x._dcomm, xl, _channel_shape(xl.ndim)
+
+
+def _from_running_stats(b, xl, shape, lay, comm):
+    """The norm with the stored statistics (``running_mean`` / ``running_var``): local, no message."""
+    y = (xl - b["running_mean"].reshape(shape)) * torch.rsqrt(b["running_var"].reshape(shape) + b["eps"])
+    return wrap(_affine(y, b["weight"], b["bias"], comm, lay, shape), lay, comm)
+
+
+@register(F.batch_norm)
+def _batch_norm(func, args, kwargs):
+    b = bind_arguments(args, kwargs, ("input", "running_mean", "running_var", "weight", "bias", "training",
+                                      "momentum", "eps"),
+                       {"running_mean": None, "running_var": None, "weight": None, "bias": None, "training": False,
+                        "momentum": 0.1, "eps": 1e-5})
+    x, lay, comm, xl, shape = _per_channel(func, b)
     if not b["training"]:
-        rm, rv = b["running_mean"], b["running_var"]
-        y = (xl - rm.reshape(shape)) * torch.rsqrt(rv.reshape(shape) + b["eps"])
-        return wrap(_affine(y, b["weight"], b["bias"], comm, lay, shape), lay, comm)
+        return _from_running_stats(b, xl, shape, lay, comm)
     axes = (0,) + tuple(range(2, xl.ndim))
     count = lay.shape[0] * math.prod(lay.shape[2:])
     y, mean, var = normalize(xl, lay, comm, axes, count, b["eps"])
@@ -106,19 +109,13 @@ def _batch_norm(func, args, kwargs):
 
 @register(F.instance_norm)
 def _instance_norm(func, args, kwargs):
-    b = _bind(args, kwargs, ("input", "running_mean", "running_var", "weight", "bias", "use_input_stats",
-                             "momentum", "eps"),
-              {"running_mean": None, "running_var": None, "weight": None, "bias": None, "use_input_stats": True,
-               "momentum": 0.1, "eps": 1e-5})
-    x = b["input"]
-    lay, comm = x._dlayout, x._dcomm
-    if lay.axis_dim[1] is not None:
-        raise unsupported(func, x, "the channel axis (1) is cut")
-    xl = local(x)
-    shape = _channel_shape(xl.ndim)
+    b = bind_arguments(args, kwargs, ("input", "running_mean", "running_var", "weight", "bias", "use_input_stats",
+                                      "momentum", "eps"),
+                       {"running_mean": None, "running_var": None, "weight": None, "bias": None,
+                        "use_input_stats": True, "momentum": 0.1, "eps": 1e-5})
+    x, lay, comm, xl, shape = _per_channel(func, b)
     if not b["use_input_stats"]:
-        y = (xl - b["running_mean"].reshape(shape)) * torch.rsqrt(b["running_var"].reshape(shape) + b["eps"])
-        return wrap(_affine(y, b["weight"], b["bias"], comm, lay, shape), lay, comm)
+        return _from_running_stats(b, xl, shape, lay, comm)
     if b["running_mean"] is not None:
         raise unsupported(func, x, "track_running_stats=True with input statistics")
     axes = tuple(range(2, xl.ndim))
@@ -128,7 +125,7 @@ def _instance_norm(func, args, kwargs):
 
 @register(F.layer_norm, F.rms_norm if hasattr(F, "rms_norm") else F.layer_norm)
 def _layer_norm(func, args, kwargs):
-    b = _bind(args, kwargs, ("input", "normalized_shape", "weight", "bias", "eps"),
+    b = bind_arguments(args, kwargs, ("input", "normalized_shape", "weight", "bias", "eps"),
               {"weight": None, "bias": None, "eps": 1e-5})
     x = b["input"]
     lay, comm = x._dlayout, x._dcomm

@@ -17,16 +17,9 @@ import torch.nn.functional as F
 from .._core.reductions import combine
 from ._collective import to_replicated
 from ._elementwise import align
-from ._tensor import ShardTensor, local, register, unsupported, wrap
+from ._tensor import ShardTensor, bind_arguments, local, register, unsupported, wrap
 
 __all__ = ["reduce_sum"]
-
-
-def _bind(args, kwargs, names, defaults):
-    out = dict(defaults)
-    out.update(zip(names, args))
-    out.update(kwargs)
-    return out
 
 
 def _axes(dim, ndim):
@@ -62,7 +55,7 @@ def reduce_sum(x, axes, keepdim=False, dtype=None):
 @register(torch.sum, torch.Tensor.sum, torch.mean, torch.Tensor.mean, torch.nansum, torch.Tensor.nansum)
 def _sum(func, args, kwargs):
     x = args[0]
-    b = _bind(args[1:], kwargs, ("dim", "keepdim"), {"dim": None, "keepdim": False, "dtype": None})
+    b = bind_arguments(args[1:], kwargs, ("dim", "keepdim"), {"dim": None, "keepdim": False, "dtype": None})
     axes = _axes(b["dim"], len(x._dlayout.shape))
     if func in (torch.nansum, torch.Tensor.nansum):
         x = wrap(torch.nan_to_num(local(x), nan=0.0), x._dlayout, x._dcomm)
@@ -75,7 +68,8 @@ def _sum(func, args, kwargs):
 @register(torch.var, torch.Tensor.var, torch.std, torch.Tensor.std)
 def _var(func, args, kwargs):
     x = args[0]
-    b = _bind(args[1:], kwargs, ("dim",), {"dim": None, "unbiased": None, "correction": None, "keepdim": False})
+    b = bind_arguments(args[1:], kwargs, ("dim",),
+                       {"dim": None, "unbiased": None, "correction": None, "keepdim": False})
     if isinstance(b["dim"], bool):  # var(x, unbiased)
         b["unbiased"], b["dim"] = b["dim"], None
     corr = b["correction"] if b["correction"] is not None else (0 if b["unbiased"] is False else 1)
@@ -98,7 +92,7 @@ def _extreme(func, args, kwargs):
 
             return elementwise(torch.maximum if big else torch.minimum, args, kwargs)
         raise unsupported(func, x, "max/min along a dim returns indices, which are not supported (use amax/amin)")
-    b = _bind(args[1:], kwargs, ("dim", "keepdim"), {"dim": None, "keepdim": False})
+    b = bind_arguments(args[1:], kwargs, ("dim", "keepdim"), {"dim": None, "keepdim": False})
     lay = x._dlayout
     axes = _axes(b["dim"] if b["dim"] != () else None, len(lay.shape))
     xl = local(x)
@@ -140,7 +134,7 @@ _POINTWISE = {F.mse_loss: ("input", "target"), F.l1_loss: ("input", "target"),
 def _pointwise_loss(func, args, kwargs):
     """Losses of one value per cell: the per-block sum, summed over the ranks, divided by the global count."""
     names = _POINTWISE[func]
-    b = _bind(args, kwargs, names, {})
+    b = bind_arguments(args, kwargs, names, {})
     for legacy in ("size_average", "reduce"):
         if b.get(legacy) is not None:
             raise unsupported(func, b["input"], f"the deprecated {legacy}= (use reduction=)")
@@ -163,8 +157,8 @@ def _pointwise_loss(func, args, kwargs):
 @register(F.cross_entropy, F.nll_loss)
 def _class_loss(func, args, kwargs):
     """Cross entropy / NLL over the class axis (1, whole on every block): summed, divided by the global weight."""
-    b = _bind(args, kwargs, ("input", "target", "weight"), {"weight": None, "ignore_index": -100,
-                                                            "reduction": "mean", "label_smoothing": 0.0})
+    b = bind_arguments(args, kwargs, ("input", "target", "weight"),
+                       {"weight": None, "ignore_index": -100, "reduction": "mean", "label_smoothing": 0.0})
     x, t = b["input"], b["target"]
     if not isinstance(x, ShardTensor):
         raise unsupported(func, t, "the target is cut but the input is not")

@@ -19,7 +19,8 @@ from .._errors import message
 from .._layout import Layout
 from ._collective import gather
 
-__all__ = ["ShardTensor", "shard", "register", "RULES", "local", "wrap", "is_shard", "unsupported", "op_name"]
+__all__ = ["ShardTensor", "shard", "register", "RULES", "local", "wrap", "is_shard", "unsupported", "op_name",
+           "bind_arguments"]
 
 #: torch function -> ``rule(func, args, kwargs)``; extended with :func:`register`.
 RULES: dict = {}
@@ -86,6 +87,14 @@ def local(x):
 
             return materialize(x)
         return x.as_subclass(torch.Tensor)
+
+
+def bind_arguments(args, kwargs, names, defaults) -> dict:
+    """A torch function's arguments by name: ``defaults``, then ``args`` in the order of ``names``, then ``kwargs``."""
+    out = dict(defaults)
+    out.update(zip(names, args))
+    out.update(kwargs)
+    return out
 
 
 def wrap(block, layout: Layout, comm, pad=None) -> ShardTensor:
