@@ -126,7 +126,7 @@ def _instance_norm(func, args, kwargs):
 @register(F.layer_norm, F.rms_norm if hasattr(F, "rms_norm") else F.layer_norm)
 def _layer_norm(func, args, kwargs):
     b = bind_arguments(args, kwargs, ("input", "normalized_shape", "weight", "bias", "eps"),
-              {"weight": None, "bias": None, "eps": 1e-5})
+                       {"weight": None, "bias": None, "eps": 1e-5})
     x = b["input"]
     lay, comm = x._dlayout, x._dcomm
     ns = tuple(b["normalized_shape"])
