@@ -414,7 +414,10 @@ def test_linspace_endpoint_is_exact(comm):
 # ------------------------------------------------------------------- eye --
 EYE = [((1,), {}), ((7,), {}), ((13,), {}), ((0,), {}), ((7, 13), dict(k=2)), ((13, 7), dict(k=-3)),
        ((5, 5), dict(k=10)), ((5, 5), dict(k=-10)), ((4,), dict(k=1)), ((6, 0), {}), ((1, 9), dict(k=-1)),
-       ((9, 1), dict(k=-8))]
+       ((9, 1), dict(k=-8)),
+       # offsets past int64 (the suite's eye(0, None, k=2**63)): an empty diagonal, never OverflowError
+       ((0,), dict(k=2**63)), ((3, 4), dict(k=2**63)), ((4, 3), dict(k=-2**63 - 1)), ((5,), dict(k=2**100)),
+       ((5,), dict(k=-2**100)), ((5, 6), dict(k=6)), ((6, 5), dict(k=-6))]
 
 
 @pytest.mark.parametrize("args, kw", EYE, ids=str)
@@ -422,6 +425,14 @@ def test_eye(args, kw, comm):
     want = np.eye(*args, **kw)
     for opts in layout_options(want.shape, comm.size):
         check(dx.eye(*args, **kw, **opts), want, opts, comm)
+
+
+@pytest.mark.parametrize("k", [2**63, -2**63 - 1, 2**100, -2**100, 4, 5, -6, -7], ids=str)
+def test_tri_with_offsets_past_the_corners(k, comm):
+    """Ones everywhere or nowhere (NumPy's ``tri`` overflows past int64; the limit of its values)."""
+    want = np.tri(6, 5, k=max(min(k, 5), -7))
+    for opts in layout_options(want.shape, comm.size):
+        check(dx.tri(6, 5, k, **opts), want, opts, comm)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -1,7 +1,8 @@
 """DLPack on DArray: a DArray held whole on this rank (one rank, or replicated) exports its owned cells;
-an array cut over ranks raises BufferError on every rank (as the standard allows); darray.from_dlpack
-round-trips. One test per layout of tests/_cases.py: replicated, replicated with a halo, each split, uneven
-with an empty block."""
+an array cut over ranks exports a gathered copy (a collective, as numpy.asarray) and raises BufferError on
+every rank for copy=False; __dlpack_device__ is the local block's device, cut or not; darray.from_dlpack
+round-trips and honours device=. One test per layout of tests/_cases.py: replicated, replicated with a halo,
+each split, uneven with an empty block."""
 
 from __future__ import annotations
 
@@ -29,23 +30,36 @@ def whole_here(x) -> bool:
 
 
 @pytest.mark.parametrize("layout", dlpack_layouts((7, 5)), ids=str)
-def test_export_or_buffer_error(layout):
+def test_export_whole_or_gathered(layout):
     for dtype in DTYPES:
         g = values(layout.shape, dtype)
         x = layout.array(g)
+        got = np.from_dlpack(x)  # a cut array: every rank gathers
+        ok = got.shape == g.shape and got.dtype == g.dtype and np.array_equal(got, g)
+        assert not agree(COMM, ok), f"{dtype}: exported {got!r}"
+        assert x.__dlpack_device__() == np.asarray(g).__dlpack_device__()
+        for kwargs in ({"max_version": (1, 0)}, {"max_version": None}, {"copy": True}, {"copy": None},
+                       {"dl_device": x.__dlpack_device__()}, {}):
+            capsule = x.__dlpack__(**kwargs)
+            assert capsule is not None
         if whole_here(x):
-            got = np.from_dlpack(x)
-            ok = got.shape == g.shape and got.dtype == g.dtype and np.array_equal(got, g)
-            assert not agree(COMM, ok), f"{dtype}: exported {got!r}"
-            assert x.__dlpack_device__() == np.asarray(g).__dlpack_device__()
-            for kwargs in ({"max_version": (1, 0)}, {"max_version": None}, {"copy": True}, {}):
-                capsule = x.__dlpack__(**kwargs)
-                assert capsule is not None
+            assert x.__dlpack__(copy=False) is not None
         else:
-            for call in (np.from_dlpack, lambda a: a.__dlpack__(), lambda a: a.__dlpack_device__(),
-                         lambda a: a.__dlpack__(max_version=(1, 0))):
+            for call in (lambda a: a.__dlpack__(copy=False), lambda a: np.from_dlpack(a, copy=False)):
                 msg = assert_raises_everywhere(BufferError, call, x, match="no single buffer")
                 assert "redistribute(split=None)" in msg, dtype
+
+
+@pytest.mark.parametrize("layout", dlpack_layouts((4, 3)), ids=str)
+def test_dlpack_of_an_empty_array(layout):
+    """The suite's shrunk example (``array([], dtype=bool)``) and its 2-d kin, cut or not."""
+    x = layout.array(values(layout.shape, "bool"))[:0]
+    assert x.__dlpack_device__() == np.empty(0).__dlpack_device__()
+    got = np.from_dlpack(x)
+    assert not agree(COMM, got.shape == (0, 3) and got.dtype == np.bool_)
+    for device in da.__array_namespace_info__().devices():
+        y = da.from_dlpack(x, device=device)
+        assert y.device == device and y.shape == (0, 3)
 
 
 @pytest.mark.parametrize("layout", dlpack_layouts((13,)), ids=str)
@@ -77,11 +91,8 @@ def test_from_dlpack_of_an_exporter(layout):
     for dtype in DTYPES:
         g = values(layout.shape, dtype)
         x = layout.array(g)
-        if whole_here(x):
-            for target in (dict(), dict(split=1)):
-                assert_equal(da.from_dlpack(Exporter(x), **target), g, err_msg=f"{dtype} {target}")
-        else:
-            assert_raises_everywhere(BufferError, da.from_dlpack, Exporter(x), match="no single buffer")
+        for target in (dict(), dict(split=1)):  # a cut x: the exporter's __dlpack__ gathers on every rank
+            assert_equal(da.from_dlpack(Exporter(x), **target), g, err_msg=f"{dtype} {target}")
 
 
 @pytest.mark.numpy_only
@@ -95,3 +106,21 @@ def test_export_shares_memory_unless_copy(layout):
     assert not np.shares_memory(copied, x.local)
     x[0, 0] = 99.0
     assert view[0, 0] == 99.0 and copied[0, 0] != 99.0
+
+
+@pytest.mark.parametrize("layout", dlpack_layouts((5, 3)), ids=str)
+def test_from_dlpack_device(layout):
+    """``from_dlpack(x, device=d).device == d`` for every device of ``devices()`` (the standard's rule)."""
+    g = values(layout.shape, "float64")
+    x = layout.array(g)
+    for device in da.__array_namespace_info__().devices():
+        assert da.empty(2, device=device).device == device
+        for copy in (None, True):
+            y = da.from_dlpack(x, device=device, copy=copy)
+            assert y.device == device, (device, y.device)
+            assert y.layout == x.layout
+            assert_equal(da.from_dlpack(y, device=x.device), g, err_msg=f"{device!r} copy={copy}")
+        if device != x.device:
+            assert_raises_everywhere(ValueError, da.from_dlpack, x, device=device, copy=False,
+                                     match="copy=False")
+    assert da.from_dlpack(x, device=x.device, copy=False) is x

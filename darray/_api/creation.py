@@ -262,7 +262,7 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
         if layout is not None and obj.flags.c_contiguous:  # (what the checks below made of this request before)
             return DArray._wrap(obj[...], layout, key[1], NUMPY)  # a view of obj, as below
     if isinstance(obj, DArray):
-        out = obj
+        out = obj if device is None else _on_device("asarray", obj, device, copy)
         if split != "auto" or grid is not None or sizes is not None or halo or boundary != "none":
             out = redistribute_to(obj, target_layout(obj, "asarray", split, grid, sizes, halo, boundary))
         if dtype is not None and to_numpy_dtype(dtype) != out.dtype:
@@ -310,6 +310,19 @@ def asarray(obj, /, dtype=None, order=None, *, device=None, copy=None, split="au
             _WHOLE_ASARRAY.clear()
         _WHOLE_ASARRAY[key] = layout
     return out
+
+
+def _on_device(func: str, x: DArray, device, copy) -> DArray:
+    """``x`` with its blocks on ``device`` (a backend name or device object); ``x`` itself when already there."""
+    xp, dev = resolve_device(device)
+    here = x._xp is xp and (dev is None or dev == x.device)
+    if here:
+        return x
+    if copy is False:
+        raise ValueError(message(func, "copy=False, but moving the blocks to another device copies them",
+                                 f"device={device!r} (the array's: {x.device!r})", "copy=None or True"))
+    block = xp.asarray(x._block, device=dev) if x._xp is xp else from_numpy(xp, to_numpy(x._block), device=dev)
+    return DArray._new(block, x._layout, x._comm, xp)
 
 
 #: The whole layout :func:`asarray` gave a NumPy array of a darray dtype on the default keywords, per
@@ -606,7 +619,8 @@ def _band(func, n_rows, n_cols, k, dtype, below: bool, device, split, grid, size
     xp, dev = resolve_device(device)
     layout = make_layout(func, shape, comm.size, split, grid, sizes, halo, boundary)
     rows, cols = layout.block_slices(comm.rank)
-    r = xp.reshape(xp.arange(rows.start, rows.stop, device=dev) + int(k), (-1, 1))
+    k = min(max(int(k), -shape[0] - 1), shape[1])  # past the corners every diagonal is empty: any int k fits int64
+    r = xp.reshape(xp.arange(rows.start, rows.stop, device=dev) + k, (-1, 1))
     c = xp.reshape(xp.arange(cols.start, cols.stop, device=dev), (1, -1))
     local = xp.astype(c <= r if below else r == c, _dtype(xp, dtype, func=func))
     return _place(local, layout, comm, xp)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import array_api_compat
 import numpy as np
 
-from .._backend import available_backends
+from .._backend import available_backends, namespace_named
+from .._config import config
 from .._core import DTYPES
+from ._common import resolve_device
 
 __all__ = ["__array_namespace_info__", "Info"]
 
@@ -31,16 +34,34 @@ class Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
-        return "cpu"
+        """The device of a block of the default backend (``darray.config.backend``): ``"cpu"`` for NumPy."""
+        return self.devices()[0]
 
     def devices(self) -> list:
-        """Backends usable for local blocks here (``device=`` accepts their names)."""
-        return ["cpu"] + [name for name, ok in available_backends().items() if ok and name != "numpy"]
+        """The devices of the local blocks here, as ``x.device`` reports them: the default backend's first
+        (``"cpu"`` for NumPy), then the default device of each other backend that works here
+        (``torch.device("cpu")``, ...) and that ``device=`` reaches.
+
+        ``device=`` takes each of them, and a backend's name.
+        """
+        found = []
+        names = [config.backend] + [name for name in available_backends() if name != config.backend]
+        for name in names:
+            if not available_backends().get(name):
+                continue
+            try:
+                xp = namespace_named(name)
+                device = array_api_compat.device(xp.empty(0))
+            except Exception:  # noqa: BLE001 -- importable but unusable here (CuPy without a GPU)
+                continue
+            if resolve_device(device)[0] is xp and device not in found:
+                found.append(device)
+        return found
 
     def _check_device(self, func: str, device) -> None:
-        if device is not None and device not in self.devices():
+        if device is not None and device not in self.devices() and device not in available_backends():
             raise ValueError(f"__array_namespace_info__().{func}: unknown device; got {device!r}, "
-                             f"expected None or one of {self.devices()}")
+                             f"expected None, a backend name or one of {self.devices()}")
 
     def default_dtypes(self, *, device=None) -> dict:
         self._check_device("default_dtypes", device)

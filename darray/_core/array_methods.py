@@ -322,30 +322,41 @@ def __str__(self) -> str:
     return _printing.array_str(self)
 
 
-def _whole_here(self, func: str):
-    """This rank's block when it is the whole array (one rank or replicated); else ``BufferError``."""
-    if self._comm.size == 1 or self._layout.is_replicated:
-        return self.local
-    raise BufferError(message(func, f"a DArray cut over {self._comm.size} ranks has no single buffer",
-                              f"split={self._layout.split}", "a replicated array (x.redistribute(split=None)) "
-                              "or x.local, this rank's block"))
+def _gathered(self, func: str):
+    """The whole array as one local array of this rank's backend: ``gather`` with ``__array__``'s warning."""
+    if self.size > config.gather_warn_size:
+        warnings.warn(f"{func}: gathering a DArray of {self.size} elements onto every rank "
+                      f"(more than darray.config.gather_warn_size={config.gather_warn_size})", stacklevel=3)
+    return self.gather()
 
 
 def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-    """DLPack export of the whole array when this rank holds all of it (one rank, or replicated).
+    """DLPack export of the whole array (the standard's ``max_version`` / ``copy`` / ``dl_device``).
 
-    The owned cells of the block are exported (the standard's semantics,
-    ``max_version`` and ``copy`` included); an array cut over ranks
-    raises ``BufferError``, as the standard allows.
+    Held whole on this rank (one rank, or replicated): the owned cells of
+    the block, shared unless ``copy=True``. Cut over ranks: a collective
+    (every rank calls it, as ``numpy.asarray(x)``) that exports a gathered
+    copy, with ``numpy.asarray``'s warning above
+    ``darray.config.gather_warn_size``; ``copy=False`` raises
+    ``BufferError`` on every rank, since no single buffer holds the array.
     """
-    local = self._whole_here("__dlpack__")
+    if self._comm.size == 1 or self._layout.is_replicated:
+        local = self.local
+    elif copy is False:
+        raise BufferError(message("__dlpack__", f"copy=False, but a DArray cut over {self._comm.size} ranks "
+                                  "has no single buffer", f"split={self._layout.split}",
+                                  "copy=None or True (a gathered copy), a replicated array "
+                                  "(x.redistribute(split=None)) or x.local, this rank's block"))
+    else:
+        local = self._gathered("__dlpack__")
     kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version), ("dl_device", dl_device),
                                 ("copy", copy)) if v is not None}
     return local.__dlpack__(**kwargs)
 
 
 def __dlpack_device__(self):
-    return self._whole_here("__dlpack_device__").__dlpack_device__()
+    """The DLPack device of this rank's block (where ``__dlpack__`` exports from), cut or not."""
+    return self._block.__dlpack_device__()
 
 
 def redistribute(self, split="auto", grid=None, *, sizes=None, halo=None, boundary=None) -> DArray:

@@ -138,7 +138,7 @@ TABLE: tuple[Row, ...] = (
     Row("__format__", METHOD, m.__format__),
     Row("__repr__", METHOD, m.__repr__),
     Row("__str__", METHOD, m.__str__),
-    Row("_whole_here", METHOD, m._whole_here),
+    Row("_gathered", METHOD, m._gathered),
     Row("__dlpack__", METHOD, m.__dlpack__),
     Row("__dlpack_device__", METHOD, m.__dlpack_device__),
     Row("redistribute", METHOD, m.redistribute),
