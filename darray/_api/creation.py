@@ -641,6 +641,8 @@ def _triangle(func: str, x, k: int, lower: bool) -> DArray:
     x = as_darray(func, x)  # an array-like, as NumPy takes
     if x.ndim < 2:
         raise ValueError(message(func, "needs at least 2 dimensions", x.shape, "a stack of matrices"))
+    if isinstance(k, numbers.Integral):  # past the corners: all or nothing, for any int k (no int64 overflow)
+        k = min(max(int(k), -x.shape[-2] - 1), x.shape[-1])
     xp = x._xp
     cells = x._layout.block_slices(x._comm.rank)
     r = xp.reshape(xp.arange(cells[-2].start, cells[-2].stop, device=x.device), (-1, 1))
