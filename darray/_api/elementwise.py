@@ -14,11 +14,80 @@ from .._core.dtypes import check_category
 from .._core.elementwise import align_target, sequence_operand, wrap_like
 from .._core.table import ELEMENTWISE
 from .._errors import message
-from .ufuncs import UFUNCS
+from .ufuncs import UFUNCS, ufunc
 
 __all__ = sorted([row.name for row in ELEMENTWISE] + ["clip"])
 
 globals().update({row.name: UFUNCS[row.name] for row in ELEMENTWISE})
+
+# The table's functions, set just above, declared for type checkers (tests/test_declared_names.py checks that
+# these are the table's names).
+abs: ufunc
+acos: ufunc
+acosh: ufunc
+add: ufunc
+asin: ufunc
+asinh: ufunc
+atan: ufunc
+atan2: ufunc
+atanh: ufunc
+bitwise_and: ufunc
+bitwise_invert: ufunc
+bitwise_left_shift: ufunc
+bitwise_or: ufunc
+bitwise_right_shift: ufunc
+bitwise_xor: ufunc
+ceil: ufunc
+conj: ufunc
+copysign: ufunc
+cos: ufunc
+cosh: ufunc
+divide: ufunc
+equal: ufunc
+exp: ufunc
+expm1: ufunc
+floor: ufunc
+floor_divide: ufunc
+greater: ufunc
+greater_equal: ufunc
+hypot: ufunc
+imag: ufunc
+isfinite: ufunc
+isinf: ufunc
+isnan: ufunc
+less: ufunc
+less_equal: ufunc
+log: ufunc
+log1p: ufunc
+log2: ufunc
+log10: ufunc
+logaddexp: ufunc
+logical_and: ufunc
+logical_not: ufunc
+logical_or: ufunc
+logical_xor: ufunc
+maximum: ufunc
+minimum: ufunc
+multiply: ufunc
+negative: ufunc
+nextafter: ufunc
+not_equal: ufunc
+positive: ufunc
+pow: ufunc
+real: ufunc
+reciprocal: ufunc
+remainder: ufunc
+round: ufunc
+sign: ufunc
+signbit: ufunc
+sin: ufunc
+sinh: ufunc
+sqrt: ufunc
+square: ufunc
+subtract: ufunc
+tan: ufunc
+tanh: ufunc
+trunc: ufunc
 
 
 def clip(x, /, min=None, max=None) -> DArray:

@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy
 
 from ..._comm import Communicator
 from .. import elementwise as _elementwise
-from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS  # noqa: F401 (STANDARD_EQUIVALENTS: tests)
+from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS, ufunc  # noqa: F401 (STANDARD_EQUIVALENTS: tests)
 from . import (apply as _apply, arrange as _arrange, bits as _bits, convolve as _convolve, edit as _edit,
                histograms as _histograms, mathematical as _mathematical, partition as _partition, poly as _poly,
                products as _products, scimath as _scimath, select as _select, stacking as _stacking,
@@ -105,6 +106,86 @@ def _calling(name: str, how: str) -> Callable:
 globals().update({name: UFUNCS[name] for name in UFUNC_NAMES})
 for _name in FUNCTION_NAMES:
     globals()[_name] = _calling(_name, "distributed (through ``__array_function__``)")
+
+# The names set just above, declared for type checkers (tests/test_declared_names.py checks that these are
+# UFUNC_NAMES and FUNCTION_NAMES).
+absolute: ufunc
+arccos: ufunc
+arccosh: ufunc
+arcsin: ufunc
+arcsinh: ufunc
+arctan: ufunc
+arctan2: ufunc
+arctanh: ufunc
+bitwise_count: ufunc
+bitwise_not: ufunc
+cbrt: ufunc
+conjugate: ufunc
+deg2rad: ufunc
+degrees: ufunc
+divmod: ufunc
+exp2: ufunc
+fabs: ufunc
+float_power: ufunc
+fmax: ufunc
+fmin: ufunc
+fmod: ufunc
+frexp: ufunc
+gcd: ufunc
+heaviside: ufunc
+invert: ufunc
+isnat: ufunc
+lcm: ufunc
+ldexp: ufunc
+left_shift: ufunc
+logaddexp2: ufunc
+mod: ufunc
+modf: ufunc
+power: ufunc
+rad2deg: ufunc
+radians: ufunc
+right_shift: ufunc
+rint: ufunc
+spacing: ufunc
+true_divide: ufunc
+allclose: Callable[..., Any]
+amax: Callable[..., Any]
+amin: Callable[..., Any]
+array_equal: Callable[..., Any]
+concatenate: Callable[..., Any]
+copy: Callable[..., Any]
+cumprod: Callable[..., Any]
+cumsum: Callable[..., Any]
+einsum: Callable[..., Any]
+gradient: Callable[..., Any]
+histogram: Callable[..., Any]
+isclose: Callable[..., Any]
+median: Callable[..., Any]
+nanargmax: Callable[..., Any]
+nanargmin: Callable[..., Any]
+nancumprod: Callable[..., Any]
+nancumsum: Callable[..., Any]
+nanmax: Callable[..., Any]
+nanmean: Callable[..., Any]
+nanmedian: Callable[..., Any]
+nanmin: Callable[..., Any]
+nanpercentile: Callable[..., Any]
+nanprod: Callable[..., Any]
+nanquantile: Callable[..., Any]
+nanstd: Callable[..., Any]
+nansum: Callable[..., Any]
+nanvar: Callable[..., Any]
+ndim: Callable[..., Any]
+outer: Callable[..., Any]
+pad: Callable[..., Any]
+percentile: Callable[..., Any]
+ptp: Callable[..., Any]
+quantile: Callable[..., Any]
+shape: Callable[..., Any]
+size: Callable[..., Any]
+transpose: Callable[..., Any]
+trapezoid: Callable[..., Any]
+unique: Callable[..., Any]
 
 
 
