@@ -21,10 +21,10 @@ from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack
 from ._core.advanced import take, take_along_axis
 from ._api.cumulative import cumulative_prod, cumulative_sum, diff
 from ._api.data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
-from ._api.dtype_objects import *  # noqa: F403  (NumPy's scalar types: float64, intc, floating, dtype, ...)
+from ._api.dtype_objects import *  # NumPy's scalar types: float64, intc, floating, dtype, ...
 from ._api.dtype_objects import __all__ as _dtype_names
 from ._api.info import __array_namespace_info__
-from ._api.elementwise import *  # noqa: F403  (generated from darray._core.table; listed in __all__ below)
+from ._api.elementwise import *  # generated from darray._core.table; listed in __all__ below
 from ._api.elementwise import __all__ as _elementwise_names
 from ._api.ufuncs import ufunc
 from ._api.layouts import redistribute
@@ -43,30 +43,30 @@ from ._core.printing import array2string, array_repr, array_str
 from ._layout import Layout, plan_grid
 from numpy import get_printoptions, printoptions, set_printoptions  # NumPy's print options are darray's
 
-from . import stencil  # noqa: E402
-from . import output  # noqa: E402
-from .output import print, rank0  # noqa: E402,A004  (darray.print: rank 0 only; kept out of __all__, see below)
-from .explain import explain  # noqa: E402
-from .tracer import tracing  # noqa: E402
-from . import lib  # noqa: E402  (darray.lib.stride_tricks.sliding_window_view, as numpy.lib)
-from ._api.numpy import protocols as _numpy_protocols  # registers np.* implementations  # noqa: E402,F401
-from ._api.numpy import nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...  # noqa: E402,F401
-from ._api.numpy.names import *  # noqa: E402,F403  (NumPy's names: arctan2, cumsum, ...; listed in __all__ below)
-from ._api.numpy.names import __all__ as _numpy_names  # noqa: E402
-from ._api.numpy.misc import *  # noqa: E402,F403  (ndarray, issubdtype, errstate, fromiter, ...; in __all__ below)
-from ._api.numpy.misc import __all__ as _numpy_misc_names  # noqa: E402
-from ._api.numpy.index_tricks import *  # noqa: E402,F403  (indices, mgrid, ogrid, ix_, unravel_index, ...)
-from ._api.numpy.index_tricks import __all__ as _index_trick_names  # noqa: E402
-from ._api.numpy.creation import *  # noqa: E402,F403  (logspace, geomspace, tril_indices, vander, ...)
-from ._api.numpy.creation import __all__ as _numpy_creation_names  # noqa: E402
-from ._api.array_likes import accepting as _accepting, accepting_module as _accepting_module  # noqa: E402
+from . import stencil
+from . import output
+from .output import print, rank0  # darray.print: rank 0 only; kept out of __all__, see below
+from .explain import explain
+from .tracer import tracing
+from . import lib  # darray.lib.stride_tricks.sliding_window_view, as numpy.lib
+from ._api.numpy import protocols as _numpy_protocols  # registers np.* implementations
+from ._api.numpy import nanfunctions as _numpy_nanfunctions  # nanmedian, nancumsum, ...
+from ._api.numpy.names import *  # NumPy's names: arctan2, cumsum, ...; listed in __all__ below
+from ._api.numpy.names import __all__ as _numpy_names
+from ._api.numpy.misc import *  # ndarray, issubdtype, errstate, fromiter, ...; in __all__ below
+from ._api.numpy.misc import __all__ as _numpy_misc_names
+from ._api.numpy.index_tricks import *  # indices, mgrid, ogrid, ix_, unravel_index, ...
+from ._api.numpy.index_tricks import __all__ as _index_trick_names
+from ._api.numpy.creation import *  # logspace, geomspace, tril_indices, vander, ...
+from ._api.numpy.creation import __all__ as _numpy_creation_names
+from ._api.array_likes import accepting as _accepting, accepting_module as _accepting_module
 
 globals().update(_accepting(globals()))  # array-likes and NumPy's positional options (darray._api.array_likes.ROWS)
 _accepting_module(linalg)  # np.linalg.norm([3, 4]), np.fft.fft([1, 0, 0, 0])
 _accepting_module(fft)
 
-import importlib as _importlib  # noqa: E402
-import sys as _sys  # noqa: E402
+import importlib as _importlib
+import sys as _sys
 
 # `import darray.linalg` / `import darray.fft` as for NumPy (the modules live in darray._api); costs nothing
 _sys.modules[__name__ + ".linalg"] = linalg
@@ -75,7 +75,7 @@ _sys.modules[__name__ + ".fft"] = fft
 __array_api_version__ = "2024.12"
 newaxis = None
 
-from ._version import __version__  # noqa: E402  (pyproject.toml reads it from there)
+from ._version import __version__  # pyproject.toml reads it from there
 
 __all__ = sorted({
     "from_dlpack", "broadcast_shapes", "isin",
@@ -131,7 +131,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | _ON_FIRST_USE | set(_FUNCTIONS_ON_FIRST_USE))
 
 
-from .tracer import _trace_script  # noqa: E402
+from .tracer import _trace_script
 
 _trace_script()  # DARRAY_TRACE=1 traces the whole script: recording must start at import
 output._silence_if_asked()  # DARRAY_PRINT=rank0

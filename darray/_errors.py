@@ -34,7 +34,7 @@ def naming(exc: Exception, func: str, mentioned: str | None = None) -> Exception
         return exc
     try:
         return type(exc)(f"{func}: {text}")
-    except Exception:  # noqa: BLE001 - an exception type with another constructor: leave it as it is
+    except Exception:  # an exception type with another constructor: leave it as it is
         return exc
 
 

@@ -182,7 +182,7 @@ def _scaling(comm, n: int, say, steps: int = 10) -> dict:
 
 def _train(u, train_steps, say) -> dict:
     try:
-        from darray import nn, optim  # noqa: F401
+        from darray import nn, optim
     except ImportError:
         say("  training: skipped (darray.nn is not available in this build)")
         return {}

@@ -69,7 +69,7 @@ def _rank(func: str, comm) -> int:
     return comm.rank
 
 
-def print(*args, root: int = 0, comm=None, **kwargs) -> None:  # noqa: A001 - named after what it replaces
+def print(*args, root: int = 0, comm=None, **kwargs) -> None:  # named after what it replaces
     """``builtins.print(*args, **kwargs)`` on rank ``root`` of ``comm`` only (default: rank 0 of all ranks).
 
     The arguments are evaluated on every rank before the call (as for any
@@ -103,7 +103,7 @@ def _silence_if_asked() -> None:
     rank = launcher_rank()
     if rank:  # None (not under a launcher) or 0: keep standard output
         sys.stdout.flush()
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+        sys.stdout = open(os.devnull, "w")  # lives as long as the process
 
 
 def default_out_dir(command: str) -> Path:

@@ -26,9 +26,9 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS))
 
-import darray  # noqa: E402
+import darray
 
-import _gen  # noqa: E402  (docs/_gen.py: the pages written from the code at build time)
+import _gen  # docs/_gen.py: the pages written from the code at build time
 
 _gen.write_all(DOCS, ROOT)
 

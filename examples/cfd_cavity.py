@@ -46,7 +46,7 @@ def build_up_b(b, rho, dt, u, v, dx, dy):
 
 def pressure_poisson(p, dx, dy, b, nit):
     pn = np.asarray(p, copy=True)
-    for q in range(nit):
+    for _ in range(nit):
         pn = np.asarray(p, copy=True)
         p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy**2 +
                           (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx**2) /
@@ -63,7 +63,7 @@ def pressure_poisson(p, dx, dy, b, nit):
 
 def cavity_flow(nt, u, v, dt, dx, dy, p, rho, nu, nit):
     b = np.zeros((u.shape[0], u.shape[1]))
-    for n in range(nt):
+    for _ in range(nt):
         un = np.asarray(u, copy=True)
         vn = np.asarray(v, copy=True)
 

@@ -32,7 +32,7 @@ ys, xs = da.meshgrid(da.linspace(0.0, 1.0, n), da.linspace(0.0, 1.0, n), indexin
 u = da.exp(-50.0 * ((xs - 0.5) ** 2 + (ys - 0.5) ** 2))  # a Gaussian bump, cut into blocks
 before = u.gather(root=0) if args.plot else None         # collective; None on ranks other than 0
 
-for step in range(100):  # explicit diffusion with periodic boundaries
+for _ in range(100):  # explicit diffusion with periodic boundaries
     u = u + 0.2 * da.map_overlap(laplacian, u, depth=1, boundary="periodic", trim=False)
 
 heat, peak = float(da.sum(u)), float(da.max(u))

@@ -83,7 +83,7 @@ if os.environ.get(BACKEND_ENV):  # before any test module imports darray (darray
     os.environ["DARRAY_BACKEND"] = os.environ[BACKEND_ENV]
 TEST_BACKEND = os.environ.get("DARRAY_BACKEND") or "numpy"
 
-from darray._api.numpy import names as _numpy_names  # noqa: E402
+from darray._api.numpy import names as _numpy_names
 
 #: Deselected for every local backend but NumPy: parameter cases and doctests (whole tests and files carry
 #: ``pytest.mark.numpy_only`` instead).

@@ -291,7 +291,7 @@ def test_deep_graph_does_not_recurse():
 
 def test_grad_transform_argnums():
     a, b = _values("any", (5,), 24), _values("any", (5,), 25)
-    f = lambda x, y: ad.sum(x * y * y)  # noqa: E731
+    f = lambda x, y: ad.sum(x * y * y)
     ga = ad.grad(f)(da.asarray(a, split=0), da.asarray(b, split=0))
     assert_equal(ga, b * b)
     value, (g0, g1) = ad.value_and_grad(f, (0, 1))(da.asarray(a, split=0), da.asarray(b, split=None))

@@ -686,7 +686,7 @@ def check_bad_call(name: str, call, kind: type) -> None:
     try:
         result = call()
         exc = None
-    except Exception as e:  # noqa: BLE001 - judged below
+    except Exception as e:  # judged below
         exc = e
     short = name.split(".")[-1].strip("_")
     problem = ""
@@ -724,7 +724,7 @@ def public_functions() -> set[str]:
         if callable(obj) and not isinstance(obj, type) and not isinstance(obj, np.dtype) and \
                 obj is not getattr(np, n, None):  # NumPy's own helpers (issubdtype, seterr, ...) are NumPy's
             names.add(n)
-    for prefix, mod in (("linalg", da.linalg), ("fft", da.fft), ("stencil", da.stencil)):
+    for _prefix, mod in (("linalg", da.linalg), ("fft", da.fft), ("stencil", da.stencil)):
         for n in mod.__all__:
             obj = getattr(mod, n)
             if callable(obj) and not isinstance(obj, type):

@@ -45,7 +45,7 @@ def _numpy_or_error(func):
         warnings.simplefilter("ignore")
         try:
             return func()
-        except Exception as error:  # noqa: BLE001 (the type is what is compared)
+        except Exception as error:  # the type is what is compared
             return type(error)
 
 

@@ -44,7 +44,7 @@ def _collective_call(fn, args, kw):
     in the next collective (a rank-dependent exception is itself a bug: errors must be raised identically)."""
     try:
         out, err = fn(*args, **kw), None
-    except Exception as e:  # noqa: BLE001 - re-raised below
+    except Exception as e:  # re-raised below
         out, err = None, e
     comm = da.default_communicator()
     failed = agree(comm, err is None)
@@ -728,7 +728,7 @@ def test_unsupported_dtype(dtype):
         except TypeError as e:
             if not str(e).startswith((f"{func}: unsupported", "dtype: unsupported")):
                 wrong.append(f"{func}: TypeError with message {str(e)[:80]!r}")
-        except Exception as e:  # noqa: BLE001 - report every kind of wrong answer
+        except Exception as e:  # report every kind of wrong answer
             wrong.append(f"{func}: {type(e).__name__}: {str(e)[:80]}")
         else:
             wrong.append(f"{func}: accepted, returned dtype {x.dtype}")

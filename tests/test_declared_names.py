@@ -1,8 +1,9 @@
 """Names that modules set through ``globals()`` are declared for type checkers, and the declarations are exact.
 
-``darray._api.elementwise`` and ``darray._api.numpy.names`` make their functions from tables at import time;
-each also declares them (``sin: ufunc``) so that mypy and editors know ``darray.sin``. A row added to a table
-without its declaration (or a declaration left behind) fails here, not silently in users' type checks.
+``darray._api.elementwise``, ``darray._api.numpy.names`` and ``darray.autodiff`` make their functions from
+tables at import time; each also declares them (``sin: ufunc``) so that mypy and editors know ``darray.sin``. A
+row added to a table without its declaration (or a declaration left behind) fails here, not silently in users'
+type checks.
 """
 
 from __future__ import annotations
@@ -35,3 +36,11 @@ def test_numpy_names_declares_its_ufuncs_and_functions():
 def test_the_declared_names_reach_the_namespace():
     for name in {row.name for row in ELEMENTWISE} | set(names.UFUNC_NAMES) | set(names.FUNCTION_NAMES):
         assert getattr(da, name) is not None, name
+
+
+def test_autodiff_declares_its_functions():
+    from darray import autodiff
+    from darray.autodiff.tape import FUNCTIONS
+
+    assert _declared(autodiff, "Callable[..., Any]") == set(FUNCTIONS)
+    assert all(getattr(autodiff, name) is FUNCTIONS[name] for name in FUNCTIONS)

@@ -280,7 +280,7 @@ def test_operators_decide_as_the_engine_on_every_dtype_pair():
     def outcome(call):
         try:
             out = call()
-        except Exception as error:  # noqa: BLE001 - compared below
+        except Exception as error:  # compared below
             return type(error)  # (the messages name the function, the operator's reflected or NumPy's name)
         return out.dtype, np.asarray(out.local).tolist()
 

@@ -102,7 +102,7 @@ def _check_survivor(loader, path: Path, last_done: int) -> str:
     STATS["loads"] += 1
     try:
         x = loader(path, split=None, verify=True)
-    except Exception as e:  # noqa: BLE001 - any failure to load is data lost
+    except Exception as e:  # any failure to load is data lost
         if _in_commit_window(path):
             STATS["lost"] += 1
             STATS["window"] += 1
@@ -201,7 +201,7 @@ def test_sigkill_between_the_renames_of_a_commit(fmt, tmp_path):
     loader = load if fmt == "zarr" else load_npy
     try:
         got = np.asarray(loader(path, split=None, verify=True).gather())
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         left = sorted(p.name for p in tmp_path.iterdir())
         pytest.fail(f"{fmt}: nothing loadable at {path.name} after a kill between the commit's renames: "
                     f"{type(e).__name__}: {e}; directory holds {left}", pytrace=False)

@@ -30,8 +30,8 @@ def example_blocks() -> tuple[str, str]:
 def test_fused_example_equals_the_eager_one(n):
     eager, fused = example_blocks()
     scope: dict = {}
-    exec(eager.replace("n = 4096", f"n = {n}").replace("range(100)", "range(3)"), scope)  # noqa: S102 - README
-    exec(fused.replace("range(100)", "range(3)"), scope)  # noqa: S102 - the README's own text
+    exec(eager.replace("n = 4096", f"n = {n}").replace("range(100)", "range(3)"), scope)  # README
+    exec(fused.replace("range(100)", "range(3)"), scope)  # the README's own text
     u, v = (to_numpy(scope[k].gather()) for k in "uv")
     assert numpy.array_equal(u, v)
     start = scope["np"].exp(-50 * ((scope["xs"] - 0.5) ** 2 + (scope["ys"] - 0.5) ** 2))

@@ -624,7 +624,7 @@ def run_darray(fn, where: str):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             out, error = fn(), None
-    except Exception as e:  # noqa: BLE001 - agreed below, then reported
+    except Exception as e:  # agreed below, then reported
         out, error = None, e
     failed = agree(COMM, error is None)
     if failed:

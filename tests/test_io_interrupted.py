@@ -141,7 +141,7 @@ def check_loads(fmt: str, path: Path, want: int, what: str) -> None:
             warnings.simplefilter("always")
             try:
                 got, problem = np.asarray(load_fn(path, verify=True, **spec).gather()), ""
-            except Exception as e:  # noqa: BLE001 - any failure is reported with the sequence that led to it
+            except Exception as e:  # any failure is reported with the sequence that led to it
                 got, problem = None, f"{type(e).__name__}: {e}"
         warned = [str(w.message) for w in caught if issubclass(w.category, MissingChecksumWarning)]
         ok = not problem and not warned and np.array_equal(got, data(want))

@@ -505,7 +505,7 @@ def test_no_loading_path_unpickles(comm, shared, trapped_pickle):
     from darray import nn, optim
 
     ref = sample((9, 4))
-    for fmt, (save_fn, load_fn, name) in FORMATS.items():
+    for _fmt, (save_fn, load_fn, name) in FORMATS.items():
         save_fn(shared / name, da.asarray(ref, split=0))
         for spec in (dict(split=0), dict(split=1), dict(split=None)):
             assert_equal(load_fn(shared / name, verify=True, **spec), ref)

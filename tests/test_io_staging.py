@@ -45,7 +45,7 @@ from darray.testing import agree, assert_equal, assert_raises_everywhere
 zarr = pytest.importorskip("zarr")
 h5py = pytest.importorskip("h5py")
 
-from test_faults import KILL_BETWEEN, SAVER, _env, _mpiexec  # noqa: E402 - the fault tests' saver scripts
+from test_faults import KILL_BETWEEN, SAVER, _env, _mpiexec  # the fault tests' saver scripts
 
 pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
                                            "local block library plays no part in: run in the NumPy stage")

@@ -20,7 +20,7 @@ from darray._comm import signature
 
 pytest.importorskip("mpi4py")
 
-from test_reliability import ROOT, SCRIPTS, _mpiexec, _run  # noqa: E402
+from test_reliability import ROOT, SCRIPTS, _mpiexec, _run
 
 pytestmark = pytest.mark.numpy_only(reason="launches its own jobs to test process-level behaviour, which the "
                                            "local block library plays no part in: run in the NumPy stage")

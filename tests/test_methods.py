@@ -467,7 +467,7 @@ BAD = [
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
 def test_bad_input_raises_everywhere(case):
     _, call, exc, match = case
-    for layout, x, g in cases(S2, "float64"):
+    for _layout, x, g in cases(S2, "float64"):
         with pytest.raises(exc):
             call(g)  # NumPy raises the same type
         assert_raises_everywhere(exc, call, x, match=match)

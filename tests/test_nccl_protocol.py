@@ -105,7 +105,7 @@ class _FakeDeviceArray(np.ndarray):
     """A NumPy array that answers ``.data.ptr`` and ``.get()`` as a CuPy array does."""
 
     @property
-    def data(self):  # noqa: D401 - mirrors cupy.ndarray.data (a MemoryPointer)
+    def data(self):  # mirrors cupy.ndarray.data (a MemoryPointer)
         return _Pointer(self.__array_interface__["data"][0])
 
     def get(self):

@@ -152,7 +152,7 @@ def test_multihead_attention_forward_and_weights(masks, batch_first):
     elif masks == "causal":
         kw["is_causal"] = ref["causal"] = True
     want, w = mha_ref(sd, x, x, x, H, batch_first=batch_first, **ref)
-    for name, lay in seq_layouts(batch_first).items():
+    for _name, lay in seq_layouts(batch_first).items():
         xd = da.asarray(x, **lay)
         out, weights = mha(xd, xd, xd, **kw)
         assert_equal(out.data, want, rtol=1e-10, atol=1e-12)

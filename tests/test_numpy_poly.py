@@ -210,9 +210,9 @@ def test_vectorize_outputs_and_types():
     g = np.arange(13) - 6
     x = da.asarray(g, split=0)
     # the first element decides the dtype (int here, though later results are floats), as in NumPy
-    mixed = lambda v: v if v < 0 else v / 2  # noqa: E731
+    mixed = lambda v: v if v < 0 else v / 2
     assert_results_equal(da.vectorize(mixed)(x), np.vectorize(mixed)(g), "first element's dtype")
-    two = lambda v: (v * 2, v > 0)  # noqa: E731
+    two = lambda v: (v * 2, v > 0)
     assert_results_equal(da.vectorize(two)(x), np.vectorize(two)(g), "two outputs")
     assert_results_equal(da.vectorize(two, otypes="dd")(x), np.vectorize(two, otypes="dd")(g), "two outputs, otypes")
     assert_results_equal(da.vectorize(lambda v: v + 1)(da.asarray(3.0)), np.vectorize(lambda v: v + 1)(3.0), "0-d")
@@ -250,7 +250,7 @@ def test_vectorize_signature(lname):
     x = da.asarray(g, **ROWS_2D[lname])
     norm = da.vectorize(lambda v: float(np.sum(v * v)), signature="(n)->()")
     assert_results_equal(norm(x), np.vectorize(lambda v: float(np.sum(v * v)), signature="(n)->()")(g), f"reduce core {lname}")
-    pair = lambda v: np.array([v.min(), v.max()])  # noqa: E731
+    pair = lambda v: np.array([v.min(), v.max()])
     assert_results_equal(da.vectorize(pair, signature="(n)->(k)")(x), np.vectorize(pair, signature="(n)->(k)")(g),
           f"new output dimension {lname}")
     assert_results_equal(da.vectorize(np.dot, signature="(n),(n)->()")(x, g[0]),
@@ -306,7 +306,7 @@ def test_apply_along_axis_variants():
         assert_results_equal(np.apply_along_axis(np.max, axis, x3), np.apply_along_axis(np.max, axis, g3), f"3-d axis {axis}")
     assert_results_equal(da.apply_along_axis(np.sum, 0, [[1, 2], [3, 4]]), np.apply_along_axis(np.sum, 0, [[1, 2], [3, 4]]),
           "list")
-    first_int = lambda v: v[0] if v[0] > 0 else v[0] / 3  # noqa: E731  (the first slice decides the dtype)
+    first_int = lambda v: v[0] if v[0] > 0 else v[0] / 3  # the first slice decides the dtype
     g2 = np.array([[2.0, 1.0], [-1.0, 3.0], [5.0, 0.0]])
     assert_results_equal(da.apply_along_axis(first_int, 1, da.asarray(g2, split=0)), np.apply_along_axis(first_int, 1, g2),
           "first slice's dtype")

@@ -58,7 +58,7 @@ def test_dtype_names_are_numpys_scalar_types():
 @pytest.mark.parametrize("name", STANDARD)
 def test_dtype_names_make_arrays_of_that_dtype(name, layout):
     if name not in backend_dtypes():
-        pytest.skip(f"the local library has no {name} arithmetic")  # noqa: the loop helper's rule (torch)
+        pytest.skip(f"the local library has no {name} arithmetic")  # the loop helper's rule (torch)
     t = getattr(np, name)
     x = np.zeros(7, dtype=t, **layout.kw)
     assert x.dtype == t and x.dtype == numpy.dtype(name) and isinstance(x.dtype, numpy.dtype)

@@ -515,7 +515,7 @@ def run_sample(name: str, sample: Sample) -> list[str]:
                 warnings.simplefilter("ignore", DeprecationWarning)  # (row_stack)
                 expected = sample.call(np, theirs, *n_args[0], **n_args[1]) if sample.call else \
                     theirs(*n_args[0], **n_args[1])
-        except Exception as e:  # noqa: BLE001 - NumPy refuses this form: darray need not take it
+        except Exception as e:  # NumPy refuses this form: darray need not take it
             if case_name.startswith("DArray"):
                 failures.append(f"{msg}: NumPy refuses the sample ({type(e).__name__}: {e}): fix the sample")
             continue
@@ -528,7 +528,7 @@ def run_sample(name: str, sample: Sample) -> list[str]:
             (sample.compare or _compare)(got, expected, msg, alone or written or bool(sample.whole))
         except AssertionError as e:
             failures.append(str(e))
-        except Exception as e:  # noqa: BLE001 - darray refused what NumPy took: the bug this test is for
+        except Exception as e:  # darray refused what NumPy took: the bug this test is for
             failures.append(f"{msg}: {type(e).__name__}: {e}")
     failed = COMM.allgather(np.array([len(failures)]))  # (each rank's own failures are in its report)
     others = [r for r in range(COMM.size) if int(failed[r][0]) and r != COMM.rank]

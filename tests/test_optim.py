@@ -63,7 +63,7 @@ def _replay(history, update):
     state: dict = {}
     current = [h.copy() for h in history[0][0]]
     for step, (before, grads) in enumerate(history):
-        for i, (b, c) in enumerate(zip(before, current)):
+        for b, c in zip(before, current):
             np.testing.assert_allclose(b, c, rtol=1e-12, atol=1e-14)
         current = [update(i, c, g, state.setdefault(i, {}), step + 1) for i, (c, g) in enumerate(zip(current, grads))]
     return current

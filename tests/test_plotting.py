@@ -14,7 +14,7 @@ import darray as da
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 pytestmark = [pytest.mark.mpi, pytest.mark.filterwarnings("ignore::UserWarning")]
 

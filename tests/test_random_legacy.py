@@ -288,9 +288,9 @@ def test_every_randomstate_method_of_numpy(comm, monkeypatch):
 
 def test_numpy_names_left_out_name_the_alternative():
     with pytest.raises(AttributeError, match="default_rng"):
-        dr.MT19937  # noqa: B018
+        dr.MT19937
     with pytest.raises(AttributeError):
-        dr.no_such_name  # noqa: B018
+        dr.no_such_name
     assert dr.SeedSequence is numpy.random.SeedSequence
     assert set(dr.__all__) >= {"seed", "rand", "randn", "randint", "random", "choice", "shuffle", "permutation",
                                "get_state", "set_state", "RandomState", "default_rng", "Generator"}
@@ -337,7 +337,7 @@ MIXED_CALLS = [
 
 def run_mixed(r, kw, numpy_stream=False) -> list:
     out = []
-    for name, call, large in MIXED_CALLS:
+    for _name, call, large in MIXED_CALLS:
         if numpy_stream and large:
             r.randint(2**32, size=4, dtype=numpy.uint32)  # what a large draw takes from the legacy stream
             out.append(None)

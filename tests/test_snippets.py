@@ -50,7 +50,7 @@ def test_snippets_run(page, shared, monkeypatch, capsys):
         for old, new in SHRINK:
             source = source.replace(old, new)
         try:
-            exec(compile(source, f"{page.name} python block {i + 1}", "exec"), scope)  # noqa: S102 - our docs
-        except Exception as error:  # noqa: BLE001 - report which block of which page failed
+            exec(compile(source, f"{page.name} python block {i + 1}", "exec"), scope)  # our docs
+        except Exception as error:  # report which block of which page failed
             pytest.fail(f"{_ids(page)}, python block {i + 1}: {type(error).__name__}: {error}")
     capsys.readouterr()  # snippets print; keep the test output clean

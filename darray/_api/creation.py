@@ -596,7 +596,7 @@ def eye(n_rows, n_cols=None, /, k=0, dtype=None, order="C", *, device=None, spli
     return _band("eye", n_rows, n_cols, k, dtype, False, device, split, grid, sizes, halo, boundary, comm)
 
 
-def tri(N, M=None, k=0, dtype=float, *, device=None, split="auto", grid=None, sizes=None, halo=0,  # noqa: N803
+def tri(N, M=None, k=0, dtype=float, *, device=None, split="auto", grid=None, sizes=None, halo=0,
         boundary="none", comm=None) -> DArray:
     """Ones at and below the ``k``-th diagonal, zeros above (``numpy.tri``); each rank builds its block.
 

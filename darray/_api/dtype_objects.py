@@ -61,7 +61,7 @@ __all__ = sorted({*STANDARD, *ALIASES, *ABSTRACT, *NUMPY_EXTRA, "dtype"})
 #: NumPy's dtype class: ``darray.dtype("f8")`` is ``numpy.dtype("float64")``.
 dtype = numpy.dtype
 
-bool = numpy.bool  # noqa: A001 - the standard's name
+bool = numpy.bool  # the standard's name
 int8, int16, int32, int64 = numpy.int8, numpy.int16, numpy.int32, numpy.int64
 uint8, uint16, uint32, uint64 = numpy.uint8, numpy.uint16, numpy.uint32, numpy.uint64
 float32, float64, complex64, complex128 = numpy.float32, numpy.float64, numpy.complex64, numpy.complex128

@@ -103,7 +103,7 @@ def clip(x, /, min=None, max=None) -> DArray:
     min, max = sequence_operand("clip", min), sequence_operand("clip", max)  # NumPy's lists and tuples of bounds
     target, layout = align_target("clip", [v for v in (x, min, max) if v is not None])
     if layout.shape != x.shape:  # bounds of more dimensions: the result takes the broadcast shape (NumPy's rule)
-        from .manipulation import broadcast_to  # noqa: PLC0415
+        from .manipulation import broadcast_to
 
         x = broadcast_to(x, layout.shape)
     lo = None if min is None else local_operand("clip", min, x._layout, x)

@@ -636,4 +636,4 @@ def matrix_norm(x, /, *, keepdims: bool = False, ord="fro") -> DArray:
     return out
 
 
-from .numpy.linalg import EigResult, cond, eig, eigvals, lstsq, multi_dot, tensorinv, tensorsolve  # noqa: E402
+from .numpy.linalg import EigResult, cond, eig, eigvals, lstsq, multi_dot, tensorinv, tensorsolve

@@ -116,7 +116,7 @@ def _float_for(x: DArray) -> numpy.dtype:
 _wrap = DArray._wrap
 
 
-class ufunc:  # noqa: N801 - NumPy's name
+class ufunc:  # NumPy's name
     __slots__ = ("__name__", "__qualname__", "_doc", "_row", "_np", "_floating", "_alias", "_said", "nin", "nout", "nargs",
                  "identity", "signature", "_lean", "_unary")
     __doc__ = _Doc()

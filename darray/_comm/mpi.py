@@ -139,7 +139,7 @@ class _PersistentExchange:
                         r.Cancel()
             for r in self.requests:  # (an active request is freed once it completes or is cancelled)
                 r.Free()
-        except Exception:  # noqa: BLE001 - MPI finalized at interpreter exit: nothing left to free
+        except Exception:  # MPI finalized at interpreter exit: nothing left to free
             pass
 
 

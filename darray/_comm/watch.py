@@ -140,7 +140,7 @@ class Departures:
             for request in requests:
                 if request:
                     request.Free()
-        except Exception:  # noqa: BLE001 - the job is ending anyway: an announcement that fails is only lost
+        except Exception:  # the job is ending anyway: an announcement that fails is only lost
             pass
 
     def meet(self, timeout: float) -> bool:

@@ -237,7 +237,7 @@ def accumulate_halos(x: DArray) -> DArray:
     send = xp.asarray(x._block, copy=True)
     with _recorder.labelled("halo_adjoint"):
         x._comm.exchange(send, plan.recvs, staging, recvs).wait()
-    for (p, region), a, v in zip(plan.sends, starts, volumes):
+    for (_peer, region), a, v in zip(plan.sends, starts, volumes):
         shape = tuple(s.stop - s.start for s in region)
         out[region] = out[region] + xp.reshape(staging[a:a + v], shape)
     return DArray._wrap(out, layout, x._comm, xp)

@@ -165,7 +165,7 @@ def transpose(self, *axes):
     return numpy.transpose(self, axes)
 
 
-def view(self, dtype=None, type=None):  # noqa: A002 - NumPy's parameter name
+def view(self, dtype=None, type=None):  # NumPy's parameter name
     """The same cells read as another dtype, sharing the blocks (``ndarray.view``).
 
     ``x.view()`` is a new DArray over the same blocks; writes through either

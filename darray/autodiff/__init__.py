@@ -22,6 +22,9 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .._core import target_layout
 from . import rules
 from .rules import RULES, register
@@ -29,6 +32,50 @@ from .tape import (FUNCTIONS, Variable, apply, backward, enable_grad, grad, is_g
                    value_and_grad)
 
 globals().update(FUNCTIONS)
+
+# The elementwise functions set just above, declared for type checkers (tests/test_declared_names.py checks
+# that these are tape.FUNCTIONS): each takes Variables or DArrays and records onto the tape.
+abs: Callable[..., Any]
+acos: Callable[..., Any]
+acosh: Callable[..., Any]
+add: Callable[..., Any]
+asin: Callable[..., Any]
+asinh: Callable[..., Any]
+atan: Callable[..., Any]
+atan2: Callable[..., Any]
+atanh: Callable[..., Any]
+ceil: Callable[..., Any]
+copysign: Callable[..., Any]
+cos: Callable[..., Any]
+cosh: Callable[..., Any]
+divide: Callable[..., Any]
+exp: Callable[..., Any]
+expm1: Callable[..., Any]
+floor: Callable[..., Any]
+hypot: Callable[..., Any]
+log: Callable[..., Any]
+log1p: Callable[..., Any]
+log2: Callable[..., Any]
+log10: Callable[..., Any]
+logaddexp: Callable[..., Any]
+maximum: Callable[..., Any]
+minimum: Callable[..., Any]
+multiply: Callable[..., Any]
+negative: Callable[..., Any]
+positive: Callable[..., Any]
+pow: Callable[..., Any]
+reciprocal: Callable[..., Any]
+remainder: Callable[..., Any]
+round: Callable[..., Any]
+sign: Callable[..., Any]
+sin: Callable[..., Any]
+sinh: Callable[..., Any]
+sqrt: Callable[..., Any]
+square: Callable[..., Any]
+subtract: Callable[..., Any]
+tan: Callable[..., Any]
+tanh: Callable[..., Any]
+trunc: Callable[..., Any]
 
 
 def sum(x, /, *, axis=None, keepdims=False):

@@ -135,7 +135,7 @@ def interleave(runs: Sequence[Callable[[], Any]], reps: int, *, mpi: Any = None,
                 if active[k]:
                     for _ in range(calls):
                         outputs[k] = fn()
-            except Exception as error:  # noqa: BLE001 - recorded for the caller, which reports and goes on
+            except Exception as error:  # recorded for the caller, which reports and goes on
                 if not keep_going:
                     raise
                 errors[k] = error
@@ -172,7 +172,7 @@ def measure(variants: Sequence[tuple[Callable[[Ctx], Case], Ctx]], reps: int) ->
         try:
             cases.append(factory(ctx))
             results.append({})
-        except Exception as error:  # noqa: BLE001 - a benchmark reports a failing variant and goes on
+        except Exception as error:  # a benchmark reports a failing variant and goes on
             cases.append(None)
             results.append(_failed(error))
         gc.collect()
@@ -189,7 +189,7 @@ def measure(variants: Sequence[tuple[Callable[[Ctx], Case], Ctx]], reps: int) ->
         rss = base + inputs[k] + growth if None not in (base, growth) else _peak_mb()
         try:
             sums = case.summarize(rounds.outputs[j])
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             results[k] = _failed(error)
             continue
         times = rounds.times[:, j] / case.per

@@ -65,7 +65,7 @@ def _blas() -> str:
             parts.append(f"{blas.get('name', '?')} {blas.get('version', '')}".strip())
             if blas.get("openblas configuration"):
                 parts.append(blas["openblas configuration"].strip())
-    except Exception:  # noqa: BLE001 - older numpy: no mode="dicts"
+    except Exception:  # older numpy: no mode="dicts"
         pass
     try:
         from threadpoolctl import threadpool_info

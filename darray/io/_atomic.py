@@ -320,7 +320,7 @@ def _sweep_agreed(func: str, comm, finals: list[str]) -> bool:
                                        _stage_markers.STALE_AFTER)
                 kept = kept or bool(found.only_copy)
                 problems += found.problems
-        except Exception as e:  # noqa: BLE001 - cleaning up after other jobs must never fail this save
+        except Exception as e:  # cleaning up after other jobs must never fail this save
             problems.append(f"{type(e).__name__}: {e}")
         report = ("1" if kept else "0") + "; ".join(problems)
     report = _bcast_text(comm, report)

@@ -120,7 +120,7 @@ def collective(comm, step, *args, func: str | None = None):
     """Run ``step(*args)`` on every rank and agree on its outcome (see :func:`agree`); returns its result."""
     try:
         result, exc = step(*args), None
-    except Exception as e:  # noqa: BLE001 - every failure is agreed, then re-raised everywhere
+    except Exception as e:  # every failure is agreed, then re-raised everywhere
         result, exc = None, e
     agree(comm, exc, func)
     return result
@@ -411,7 +411,7 @@ def check_table(func: str, table, shape, dtype) -> list:
                    version >= 2) for b in table["blocks"]]
     except (ChecksumError, CorruptFileError):
         raise
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise CorruptFileError(f"{func}: damaged checksum table; got {type(e).__name__}: {e}") from e
     for start, stop, _, _ in blocks:
         if len(start) != len(shape) or any(not 0 <= a <= b <= n for a, b, n in zip(start, stop, shape)):
@@ -421,7 +421,7 @@ def check_table(func: str, table, shape, dtype) -> list:
 
 
 def _inside(start, stop, lo, hi) -> bool:
-    return all(l <= a and b <= h for a, b, l, h in zip(start, stop, lo, hi))
+    return all(low <= a and b <= h for a, b, low, h in zip(start, stop, lo, hi))
 
 
 def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read_region, verify,
@@ -480,8 +480,8 @@ def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read
             if any(a == b for a, b in zip(start, stop)):
                 continue  # empty block: nothing to check
             if _inside(start, stop, lo, hi):
-                check(block[tuple(slice(a - l, b - l) for a, b, l in zip(start, stop, lo))], start, stop, want, bound)
-            elif not any(_inside(start, stop, l, h) for l, h in regions):
+                check(block[tuple(slice(a - low, b - low) for a, b, low in zip(start, stop, lo))], start, stop, want, bound)
+            elif not any(_inside(start, stop, low, h) for low, h in regions):
                 uncovered.append((start, stop, want, bound))
         total = sum(math.prod(b - a for a, b in zip(s, e)) for s, e, _, _ in uncovered) * itemsize
         if verify == "auto" and total > VERIFY_MAX_BYTES:
@@ -494,7 +494,7 @@ def verify_blocks(func: str, comm, layout, block: np.ndarray, blocks: list, read
         if bad and exc is None:
             exc = _mismatch(func, bad, block.dtype, shape, saved_as[0] if saved_as else None,
                             any(b for _, _, _, b in blocks))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         exc = e
     agree(comm, exc, func)
 

@@ -213,7 +213,7 @@ def load_hdf5(path, dataset: str = "data", *, split="auto", grid=None, sizes=Non
             if out.size:
                 try:
                     ds.read_direct(out, source_sel=cells or np.s_[()])
-                except Exception as e:  # noqa: BLE001 - damaged data fails inside HDF5
+                except Exception as e:  # damaged data fails inside HDF5
                     raise CorruptFileError(f"{func}: damaged data in {path!r}; got {type(e).__name__}: {e}") from e
             return out
 

@@ -204,7 +204,7 @@ def read_npy_header(func: str, path: str):
                 shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise ValueError(f"unsupported format version {version}")
-        except Exception as e:  # noqa: BLE001 - a damaged header fails in the parser with anything (TokenError, ...)
+        except Exception as e:  # a damaged header fails in the parser with anything (TokenError, ...)
             raise CorruptFileError(f"{func}: not a readable .npy file; got {path!r} ({_header_problem(e)}), "
                                    f"expected a NumPy .npy file of format version 1.0 or 2.0") from e
         offset = f.tell()

@@ -140,7 +140,7 @@ def clean_staging(path, *, older_than=_stage_markers.STALE_AFTER, dry_run: bool 
     if comm.rank == 0:
         try:
             found = _stage_markers.sweep(parent, [name], seconds, dry_run=bool(dry_run))
-        except Exception as e:  # noqa: BLE001 - reported below, the same on every rank
+        except Exception as e:  # reported below, the same on every rank
             found = _stage_markers.Sweep(problems=[f"{type(e).__name__}: {e}"])
     lines = _bcast_lines(comm, [f"R{p}" for p in sorted(found.removed)] + [f"K{p}" for p in found.only_copy]
                          + [f"P{p}" for p in found.problems] if found else None)

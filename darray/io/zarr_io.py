@@ -187,7 +187,7 @@ def _codec_ids(metadata) -> list[str]:
             if name is None:
                 try:
                     d = codec.to_dict()
-                except Exception:  # noqa: BLE001 - an unknown codec object: judge it by its class name
+                except Exception:  # an unknown codec object: judge it by its class name
                     d = {"name": type(codec).__name__}
                 name, config = d.get("name", d.get("id")), d.get("configuration") or {}
         out.append(str(name))
@@ -444,7 +444,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
         except FileNotFoundError as e:
             raise CorruptFileError(f"{func}: not a zarr array; got {path!r} ({e}), expected a zarr.json with "
                                    f"array metadata") from e
-        except Exception as e:  # noqa: BLE001 - damaged metadata shows up as anything
+        except Exception as e:  # damaged metadata shows up as anything
             raise CorruptFileError(f"{func}: damaged zarr metadata in {path!r}; got {type(e).__name__}: {e}") \
                 from e
         _check_codecs(func, path, array.metadata)
@@ -483,7 +483,7 @@ def load(path, *, split="auto", grid=None, sizes=None, halo=0, boundary="none", 
             return np.asarray(array[cells])
         except CorruptFileError:
             raise
-        except Exception as e:  # noqa: BLE001 - a damaged chunk fails in a codec
+        except Exception as e:  # a damaged chunk fails in a codec
             raise CorruptFileError(f"{func}: damaged chunk data in {path!r}; got {type(e).__name__}: {e}") from e
 
     block = collective(comm, read_region, tuple(slice(a, b) for a, b in zip(start, stop)), func=func)
@@ -522,7 +522,7 @@ def missing_chunks(func: str, path: str, array, bad) -> MissingChunkError | None
                 if not os.path.isfile(os.path.join(path, *key.split("/"))):
                     cells = tuple((i * c, min((i + 1) * c, n)) for i, c, n in zip(coords, grid, array.shape))
                     missing.append(f"{key!r} (cells {cells})")
-    except Exception:  # noqa: BLE001 - an unusual store: the checksum mismatch stands as it is
+    except Exception:  # an unusual store: the checksum mismatch stands as it is
         return None
     if not missing:
         return None

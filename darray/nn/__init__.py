@@ -27,7 +27,7 @@ from ._neighborhood import NeighborhoodAttention1d, NeighborhoodAttention2d, Nei
 from ._position import LearnedPositionEmbedding, SinusoidalPositionEmbedding
 from ._tokens import PatchEmbed, PatchUnembed
 from ._transformer import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
-from .layers import *  # noqa: F403
+from .layers import *
 from .layers import __all__ as _layers
 from .module import Module, ModuleList, Parameter, Sequential
 

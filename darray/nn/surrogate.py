@@ -224,7 +224,7 @@ def _progress(enabled, rank: int, steps: int):
 def train_surrogate(u, steps: int = 200, lr: float = 1e-2, log: Callable[[str], object] | None = print,
                     seed: int = 0, *, channels: int = 8, nu: float = 0.2, max_size: int = 256,
                     boundary: str = "periodic", log_every: int | None = None, progress: bool | None = None,
-                    model: SurrogateNet | None = None) -> list[float]:
+                    model: Module | None = None) -> list[float]:
     """Fit a :class:`SurrogateNet` to one heat-equation step of ``u``; returns the loss of every step.
 
     ``u``: the field ``u_t``, a 2-d DArray (or ``(1, 1, H, W)``) in any

@@ -117,7 +117,7 @@ def assign(comm, coords: np.ndarray, gidx: np.ndarray) -> np.ndarray:
             inside = member == g
             keys.append(np.sort(pair_keys(coords[inside, dims[g]], gidx[inside])))
         cuts = _select(comm, keys, wanted)
-        for g, (a, b) in enumerate(groups):
+        for g, _range in enumerate(groups):
             inside = np.flatnonzero(member == g)
             lower = pair_keys(coords[inside, dims[g]], gidx[inside]) < cuts[g]
             stop[inside[lower]] = mids[g]

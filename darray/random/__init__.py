@@ -36,15 +36,15 @@ import sys
 import types
 
 from . import _counter
-from ._counter import _LOOP_MIN_RUN, Generator, _philox, _runs, _stream_words, default_rng  # noqa: F401
-from ._legacy import (  # noqa: F401
+from ._counter import _LOOP_MIN_RUN, Generator, _philox, _runs, _stream_words, default_rng
+from ._legacy import (
     RandomState, SeedSequence, beta, binomial, bytes, chisquare, choice, dirichlet, exponential, f, gamma, geometric,
     get_state, gumbel, hypergeometric, laplace, logistic, lognormal, logseries, multinomial, multivariate_normal,
     negative_binomial, noncentral_chisquare, noncentral_f, normal, pareto, permutation, poisson, power, rand, randint,
     randn, random, random_integers, random_sample, ranf, rayleigh, sample, seed, set_state, shuffle, standard_cauchy,
     standard_exponential, standard_gamma, standard_normal, standard_t, triangular, uniform, vonmises, wald, weibull,
     zipf)
-from ._legacy import __getattr__  # noqa: F401  (NumPy names left out: an error naming the alternative)
+from ._legacy import __getattr__  # NumPy names left out: an error naming the alternative
 
 __all__ = [
     "Generator", "RandomState", "SeedSequence", "beta", "binomial", "bytes", "chisquare", "choice", "default_rng",

@@ -190,7 +190,7 @@ def _renamed(error: Exception, func: str, values: list) -> Exception:
                 for v in values)
     try:
         return type(error)(message(func, str(error), got))
-    except Exception:  # noqa: BLE001 - an exception type with another constructor: name the function only
+    except Exception:  # an exception type with another constructor: name the function only
         return naming(error, func)
 
 

@@ -1,4 +1,6 @@
-import darray as da, time
+import time
+
+import darray as da
 comm = da.default_communicator()
 x = da.zeros((16, 16), split=0, halo=1, boundary="periodic")
 if comm.rank != 1:

@@ -210,7 +210,7 @@ def agreed(comm, func: str, call: Callable):
     """``call()`` on this rank; if it raises on any rank, every rank raises (the failing ones their own error)."""
     try:
         result, error = call(), None
-    except Exception as exc:  # noqa: BLE001 - the user's function may raise anything; re-raised below
+    except Exception as exc:  # the user's function may raise anything; re-raised below
         result, error = None, exc
     failed = agree(comm, error is None)
     if error is not None:

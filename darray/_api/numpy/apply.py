@@ -173,7 +173,7 @@ def _run_blocks(vec, func, vargs, loops, loop_shape, ins, outs, otypes, sizes, l
     out_loop = base if loop_t == loop_shape else _expand(base, loop_shape)
     rank = like.comm.rank
     blocks = []
-    for a, loop, core in zip(vargs, loops, ins):
+    for a, loop, _core in zip(vargs, loops, ins):
         want = with_axes(out_loop.broadcast_layout(loop), len(loop), 0, a.shape[len(loop):])
         if isinstance(a, DArray):
             blocks.append(to_numpy(redistribute_to(a, want).local if a.layout.blocks_key != want.blocks_key

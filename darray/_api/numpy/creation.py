@@ -145,7 +145,7 @@ def diag_indices_from(arr) -> tuple[DArray, ...]:
     return diag_indices(shape[0], len(shape))
 
 
-def vander(x, N=None, increasing: bool = False) -> DArray:  # noqa: N803 - NumPy's name
+def vander(x, N=None, increasing: bool = False) -> DArray:  # NumPy's name
     """The Vandermonde matrix of the 1-d ``x`` (``numpy.vander``): cut along rows like ``x``.
 
     >>> import darray as np
@@ -262,7 +262,7 @@ def array(object, dtype=None, *, copy: bool | None = True, order: str | None = "
 implements(numpy.array)(lambda object, dtype=None, **kw: array(object, dtype, **kw))
 
 
-def kaiser(M, beta) -> DArray:  # noqa: N803 - NumPy's name
+def kaiser(M, beta) -> DArray:  # NumPy's name
     """The Kaiser window of length ``M`` and shape ``beta`` (``numpy.kaiser``), distributed like ``arange(M)``.
 
     ``i0(beta * sqrt(1 - t**2)) / i0(beta)`` at ``t = (2n - M + 1) / (M - 1)``,

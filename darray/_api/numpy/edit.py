@@ -754,7 +754,7 @@ def _directive(func: str, item: str, ndmin: int, trans1d: int) -> tuple[int, int
             axis, ndmin = (int(p) for p in parts[:2])
             if len(parts) == 3:
                 trans1d = int(parts[2])
-        except Exception as exc:  # noqa: BLE001 - NumPy's ValueError for any malformed directive
+        except Exception as exc:  # NumPy's ValueError for any malformed directive
             raise ValueError(message(numpy_name(func), f"unknown special directive {item!r}", item,
                                      "'axis', 'axis,ndmin' or 'axis,ndmin,trans1d'")) from exc
         return axis, ndmin, trans1d

@@ -149,7 +149,7 @@ def _weights(func: str, weights, s: DArray):
 
 @implements(np.histogramdd)
 @names_errors("numpy.histogramdd")
-def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002 - NumPy's name
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # NumPy's name
     """The multi-dimensional histogram of ``sample`` (``numpy.histogramdd``): ``(H, edges)``.
 
     ``sample`` is an (N, D) array or a sequence of D 1-d arrays of length N;
@@ -169,7 +169,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     return _histogramdd("histogramdd", sample, bins, range, density, weights)
 
 
-def _histogramdd(func: str, sample, bins, range, density, weights):  # noqa: A002 - NumPy's name
+def _histogramdd(func: str, sample, bins, range, density, weights):  # NumPy's name
     """``numpy.histogramdd``, errors naming ``numpy.<func>``."""
     s = _sample(func, sample, weights)
     if s.dtype.kind not in "biuf":
@@ -202,7 +202,7 @@ def _histogramdd(func: str, sample, bins, range, density, weights):  # noqa: A00
 
 @implements(np.histogram2d)
 @names_errors("numpy.histogram2d")
-def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002 - NumPy's name
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # NumPy's name
     """The 2-d histogram of points ``(x[i], y[i])`` (``numpy.histogram2d``): ``(H, xedges, yedges)``.
 
     :func:`histogramdd` of the sample ``[x, y]`` (what it moves); ``bins`` is
@@ -336,7 +336,7 @@ RULES: dict[str, Callable[[_Stats], float]] = {
 }
 
 
-def _outer_edges(x: DArray, range):  # noqa: A002 - NumPy's name
+def _outer_edges(x: DArray, range):  # NumPy's name
     """NumPy's ``_get_outer_edges`` (the range, or the global min and max: two allreduces), and the data's
     min and max when they were computed (else None)."""
     func = "numpy.histogram_bin_edges"
@@ -358,7 +358,7 @@ def _outer_edges(x: DArray, range):  # noqa: A002 - NumPy's name
     return first, last, lo, hi
 
 
-def _rule_edges(x: DArray, rule: str, range) -> np.ndarray:  # noqa: A002 - NumPy's name
+def _rule_edges(x: DArray, rule: str, range) -> np.ndarray:  # NumPy's name
     func = "numpy.histogram_bin_edges"
     first, last, lo, hi = _outer_edges(x, range)
     if range is not None:
@@ -387,7 +387,7 @@ def _rule_edges(x: DArray, rule: str, range) -> np.ndarray:  # noqa: A002 - NumP
 
 @implements(np.histogram_bin_edges)
 @names_errors("numpy.histogram_bin_edges")
-def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DArray:  # noqa: A002 - NumPy's name
+def histogram_bin_edges(a, bins=10, range=None, weights=None) -> DArray:  # NumPy's name
     """The bin edges ``numpy.histogram`` would use (``numpy.histogram_bin_edges``), replicated.
 
     ``bins`` an int or an edge array: NumPy's edges from the global min and

@@ -229,7 +229,7 @@ def ravel_multi_index(multi_index, dims, mode="raise", order: str = "C"):
     return flat
 
 
-class ndenumerate:  # noqa: N801 - NumPy's name
+class ndenumerate:  # NumPy's name
     """``(index, value)`` pairs of an array (``numpy.ndenumerate``).
 
     For a DArray this GATHERS the whole array onto every rank first (one

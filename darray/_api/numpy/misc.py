@@ -84,7 +84,7 @@ def asfortranarray(a, dtype=None, **kwargs) -> DArray:
     return asarray(a, dtype, **kwargs)
 
 
-def fromiter(iter, dtype, count: int = -1, **kwargs) -> DArray:  # noqa: A002 - NumPy's name
+def fromiter(iter, dtype, count: int = -1, **kwargs) -> DArray:  # NumPy's name
     """A 1-d DArray from an iterable (``numpy.fromiter``).
 
     Every rank consumes its own iterator (the script runs on every rank, so

@@ -47,27 +47,27 @@ import numpy
 
 from ..._comm import Communicator
 from .. import elementwise as _elementwise
-from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS, ufunc  # noqa: F401 (STANDARD_EQUIVALENTS: tests)
+from ..ufuncs import NUMPY_UFUNC_NAMES, STANDARD_EQUIVALENTS, UFUNCS, ufunc  # STANDARD_EQUIVALENTS: tests
 from . import (apply as _apply, arrange as _arrange, bits as _bits, convolve as _convolve, edit as _edit,
                histograms as _histograms, mathematical as _mathematical, partition as _partition, poly as _poly,
                products as _products, scimath as _scimath, select as _select, stacking as _stacking,
                statistics as _statistics)
-from .apply import *  # noqa: F403  (vectorize, apply_along_axis, apply_over_axes; in __all__ below)
-from .arrange import *  # noqa: F403  (rot90, put, put_along_axis)
-from .bits import *  # noqa: F403  (packbits, unpackbits)
-from .convolve import *  # noqa: F403  (convolve, correlate)
+from .apply import *  # vectorize, apply_along_axis, apply_over_axes; in __all__ below
+from .arrange import *  # rot90, put, put_along_axis
+from .bits import *  # packbits, unpackbits
+from .convolve import *  # convolve, correlate
 from .creation import array, kaiser
-from .edit import *  # noqa: F403  (append, delete, insert, resize, fliplr, hsplit, block, ...)
-from .histograms import *  # noqa: F403  (histogram2d, histogramdd, matvec, vecmat, ...)
-from .mathematical import *  # noqa: F403  (nan_to_num, angle, around, interp, i0, unwrap)
-from .partition import *  # noqa: F403  (partition, argpartition)
-from .poly import *  # noqa: F403  (polyfit, polyval, roots, poly1d, ...)
-from .products import *  # noqa: F403  (dot, vdot, inner, cross, kron, diag, ...)
-from .scimath import *  # noqa: F403  (emath)
-from .select import *  # noqa: F403  (select, choose, compress, extract, putmask, copyto, ...)
+from .edit import *  # append, delete, insert, resize, fliplr, hsplit, block, ...
+from .histograms import *  # histogram2d, histogramdd, matvec, vecmat, ...
+from .mathematical import *  # nan_to_num, angle, around, interp, i0, unwrap
+from .partition import *  # partition, argpartition
+from .poly import *  # polyfit, polyval, roots, poly1d, ...
+from .products import *  # dot, vdot, inner, cross, kron, diag, ...
+from .scimath import *  # emath
+from .select import *  # select, choose, compress, extract, putmask, copyto, ...
 from .sets import intersect1d, setdiff1d, setxor1d, union1d
-from .stacking import *  # noqa: F403  (hstack, vstack, split, ravel, atleast_2d, ...)
-from .statistics import *  # noqa: F403  (average, cov, corrcoef, bincount, digitize)
+from .stacking import *  # hstack, vstack, split, ravel, atleast_2d, ...
+from .statistics import *  # average, cov, corrcoef, bincount, digitize
 
 #: The modules of NumPy-only functions (each also registered for ``numpy.<name>(x)``): their ``__all__`` are here.
 MODULES = (_apply, _arrange, _bits, _convolve, _edit, _histograms, _mathematical, _partition, _poly, _products,
@@ -189,7 +189,7 @@ unique: Callable[..., Any]
 
 
 
-def round(x, /, decimals: int = 0, out=None):  # noqa: A001 - NumPy's and the standard's name
+def round(x, /, decimals: int = 0, out=None):  # NumPy's and the standard's name
     """Round to the nearest integer (the standard's ``round``), or to ``decimals`` places as ``numpy.round``.
 
     Examples
