@@ -233,7 +233,7 @@ def gaussian_filter(x: DArray, /, sigma, *, truncate: float = 4.0, mode: str = "
     sigmas = tuple(float(s) for s in items)
     if any(s < 0 for s in sigmas):
         raise ValueError(message("gaussian_filter", "sigma must be non-negative", sigma))
-    kernels = []
+    kernels: list[np.ndarray | None] = []
     for s in sigmas:
         if s <= 0:
             kernels.append(None)

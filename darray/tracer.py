@@ -36,7 +36,7 @@ class Trace:
             raise TypeError(f"tracing: comm must be a darray Communicator; got {type(comm).__name__}")
         self.comm = comm
         self.events: list[dict] = []
-        self._previous = None
+        self._previous: list | None = None
         self.started = self.stopped = 0.0
 
     def __enter__(self) -> Trace:
@@ -59,9 +59,9 @@ class Trace:
         time that no event holds); the first four add up to ``wall`` with
         ``unaccounted``.
         """
-        out = {"compute": 0.0, "comm": 0.0, "overhead": 0.0, "nbytes": 0, "messages": 0,
-               "wall": self.stopped - self.started}
-        ops = defaultdict(lambda: [0, 0.0, 0])
+        out: dict = {"compute": 0.0, "comm": 0.0, "overhead": 0.0, "nbytes": 0, "messages": 0,
+                     "wall": self.stopped - self.started}
+        ops: defaultdict[tuple[str, str], list] = defaultdict(lambda: [0, 0.0, 0])
         for e in self.events:
             out[e["kind"]] += e["seconds"]
             if e["kind"] == "comm":

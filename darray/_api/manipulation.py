@@ -208,7 +208,7 @@ def roll(x, /, shift, *, axis=None) -> DArray:
     shifts = shift if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
     if len(shifts) != len(axes):
         raise ValueError(message("roll", "shift and axis need the same length", (shift, axis)))
-    total = {}
+    total: dict[int, int] = {}
     for s, a in zip(shifts, axes):
         if not isinstance(s, numbers.Integral):
             raise TypeError(message("roll", "shift must be an integer", s))

@@ -4,7 +4,7 @@
 # class; `python -m mypy.stubtest darray._core.array` in .ci/typecheck checks it against the runtime class, so a
 # method added, removed or renamed there fails CI until it is declared here (what stubtest may not check is in
 # .ci/stubtest-allowlist.txt, each with its reason).
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import EllipsisType, GenericAlias, ModuleType
 from typing import Any, ClassVar, Literal, NoReturn, SupportsIndex, TypeAlias
 
@@ -48,6 +48,10 @@ class DArray:
     @staticmethod
     def _wrap(block: Any, layout: Layout, comm: Communicator, xp: ModuleType) -> DArray: ...
     def __class_getitem__(cls, *args: Any, **kwargs: Any) -> GenericAlias: ...
+    def _scalar(self, kind: Callable[[Any], Any], func: str) -> Any: ...  # int(x), float(x): kind(the element)
+    def _whole_here(self, func: str) -> Any: ...  # this rank's block when it is the whole array
+    def _moment(self, name: str, axis: _Axis, dtype: _DType, out: DArray | None, ddof: float, keepdims: bool,
+                kwargs: dict[str, Any]) -> DArray: ...
 
     # ---------------------------------------------------------------- metadata
     @property

@@ -24,7 +24,7 @@ import contextlib
 import math
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -171,7 +171,7 @@ _TIME_KINDS = {"min": frozenset("Mm"), "max": frozenset("Mm"), "sum": frozenset(
 _HALF_IN_SINGLE = frozenset({"sum", "prod"})
 
 
-def _simple(func: str, op: str, neutral):
+def _simple(func: str, op: str, neutral) -> Callable[..., DArray]:
     allowed = CATEGORIES[_CATEGORY[func]] | _TIME_KINDS.get(func, frozenset())
     ufunc = _UFUNCS.get(func)
     accepted: set = set()  # NumPy dtypes this reduction has validated

@@ -43,7 +43,7 @@ def factorizations(n: int, k: int) -> tuple[tuple[int, ...], ...]:
     """
     if k == 1:
         return ((n,),)
-    out = []
+    out: list[tuple[int, ...]] = []
     for f in range(1, n + 1):
         if n % f == 0:
             out.extend((f, *rest) for rest in factorizations(n // f, k - 1))
