@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Write the ```python blocks of the README and the guides into DIR, one module per page, for the type check.
+"""Write the ```python blocks of the README and the guides into the package DIR/snippets, one module per page.
 
 A page's blocks build on each other (tests/test_snippets.py runs them in one namespace, in order), so each page
-becomes one file, its blocks in order. Usage: ``python .ci/snippets.py DIR`` (.ci/typecheck runs it).
+becomes one module, its blocks in order; pyproject.toml's mypy settings for ``snippets.*`` apply to them.
+Usage: ``python .ci/snippets.py DIR`` (.ci/typecheck runs it, then mypy over DIR/snippets).
 """
 
 from __future__ import annotations
@@ -21,16 +22,17 @@ def blocks(page: Path) -> list[str]:
 
 
 def module_name(page: Path) -> str:
-    """``docs/guide/numpy-to-darray.md`` -> ``snippets_docs_guide_numpy_to_darray`` (a valid, unique module name)."""
-    return "snippets_" + re.sub(r"\W", "_", page.relative_to(ROOT).with_suffix("").as_posix())
+    """``docs/guide/numpy-to-darray.md`` -> ``docs_guide_numpy_to_darray`` (a valid, unique module name)."""
+    return re.sub(r"\W", "_", page.relative_to(ROOT).with_suffix("").as_posix())
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    out = Path(argv[0])
+    out = Path(argv[0]) / "snippets"
     out.mkdir(parents=True, exist_ok=True)
+    (out / "__init__.py").write_text("", encoding="utf-8")
     written = 0
     for page in PAGES:
         found = blocks(page)

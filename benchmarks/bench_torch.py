@@ -30,7 +30,7 @@ import darray as da
 import darray.torch as dt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-from torch_unet_unchanged import UNet  # noqa: E402
+from torch_unet_unchanged import UNet
 
 
 def rss_mb() -> float:

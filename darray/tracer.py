@@ -192,7 +192,8 @@ def _waits(comm, events: list[dict]) -> list[float]:
         lists = [theirs.get(op) for theirs in every]
         if all(other is not None and len(other) == len(seconds) for other in lists):
             fastest[op] = np.min(np.asarray(lists, dtype=float), axis=0)
-    out, seen = [], defaultdict(int)
+    out: list[float] = []
+    seen: defaultdict[str, int] = defaultdict(int)
     for e in events:
         if e["kind"] == "comm":
             k = seen[e["op"]]

@@ -7,7 +7,6 @@ import importlib.util
 import numpy
 import pytest
 
-import darray as da
 from darray import _threads
 from darray.demo import _PARTS_KEYS, _crowded, run_demo
 from darray.output import default_out_dir

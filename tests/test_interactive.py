@@ -63,7 +63,7 @@ def _stop_leftovers(ipython_dir: Path) -> None:
     for path in ipython_dir.glob("profile_*/security/cluster-*.json"):
         try:
             ipp.Cluster.from_file(str(path)).stop_cluster_sync()
-        except Exception as e:  # noqa: BLE001 - report, go on with the others
+        except Exception as e:  # report, go on with the others
             print(f"could not stop the cluster of {path}: {e}")
 
 

@@ -18,12 +18,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import torch.nn as nn
+import torch.nn.functional as F
 
-import darray as da  # noqa: E402
-import darray.torch as dt  # noqa: E402
-from darray.testing import agree, assert_raises_everywhere, uneven_sizes  # noqa: E402
+import darray as da
+import darray.torch as dt
+from darray.testing import agree, assert_raises_everywhere, uneven_sizes
 
 pytestmark = [pytest.mark.mpi, pytest.mark.numpy_only(reason="torch blocks of their own; the local backend is moot")]
 

@@ -144,7 +144,7 @@ class Ranks:
         try:
             if self.cluster is not None:
                 self.client.shutdown(targets="all", hub=False, block=True)  # engines end cleanly, mpiexec with 0
-        except Exception:  # noqa: BLE001 - the cluster is stopped below in any case
+        except Exception:  # the cluster is stopped below in any case
             pass
         finally:
             self.client.close()

@@ -103,7 +103,7 @@ def align(func, a, layout: Layout, comm):
                                  f"at most {lead} axes"))
     off = lead - a.ndim
     out = promote(a, comm, layout)
-    for g, axis in enumerate(layout.split):
+    for _g, axis in enumerate(layout.split):
         if axis is None or axis < off or a.shape[axis - off] == 1:
             continue
         if a.shape[axis - off] != layout.shape[axis]:

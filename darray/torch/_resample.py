@@ -12,7 +12,6 @@ this is exactly torch's result on the whole field.
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 
 from ._collective import halo

@@ -157,7 +157,7 @@ class ShardTensor(torch.Tensor):
 
         return DArray._wrap(block, self._dlayout, self._dcomm, namespace_of(block))
 
-    def __repr__(self, **kwargs) -> str:  # noqa: D105
+    def __repr__(self, **kwargs) -> str:
         return f"ShardTensor({describe(self._dlayout)}, block={tuple(local(self).shape)}, rank {self._dcomm.rank})"
 
 
