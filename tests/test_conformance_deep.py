@@ -20,7 +20,6 @@ profile's ``max_examples`` with ``--hypothesis-profile long``.
 
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np

@@ -52,7 +52,7 @@ class Info:
             try:
                 xp = namespace_named(name)
                 device = array_api_compat.device(xp.empty(0))
-            except Exception:  # noqa: BLE001 -- importable but unusable here (CuPy without a GPU)
+            except Exception:  # (importable but unusable here: CuPy without a GPU)
                 continue
             if resolve_device(device)[0] is xp and device not in found:
                 found.append(device)
