@@ -21,10 +21,12 @@ meets one is looked up in a table of rules (:func:`register`):
   next convolution's halo;
 - max / avg pooling, ``interpolate`` / ``Upsample`` (nearest, linear modes;
   integer factors), ``pad``;
+- ``scaled_dot_product_attention`` with the token axis cut: darray's ring
+  attention (causal or not, masks held whole), the ring again in backward;
 - BatchNorm / GroupNorm / InstanceNorm / LayerNorm: statistics summed over
   the ranks holding distinct blocks (batch ranks too for BatchNorm);
 - ``linear`` / ``matmul`` over a whole last axis, ``cat``, ``permute``,
-  ``reshape`` of whole axes, basic indexing of whole axes: local;
+  ``reshape`` / ``unbind`` / ``chunk`` of whole axes, basic indexing of whole axes: local;
 - reductions and losses: a local partial summed over the ranks: the same
   scalar on every rank;
 - plain tensors (``nn.Parameter`` weights) meeting a ShardTensor are
@@ -62,7 +64,7 @@ from __future__ import annotations
 
 from ._collective import halo, promote, sync_gradients
 from ._tensor import RULES, ShardTensor, local, register, shard, unsupported, wrap
-from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear  # register the rules
+from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear, _attention  # register the rules
 
 __all__ = ["ShardTensor", "shard", "register", "local", "wrap", "unsupported", "RULES", "sync_gradients", "halo",
            "promote"]

@@ -3,7 +3,8 @@
 ``linear`` / ``matmul`` contract the last axis (the channel axis of a
 channels-last field), which must be whole on every block; their weights are
 promoted like a convolution's. ``cat`` joins along a whole axis;
-``permute`` / ``transpose`` / ``movedim`` move the cuts with the axes;
+``permute`` / ``transpose`` / ``movedim`` move the cuts with the axes; ``unbind`` / ``split`` /
+``chunk`` cut along a whole axis;
 ``reshape`` / ``view`` / ``flatten`` / ``unsqueeze`` / ``squeeze`` regroup
 whole axes only, a cut axis staying one axis of its own.
 """
@@ -234,3 +235,30 @@ def _getitem(func, args, kwargs):
     out_lay = Layout(tuple(shape), lay.dims, tuple(None if s is None else split_map[s] for s in lay.split),
                      tuple(sizes))
     return wrap(local(x)[tuple(local_key)], out_lay, x._dcomm)
+
+
+@register(torch.unbind, torch.Tensor.unbind, torch.split, torch.Tensor.split, torch.chunk, torch.Tensor.chunk,
+          torch.tensor_split, torch.Tensor.tensor_split)
+def _pieces(func, args, kwargs):
+    """``unbind`` / ``split`` / ``chunk`` along a whole axis (``q, k, v = qkv.unbind(0)``): local, each piece
+    keeping the cuts of the other axes."""
+    x = args[0]
+    lay = x._dlayout
+    nd = len(lay.shape)
+    if func in (torch.unbind, torch.Tensor.unbind):
+        dim = (args[1] if len(args) > 1 else kwargs.get("dim", 0)) % nd
+    else:
+        dim = (args[2] if len(args) > 2 else kwargs.get("dim", 0)) % nd
+    if lay.axis_dim[dim] is not None:
+        raise unsupported(func, x, f"it cuts along axis {dim}, which is cut over the ranks")
+    with torch._C.DisableTorchFunctionSubclass():
+        pieces = func(local(x), *args[1:], **kwargs)
+    if func in (torch.unbind, torch.Tensor.unbind):
+        out_lay = lay.reduced((dim,), False)
+        return tuple(wrap(p, out_lay, x._dcomm) for p in pieces)
+    out = []
+    for p in pieces:
+        n = p.shape[dim]
+        out.append(wrap(p, lay.replace(shape=lay.shape[:dim] + (n,) + lay.shape[dim + 1:],
+                                       sizes=lay.sizes[:dim] + ((n,),) + lay.sizes[dim + 1:]), x._dcomm))
+    return tuple(out)

@@ -1,0 +1,136 @@
+"""darray.torch against single-process torch, continued: attention, transposed convolutions, adaptive pooling,
+``align_corners`` interpolation.
+
+As in ``tests/test_torch.py`` (whose helpers this file uses): every check runs
+the same torch call on the whole tensors in this process and on ShardTensors
+of them, and compares the gathered results and the gradients of the inputs
+and weights, on every rank, the verdict agreed over the ranks.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import darray as da  # noqa: E402
+import darray.torch as dt  # noqa: E402
+from darray.testing import agree, assert_raises_everywhere  # noqa: E402
+from test_torch import COMM, P, check_module, close, field, layouts  # noqa: E402
+
+pytestmark = [pytest.mark.mpi, pytest.mark.numpy_only(reason="torch blocks of their own; the local backend is moot")]
+
+DTYPES = [torch.float64, torch.float32]
+
+
+def check_function(fn, inputs, kws, dtype, params=(), loss=lambda y: (y.sin() ** 2).mean()):
+    """``fn(*inputs)`` with the inputs cut by ``kws`` (None: left whole) == on whole tensors: output, loss and the
+    gradients of every input and of ``params`` (tensors every rank holds whole), agreed over the ranks."""
+    inputs = [t.to(dtype) for t in inputs]
+    mine = [p.detach().to(dtype).requires_grad_() for p in params]
+    ref = [p.detach().to(dtype).requires_grad_() for p in params]
+    cut = [dt.shard(t, requires_grad=True, **kw) if kw is not None else t.clone().requires_grad_()
+           for t, kw in zip(inputs, kws)]
+    whole = [t.clone().requires_grad_() for t in inputs]
+    y = fn(*cut, *mine)
+    lv = loss(y)
+    lv.backward()
+    yr = fn(*whole, *ref)
+    lr = loss(yr)
+    lr.backward()
+    problems = []
+    if not isinstance(y, dt.ShardTensor):
+        problems.append(f"output is {type(y).__name__}")
+    elif not close(y.full(), yr, dtype):
+        problems.append("output")
+    if not close(lv.detach(), lr.detach(), dtype):
+        problems.append(f"loss {lv.item()} vs {lr.item()}")
+    for i, (a, b) in enumerate(zip(cut, whole)):
+        got = a.grad.full() if isinstance(a, dt.ShardTensor) else a.grad
+        if got is None or not close(got, b.grad, dtype):
+            problems.append(f"gradient of input {i}")
+    for i, (a, b) in enumerate(zip(mine, ref)):
+        if a.grad is None or not close(a.grad, b.grad, dtype):
+            problems.append(f"gradient of parameter {i}")
+    assert not agree(COMM, not problems), f"rank {COMM.rank}: {problems}"
+
+
+# ------------------------------------------------------------------ attention: darray's ring
+def token_layouts(shape):
+    """:func:`layouts` of the token axis (2) of ``(batch, heads, tokens, features)``; at 4 ranks a heads x tokens
+    grid instead of one that cuts the features."""
+    out = [(name, kw) for name, kw in layouts(shape, 2) if "grid" not in kw]
+    if P == 4:
+        out.append(("grid2x2", {"split": (1, 2), "grid": (2, 2)}))
+    return out
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_attention_ring(causal, dtype):
+    """Self-attention, the token axis cut (balanced, uneven with an empty block, thin, batch x tokens grid)."""
+    shape = (2, 2, 11, 4)
+    q, k, v = field(shape, 1), field(shape, 2), field((2, 2, 11, 3), 3)
+    for _, kw in token_layouts(shape):
+        check_function(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=causal),
+                       (q, k, v), (kw, kw, kw), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_attention_keys_of_another_length_and_masks(dtype):
+    """S != L keys (cut on their own sizes), a boolean and an additive mask held whole, an explicit scale."""
+    q, k, v = field((2, 3, 9, 4), 1), field((2, 3, 13, 4), 2), field((2, 3, 13, 4), 3)
+    allowed = field((9, 13), 4) > -0.5
+    bias = field((3, 1, 13), 5)
+    for (_, qkw), (_, kkw) in zip(token_layouts(q.shape), token_layouts(k.shape)):
+        for mask in (allowed, bias.to(dtype)):
+            check_function(lambda a, b, c, m=mask: F.scaled_dot_product_attention(a, b, c, attn_mask=m, scale=0.3),
+                           (q, k, v), (qkw, kkw, kkw), dtype)
+
+
+def test_attention_whole_keys_and_values():
+    """Queries cut, keys and values whole (a replicated context): local, their gradients summed over the ranks."""
+    q, k, v = field((2, 1, 10, 4), 1), field((2, 1, 6, 4), 2), field((2, 1, 6, 4), 3)
+    for _, kw in layouts(q.shape, 2):
+        if "grid" not in kw:
+            check_function(F.scaled_dot_product_attention, (q, k, v), (kw, None, None), torch.float64)
+
+
+class TinyTransformer(nn.Module):
+    """A plain PyTorch attention block over the tokens of a field (channels last): unchanged on a cut."""
+
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv, self.proj, self.norm = nn.Linear(d, 3 * d), nn.Linear(d, d), nn.LayerNorm(d)
+
+    def forward(self, x):  # (B, T, d)
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.proj(y.permute(0, 2, 1, 3).reshape(b, t, d))
+
+
+def test_attention_in_an_unchanged_module():
+    torch.manual_seed(5)
+    for _, kw in layouts((2, 12, 8), 1):
+        check_module(TinyTransformer(), field((2, 12, 8)), kw)
+
+
+def test_attention_refuses_what_it_cannot_reproduce():
+    q = dt.shard(field((1, 1, 8, 4)), split=2)
+    assert_raises_everywhere(NotImplementedError, F.scaled_dot_product_attention, q, q, q, dropout_p=0.1,
+                             match="dropout_p")
+    assert_raises_everywhere(NotImplementedError, F.scaled_dot_product_attention, q, q, q, enable_gqa=True,
+                             match="enable_gqa")
+    if P > 1:
+        assert_raises_everywhere(NotImplementedError, F.scaled_dot_product_attention, q, q, field((1, 1, 8, 4)),
+                                 match="key and value")
+    assert_raises_everywhere(ValueError, F.scaled_dot_product_attention, q, q, q, attn_mask=torch.ones(8, 8),
+                             is_causal=True, match="attn_mask")
