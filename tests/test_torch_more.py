@@ -23,6 +23,7 @@ import darray as da  # noqa: E402
 import darray.torch as dt  # noqa: E402
 from darray.testing import agree, assert_raises_everywhere  # noqa: E402
 from test_torch import COMM, P, check_module, close, field, layouts  # noqa: E402
+from test_torch import _moved as moved  # noqa: E402
 
 pytestmark = [pytest.mark.mpi, pytest.mark.numpy_only(reason="torch blocks of their own; the local backend is moot")]
 
@@ -134,3 +135,53 @@ def test_attention_refuses_what_it_cannot_reproduce():
                                  match="key and value")
     assert_raises_everywhere(ValueError, F.scaled_dot_product_attention, q, q, q, attn_mask=torch.ones(8, 8),
                              is_causal=True, match="attn_mask")
+
+
+# ------------------------------------------------------------------ transposed convolutions: the halo's adjoint
+CONVT = [  # (nsp, kernel, stride, padding, output_padding, dilation, groups)
+    (1, 3, 2, 1, 1, 1, 1), (1, 4, 2, 1, 0, 1, 2), (1, 1, 3, 0, 2, 1, 1),
+    (2, 3, 1, 1, 0, 1, 1), (2, 4, 2, 1, 0, 1, 1), (2, 3, 3, 0, 1, 2, 2), (2, 5, 2, 3, 1, 1, 1),
+    (3, 2, 2, 0, 0, 1, 1), (3, 3, 2, 1, 1, 1, 2),
+]
+
+
+@pytest.mark.parametrize("nsp,k,stride,pad,out_pad,dilation,groups", CONVT, ids=lambda v: str(v))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_conv_transpose(nsp, k, stride, pad, out_pad, dilation, groups, dtype):
+    shape = (2, 4) + (9, 6, 4)[:nsp]
+    convt = {1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}[nsp]
+    torch.manual_seed(6)
+    module = convt(4, 6, k, stride=stride, padding=pad, output_padding=out_pad, dilation=dilation, groups=groups)
+    for _, kw in layouts(shape, 2):
+        check_module(copy.deepcopy(module), field(shape), kw, dtype)
+
+
+def test_conv_transpose_after_conv_and_batch_cut():
+    """An encoder-decoder pair (the transposed convolution reads the convolution's uneven output blocks)."""
+    torch.manual_seed(7)
+    module = nn.Sequential(nn.Conv2d(2, 4, 3, stride=2, padding=1), nn.ReLU(),
+                           nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1))
+    for _, kw in layouts((2, 2, 10, 6), 2):
+        check_module(copy.deepcopy(module), field((2, 2, 10, 6)), kw)
+    check_module(module, field((4, 2, 10, 6)), {"split": 0})
+
+
+@pytest.mark.parametrize("k,stride", [(3, 1), (4, 2), (6, 2)])
+def test_conv_transpose_moves_its_halo(k, stride):
+    """Forward sends what each block's kernel writes past its outputs (``k - stride`` rows over every cut, half to
+    each side) and adds it on the owners; backward moves the same bytes back (a halo exchange)."""
+    n, c, h, w = 2, 3, 12, 5
+    module = nn.ConvTranspose2d(c, c, k, stride=stride, padding=1).double()
+    w_out = (w - 1) * stride - 2 + k
+    expected = (P - 1) * (k - stride) * n * c * w_out * 8
+    module(dt.shard(field((n, c, h, w)), split=2, requires_grad=True)).sum().backward()  # agree on the layouts once
+    assert moved({"split": 2}, (n, c, h, w), module) == (expected, expected)
+
+
+def test_conv_transpose_bad_input():
+    x = dt.shard(field((1, 2, 6)), split=2)
+    assert_raises_everywhere(ValueError, F.conv_transpose1d, x, torch.ones(2, 2, 3), stride=2, output_padding=2,
+                             match="output padding")
+    if P > 1:
+        assert_raises_everywhere(NotImplementedError, F.conv_transpose1d, dt.shard(field((1, 4, 6)), split=1),
+                                 torch.ones(4, 2, 3), match="channel axis")

@@ -19,6 +19,10 @@ meets one is looked up in a table of rules (:func:`register`):
   stride, dilation, groups): a halo exchange of the rows the kernel reads,
   with its adjoint in backward; ``F.pad`` on a cut axis is folded into the
   next convolution's halo;
+- ``conv_transpose1d/2d/3d`` (stride, padding, output_padding, dilation,
+  groups): each block writes past its outputs into ghost cells that are
+  sent to their owners and added (the halo's adjoint), a halo exchange in
+  backward;
 - max / avg pooling, ``interpolate`` / ``Upsample`` (nearest, linear modes;
   integer factors), ``pad``;
 - ``scaled_dot_product_attention`` with the token axis cut: darray's ring
@@ -64,7 +68,7 @@ from __future__ import annotations
 
 from ._collective import halo, promote, sync_gradients
 from ._tensor import RULES, ShardTensor, local, register, shard, unsupported, wrap
-from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear, _attention  # register the rules
+from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear, _attention, _convt  # noqa: F401
 
 __all__ = ["ShardTensor", "shard", "register", "local", "wrap", "unsupported", "RULES", "sync_gradients", "halo",
            "promote"]
