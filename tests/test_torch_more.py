@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -19,7 +18,6 @@ torch = pytest.importorskip("torch")
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import darray as da  # noqa: E402
 import darray.torch as dt  # noqa: E402
 from darray.testing import agree, assert_raises_everywhere  # noqa: E402
 from test_torch import COMM, P, check_module, close, field, layouts  # noqa: E402
@@ -30,9 +28,10 @@ pytestmark = [pytest.mark.mpi, pytest.mark.numpy_only(reason="torch blocks of th
 DTYPES = [torch.float64, torch.float32]
 
 
-def check_function(fn, inputs, kws, dtype, params=(), loss=lambda y: (y.sin() ** 2).mean()):
+def check_function(fn, inputs, kws, dtype, params=(), loss=lambda y: (y.sin() ** 2).mean(), whole_out=False):
     """``fn(*inputs)`` with the inputs cut by ``kws`` (None: left whole) == on whole tensors: output, loss and the
-    gradients of every input and of ``params`` (tensors every rank holds whole), agreed over the ranks."""
+    gradients of every input and of ``params`` (tensors every rank holds whole), agreed over the ranks.
+    ``whole_out``: the output is whole on every rank (a plain tensor) at more than one rank."""
     inputs = [t.to(dtype) for t in inputs]
     mine = [p.detach().to(dtype).requires_grad_() for p in params]
     ref = [p.detach().to(dtype).requires_grad_() for p in params]
@@ -46,7 +45,10 @@ def check_function(fn, inputs, kws, dtype, params=(), loss=lambda y: (y.sin() **
     lr = loss(yr)
     lr.backward()
     problems = []
-    if not isinstance(y, dt.ShardTensor):
+    if whole_out and P > 1:
+        if isinstance(y, dt.ShardTensor) or not close(y, yr, dtype):
+            problems.append("whole output")
+    elif not isinstance(y, dt.ShardTensor):
         problems.append(f"output is {type(y).__name__}")
     elif not close(y.full(), yr, dtype):
         problems.append("output")
@@ -185,3 +187,58 @@ def test_conv_transpose_bad_input():
     if P > 1:
         assert_raises_everywhere(NotImplementedError, F.conv_transpose1d, dt.shard(field((1, 4, 6)), split=1),
                                  torch.ones(4, 2, 3), match="channel axis")
+
+
+# ------------------------------------------------------------------ adaptive pooling, general linear resizing
+ADAPTIVE = {  # kind: (module, input shape, block sizes of axis 2 at 2, 3, 4 ranks whose edges are window edges)
+    "avg-halves": (lambda: nn.AdaptiveAvgPool2d((6, 3)), (2, 3, 12, 7), {2: [6, 6], 3: [4, 0, 8], 4: [2, 4, 0, 6]}),
+    "max-halves": (lambda: nn.AdaptiveMaxPool2d((6, None)), (2, 3, 12, 7), {2: [6, 6], 3: [4, 0, 8], 4: [2, 4, 0, 6]}),
+    "avg-uneven-windows": (lambda: nn.AdaptiveAvgPool1d(4), (2, 3, 10), {2: [5, 5], 3: [5, 0, 5], 4: [5, 0, 5, 0]}),
+    "max-uneven-windows": (lambda: nn.AdaptiveMaxPool3d((4, 2, 1)), (1, 2, 10, 5, 3),
+                           {2: [5, 5], 3: [5, 0, 5], 4: [0, 5, 5, 0]}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ADAPTIVE))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_adaptive_pool(kind, dtype):
+    make, shape, sizes = ADAPTIVE[kind]
+    for kw in [{"split": 2, "sizes": {2: sizes[P]}}] if P > 1 else [{"split": 2}]:
+        check_module(make(), field(shape), kw, dtype)
+
+
+@pytest.mark.parametrize("avg", [True, False], ids=["avg", "max"])
+def test_adaptive_pool_global(avg):
+    """Pooled to one cell along a cut axis (``AdaptiveAvgPool2d(1)``): a reduction over the ranks; whole result."""
+    pool = F.adaptive_avg_pool2d if avg else F.adaptive_max_pool2d
+    for _, kw in layouts((2, 3, 9, 6), 2):
+        if "grid" in kw:  # the other cut axis (3) pooled to 2 windows of 3 cells: each inside its block
+            check_function(lambda a: pool(a, (1, 2)), (field((2, 3, 9, 6)),), (kw,), torch.float64)
+        else:
+            check_function(lambda a: pool(a, 1), (field((2, 3, 9, 6)),), (kw,), torch.float64, whole_out=True)
+
+
+def test_adaptive_pool_refuses_straddling_windows():
+    if P > 1:
+        x = dt.shard(field((1, 2, 12, 4)), split=2, sizes={2: [5] + [7 - (P - 2)] + [1] * (P - 2)})
+        msg = assert_raises_everywhere(NotImplementedError, F.adaptive_avg_pool2d, x, (6, 4), match="straddle")
+        assert "global shape (1, 2, 12, 4)" in msg and "no window across a block edge" in msg
+
+
+RESIZE = {
+    "bilinear-align": lambda: nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
+    "linear-align-size": lambda: nn.Upsample(size=20, mode="linear", align_corners=True),
+    "trilinear-align": lambda: nn.Upsample(size=(11, 7, 4), mode="trilinear", align_corners=True),
+    "bilinear-fraction": lambda: nn.Upsample(scale_factor=1.5, mode="bilinear"),
+    "bilinear-down": lambda: nn.Upsample(size=(5, 3), mode="bilinear"),
+    "linear-down-align": lambda: nn.Upsample(size=4, mode="linear", align_corners=True),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RESIZE))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_linear_resize(kind, dtype):
+    shape = {"linear-align-size": (2, 3, 13), "linear-down-align": (2, 3, 13), "trilinear-align": (1, 2, 7, 6, 5)}
+    shape = shape.get(kind, (2, 3, 13, 8))
+    for _, kw in layouts(shape, 2):
+        check_module(RESIZE[kind](), field(shape), kw, dtype)

@@ -23,8 +23,10 @@ meets one is looked up in a table of rules (:func:`register`):
   groups): each block writes past its outputs into ghost cells that are
   sent to their owners and added (the halo's adjoint), a halo exchange in
   backward;
-- max / avg pooling, ``interpolate`` / ``Upsample`` (nearest, linear modes;
-  integer factors), ``pad``;
+- max / avg pooling; adaptive avg / max pooling where no output window
+  crosses a block edge (pooled to one cell: a reduction over the ranks);
+  ``interpolate`` / ``Upsample`` (nearest by integer factors; linear,
+  bilinear, trilinear at any size, ``align_corners`` or not), ``pad``;
 - ``scaled_dot_product_attention`` with the token axis cut: darray's ring
   attention (causal or not, masks held whole), the ring again in backward;
 - BatchNorm / GroupNorm / InstanceNorm / LayerNorm: statistics summed over
@@ -68,7 +70,8 @@ from __future__ import annotations
 
 from ._collective import halo, promote, sync_gradients
 from ._tensor import RULES, ShardTensor, local, register, shard, unsupported, wrap
-from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear, _attention, _convt  # noqa: F401
+from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear  # noqa: F401  (register the rules)
+from . import _attention, _convt, _adaptive  # noqa: F401
 
 __all__ = ["ShardTensor", "shard", "register", "local", "wrap", "unsupported", "RULES", "sync_gradients", "halo",
            "promote"]

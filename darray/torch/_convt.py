@@ -18,8 +18,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .._backend import namespace_of
 from .._api.overlap import with_halo
+from .._backend import namespace_of
 from .._core import DArray
 from .._core.halo import accumulate_halos
 from .._errors import message
@@ -107,7 +107,7 @@ def _conv_transpose(func, args, kwargs):
     if lay.axis_dim[1] is not None:
         raise unsupported(func, x, "the channel axis (1) is cut; it must be whole on every block")
     if isinstance(b["padding"], str):
-        raise ValueError(message(name, "padding must be numbers for a transposed convolution", b["padding"]))
+        raise TypeError(message(name, "padding must be numbers for a transposed convolution", b["padding"]))
     stride = ntuple(name, "stride", b["stride"], nsp)
     pad = ntuple(name, "padding", b["padding"], nsp)
     out_pad = ntuple(name, "output_padding", b["output_padding"], nsp)
