@@ -46,6 +46,7 @@ EXAMPLES: dict[str, list[str]] = {
     "cfd_cavity": ["--steps", "300"],
     "train_surrogate": ["--n", "256", "--steps", "200", "--every", "40", "--no-progress"],
     "train_vit_surrogate": ["--n", "64", "--steps", "100", "--every", "20", "--no-progress"],
+    "torch_unet_unchanged": ["--n", "32", "--steps", "30"],
 }
 
 #: The scaling plot of the committed benchmark run (``darray bench --size medium``), shown in the gallery

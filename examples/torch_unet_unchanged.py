@@ -14,14 +14,18 @@ learning rate, in one process as much as on many).
 Each rank also trains the same model in one process on the whole field
 (plain torch) and the script compares: the losses step by step and the
 weights at the end (``--check`` fails above 1e-12 relative in float64).
+With ``--plot PATH`` (matplotlib) it also trains on every smaller power of
+two of ranks (sub-communicators of the same run: 1 and 2 ranks out of 4)
+and draws their loss curves against plain torch's, and how far apart they
+are, step by step.
 
     mpiexec -n 4 python examples/torch_unet_unchanged.py --n 32 --steps 5 --check
+    mpiexec -n 4 python examples/torch_unet_unchanged.py --n 32 --steps 30 --plot unet.png
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 
 import torch
@@ -88,6 +92,20 @@ def train(model, x, y, steps: int, lr: float):
     return losses
 
 
+def layout(p: int):
+    """Rows over the ranks; a 2 x (P/2) grid of rows and columns from four ranks on."""
+    return ((2, 3), (2, p // 2)) if p >= 4 and p % 2 == 0 else (2, None)
+
+
+def train_cut(comm, x, y, steps: int, lr: float, width: int, dtype):
+    """The UNet (seed 0) trained on ``x`` cut over the ranks of ``comm``: its losses and the model."""
+    split, grid = layout(comm.size)
+    torch.manual_seed(0)
+    model = UNet(width=width).to(dtype)
+    cut = {"split": split, "grid": grid, "comm": comm}
+    return train(model, dt.shard(x, **cut), dt.shard(y, **cut), steps, lr), model
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=32, help="field size (divisible by 4: two poolings)")
@@ -97,35 +115,74 @@ def main(argv=None) -> int:
     ap.add_argument("--lr", type=float, default=5e-2)
     ap.add_argument("--float32", action="store_true")
     ap.add_argument("--check", action="store_true", help="fail unless the losses and weights equal plain torch")
+    ap.add_argument("--plot", metavar="PATH", help="also train on fewer ranks and draw the loss curves (rank 0)")
     args = ap.parse_args(argv)
     dtype = torch.float32 if args.float32 else torch.float64
     tol = 1e-5 if args.float32 else 1e-12
     comm = da.default_communicator()
     p = comm.size
-    # rows over the ranks; a 2 x (P/2) grid of rows and columns from four ranks on
-    split, grid = ((2, 3), (2, p // 2)) if p >= 4 and p % 2 == 0 else (2, None)
-
-    torch.manual_seed(0)
-    model = UNet(width=args.width).to(dtype)
-    reference = copy.deepcopy(model)
     x, y = data(args.n, args.batch, dtype)
 
-    losses = train(model, dt.shard(x, split=split, grid=grid), dt.shard(y, split=split, grid=grid), args.steps,
-                   args.lr)
+    losses, model = train_cut(comm, x, y, args.steps, args.lr, args.width, dtype)
+    torch.manual_seed(0)
+    reference = UNet(width=args.width).to(dtype)
     expected = train(reference, x, y, args.steps, args.lr)
 
     loss_err = max(abs(a - b) / abs(b) for a, b in zip(losses, expected))
     weight_err = max(((a - b).abs().max() / b.abs().max()).item()
                      for a, b in zip(model.parameters(), reference.parameters()))
     if comm.rank == 0:
+        split, grid = layout(p)
         print(f"# {p} rank(s), split {split}, grid {grid}, {dtype}")
         print("losses " + " ".join(f"{v:.6e}" for v in losses))
         print(f"relative difference to one-process torch: losses {loss_err:.1e}, weights {weight_err:.1e}")
+    curves = {p: losses}
+    if args.plot:
+        q = p // 2
+        while q >= 1:  # the ranks in groups of q (sub-communicators), each group training on its own
+            if p % q == 0:
+                sub = comm.sub((p // q, q), (False, True))
+                curves[q] = train_cut(sub, x, y, args.steps, args.lr, args.width, dtype)[0]
+                if comm.rank == 0:
+                    err = max(abs(a - b) / abs(b) for a, b in zip(curves[q], expected))
+                    print(f"{q} rank(s): relative difference to one-process torch: losses {err:.1e}")
+            q //= 2
+        if comm.rank == 0:
+            plot(curves, expected, args, dtype)
     ok = loss_err <= tol and weight_err <= tol * 10
     if args.check and not ok:
         print(f"rank {comm.rank}: differs from plain torch beyond {tol}", file=sys.stderr)
         return 1
     return 0
+
+
+def plot(curves: dict, expected: list, args, dtype) -> None:
+    """Loss curves at every rank count over plain torch's, and their relative difference, to ``args.plot``."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        print(f"{args.plot}: skipped (matplotlib is not installed; pip install 'darray[viz]')")
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = range(1, len(expected) + 1)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.4, 3.0), layout="constrained")
+    left.semilogy(steps, expected, color="0.75", lw=5, label="plain torch, 1 process")
+    markers = iter("o^sv")
+    for q in sorted(curves):
+        left.semilogy(steps, curves[q], ls="none", marker=next(markers), ms=3.5, label=f"darray.torch, {q} rank(s)")
+        diff = [max(abs(a - b) / abs(b), 1e-17) for a, b in zip(curves[q], expected)]
+        right.semilogy(steps, diff, marker="o", ms=3, label=f"{q} rank(s)")
+    left.set(xlabel="SGD step", ylabel="MSE loss", title=f"UNet {args.n}x{args.n}, unchanged")
+    left.legend(fontsize=7)
+    right.set(xlabel="SGD step", ylabel="|loss - torch's| / torch's", ylim=(1e-17, 1e-10),
+              title=f"difference to plain torch ({str(dtype).split('.')[-1]})")
+    right.legend(fontsize=7)
+    fig.savefig(args.plot, dpi=80)
+    print(f"wrote {args.plot}")
 
 
 if __name__ == "__main__":
