@@ -15,13 +15,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import torch.nn as nn
+import torch.nn.functional as F
 
-import darray.torch as dt  # noqa: E402
-from darray.testing import agree, assert_raises_everywhere  # noqa: E402
-from test_torch import COMM, P, check_module, close, field, layouts  # noqa: E402
-from test_torch import _moved as moved  # noqa: E402
+import darray.torch as dt
+from darray.testing import agree, assert_raises_everywhere
+from test_torch import COMM, P, check_module, close, field, layouts
+from test_torch import _moved as moved
 
 pytestmark = [pytest.mark.mpi, pytest.mark.numpy_only(reason="torch blocks of their own; the local backend is moot")]
 

@@ -70,8 +70,8 @@ from __future__ import annotations
 
 from ._collective import halo, promote, sync_gradients
 from ._tensor import RULES, ShardTensor, local, register, shard, unsupported, wrap
-from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear  # noqa: F401  (register the rules)
-from . import _attention, _convt, _adaptive  # noqa: F401
+from . import _elementwise, _reduce, _pad, _conv, _norm, _resample, _linear  # (the rules register themselves)
+from . import _attention, _convt, _adaptive
 
 __all__ = ["ShardTensor", "shard", "register", "local", "wrap", "unsupported", "RULES", "sync_gradients", "halo",
            "promote"]
