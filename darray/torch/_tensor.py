@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from .._comm import default_communicator
+from .._comm.base import Communicator
 from .._core import DArray
 from .._errors import message
 from .._layout import Layout
@@ -115,7 +116,7 @@ class ShardTensor(torch.Tensor):
     """
 
     _dlayout: Layout
-    _dcomm: object
+    _dcomm: Communicator
     _dpad: object = None
 
     @classmethod
