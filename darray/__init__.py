@@ -36,6 +36,7 @@ from ._api.sets import isin, unique_all, unique_counts, unique_inverse, unique_v
 from ._api.sorting import argsort, sort
 from ._api.statistical import all, any, max, mean, min, prod, std, sum, var
 from ._comm import Communicator, default_communicator
+from ._comm import launched_by_mpi as _launched_by_mpi
 from ._debug import CollectiveMismatch, RanksLeft
 from ._config import config
 from ._core import DArray
@@ -135,4 +136,8 @@ from .tracer import _trace_script
 
 _trace_script()  # DARRAY_TRACE=1 traces the whole script: recording must start at import
 output._silence_if_asked()  # DARRAY_PRINT=rank0
+if _launched_by_mpi():  # one report for an error raised on several ranks (darray._comm.failure)
+    from ._comm.failure import install_error_hook as _install_error_hook
+
+    _install_error_hook()
 # `print` is darray.print (rank 0 only) but not in __all__: `from darray import *` must not replace the builtin.

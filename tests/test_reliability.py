@@ -47,19 +47,20 @@ def test_exception_on_one_rank_ends_the_job():
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert elapsed < 15, f"job took {elapsed:.1f} s to end"
-    assert "uncaught exception on rank 1 of 3" in out
-    assert "boom on rank 1" in out
+    assert "uncaught exception on rank 1 of 3; aborting the job" in out
+    assert "boom on rank 1" in out and out.count("Traceback") == 1
+    assert "ranks 0, 2 raised nothing" in out or ("rank 0 raised nothing" in out and "rank 2 raised nothing" in out)
 
 
 def test_abort_hook_can_be_disabled(monkeypatch):
-    import darray._comm.mpi as mpi
+    import darray._comm.failure as failure
 
     class Fake:
         size, rank = 2, 0
 
     monkeypatch.setenv("DARRAY_ABORT_ON_ERROR", "0")
     before = sys.excepthook
-    mpi.install_abort_hook(Fake())
+    failure.install_abort_hook(Fake())
     assert sys.excepthook is before
 
 
@@ -141,3 +142,48 @@ def test_debug_compares_replicated_arguments(case, tmp_path):
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
     verdicts = [(tmp_path / f"rank{r}.txt").read_text() for r in range(2)]
     assert all(v.startswith("CollectiveMismatch") for v in verdicts), verdicts
+
+
+def _tracebacks(out: str) -> int:
+    return out.count("Traceback (most recent call last)")
+
+
+@pytest.mark.parametrize("nprocs", [2, 3, 4])
+def test_the_same_error_on_every_rank_prints_one_traceback(nprocs):
+    """``x[:, :10] + x`` raises on every rank: one traceback, the ranks named, darray's frames hidden."""
+    proc, elapsed = _run("same_error.py", nprocs)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert _tracebacks(out) == 1, out
+    same = "rank 1" if nprocs == 2 else f"ranks 1-{nprocs - 1}"
+    assert f"uncaught exception on rank 0 of {nprocs} (the same error on {same}); aborting the job" in out, out
+    assert "y = x[:, :10] + x" in out and "ValueError: add: shapes cannot be broadcast together" in out, out
+    assert "darray/_core" not in out and "internal frames hidden; DARRAY_DEBUG=1 shows them" in out, out
+    assert "MPI_Abort" not in out, out  # every rank raised: they leave together, no abort banner
+    assert len(out.splitlines()) <= 10, out
+
+
+def test_debug_shows_darray_frames_of_the_one_traceback():
+    proc, elapsed = _run("same_error.py", 2, env={"DARRAY_DEBUG": "1"})
+    out = proc.stdout + proc.stderr
+    assert _tracebacks(out) == 1 and "darray/_core/elementwise.py" in out and "hidden" not in out, out
+
+
+def test_different_errors_print_each_traceback_once_with_its_ranks():
+    proc, elapsed = _run("same_error.py", 4, args=("different",))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert _tracebacks(out) == 2, out
+    assert "uncaught exceptions on 4 of 4 ranks, 2 different errors" in out, out
+    assert "darray: on ranks 0, 2:" in out and "darray: on ranks 1, 3:" in out, out
+    assert out.count("RuntimeError: odd ranks fail") == 1 and out.count("KeyError: 'even ranks fail'") == 1, out
+
+
+def test_darray_run_prints_one_traceback_without_launcher_frames():
+    proc = subprocess.run([sys.executable, "-m", "darray.cli", "run", "-n", "3", str(SCRIPTS / "same_error.py")],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert _tracebacks(out) == 1 and "the same error on ranks 1-2" in out, out
+    assert "mpi4py" not in out and "runpy" not in out and "darray/_core" not in out, out

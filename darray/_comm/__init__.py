@@ -48,7 +48,8 @@ def make_communicator(name: str) -> Communicator:
             raise ImportError(f"darray: transport {name!r} needs mpi4py; install it with pip install 'darray[mpi]'")
         from .._threads import oversubscribed, settle_threads
         from . import watch
-        from .mpi import MPICommunicator, install_abort_hook
+        from .failure import install_abort_hook
+        from .mpi import MPICommunicator
 
         comm = MPICommunicator()
         install_abort_hook(comm)

@@ -8,8 +8,6 @@ staged through host memory otherwise.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +19,7 @@ from .._layout import coords_of, volume
 from . import signature, watch
 from .base import REDUCE_OPS, BoundExchange, BoundStrips, DoneRequest, Region, copy_region, nan_carrying, split_self
 
-__all__ = ["MPICommunicator", "install_abort_hook"]
+__all__ = ["MPICommunicator"]
 
 
 def _mpi():
@@ -92,8 +90,6 @@ class _Staged:
 #: so persistent requests started in any order still match (rotating tags stay below it).
 KEYED_TAG = 32000
 KEYED_MAX = 700  # messages per pair and keyed exchange; MPI guarantees tags up to 32767
-#: Seconds an interrupted rank waits for the others to be interrupted too, so that they all exit together.
-INTERRUPT_MEET = 2.0
 _BOOL_ORDER = {"min": "land", "max": "lor"}
 
 
@@ -576,47 +572,3 @@ def _keyed_tags(messages) -> list[int]:
         seen[peer] = k + 1
         tags.append(KEYED_TAG + k)
     return tags
-
-
-def install_abort_hook(comm: MPICommunicator) -> None:
-    """Make an uncaught exception on any rank end the whole job, not hang the others.
-
-    Ctrl-C (``KeyboardInterrupt``, which reaches every rank at once) prints one
-    line, ``darray: interrupted on rank 0; job aborted``, and every rank exits
-    with status 130. ``DARRAY_DEBUG=1`` shows the tracebacks.
-    Opt out with ``DARRAY_ABORT_ON_ERROR=0``.
-    """
-    if os.environ.get("DARRAY_ABORT_ON_ERROR", "1") == "0" or comm.size == 1:
-        return
-    previous = sys.excepthook
-
-    def hook(kind, value, tb):
-        if issubclass(kind, KeyboardInterrupt) and not _debug.enabled:
-            _interrupted(comm)
-        sys.stderr.write(f"darray: uncaught exception on rank {comm.rank} of {comm.size}; aborting the job\n")
-        previous(kind, value, tb)
-        sys.stderr.flush()
-        comm.comm.Abort(1)
-
-    sys.excepthook = hook
-
-
-def _interrupted(comm: MPICommunicator) -> None:
-    """Ctrl-C: rank 0 prints one line; every rank leaves with status 130 (128 + SIGINT), all at once.
-
-    No ``MPI_Abort``: ``mpiexec`` kills the other ranks then and may print a banner for each; every rank got
-    the signal anyway. It does the same when one rank exits before the others, so the interrupted ranks first
-    meet (:meth:`~darray._comm.watch.Departures.meet`, after rank 0 has printed) and then exit together. A rank
-    interrupted alone waits :data:`INTERRUPT_MEET` seconds for the others, then leaves and the ranks waiting for
-    it raise :class:`~darray._debug.RanksLeft`.
-    """
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the exit
-    if comm.rank == 0:
-        sys.stderr.write("darray: interrupted on rank 0; job aborted\n")
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if not comm.departures.meet(INTERRUPT_MEET):
-        comm.departures.announce()
-    os._exit(130)
