@@ -206,6 +206,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.nprocs < 1:
         print(f"darray run: -n must be at least 1; got {args.nprocs}", file=sys.stderr)
         return 2
+    if args.script not in ("-", "-m", "-c") and not os.path.isfile(args.script):
+        # (else every rank's mpi4py runner prints its own traceback for the missing file)
+        print(f"darray run: no such script: {args.script}"
+              f"{' (a directory)' if os.path.isdir(args.script) else ''}", file=sys.stderr)
+        return 2
     return _launch(args.nprocs, [args.script, *args.args])
 
 
@@ -258,12 +263,19 @@ def _ints(text: str) -> tuple:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    """``--grid`` alone (``--split auto``) cuts the axes that suit the grid; bad options print one line."""
     split = args.split if args.split == "auto" else (None if args.split.lower() == "none" else _ints(args.split))
     if isinstance(split, tuple) and len(split) == 1:
         split = split[0]
-    grid = _ints(args.grid) if args.grid else None
-    print(darray.explain(tuple(args.shape), nprocs=args.nprocs, split=split, grid=grid, halo=args.halo,
-                         boundary=args.boundary, itemsize=args.itemsize))
+    try:
+        grid = _ints(args.grid) if args.grid else None
+        text = darray.explain(tuple(args.shape), nprocs=args.nprocs, split=split, grid=grid, halo=args.halo,
+                              boundary=args.boundary, itemsize=args.itemsize)
+    except (ValueError, TypeError) as error:  # bad options: one line, not a traceback
+        text = str(error)
+        print(f"darray {text if text.startswith('explain') else 'explain: ' + text}", file=sys.stderr)
+        return 2
+    print(text)
     return 0
 
 

@@ -45,3 +45,25 @@ def test_explain_command_prints_what_darray_explain_predicts(capsys):
     assert capsys.readouterr().out.strip() == str(want).strip()
     assert cli.main(["explain", "100", "60", "-n", "4", "--split", "0,1", "--grid", "2,2", "--halo", "2"]) == 0
     assert "grid=(2, 2) split=(0, 1) halo=(2, 2)" in capsys.readouterr().out
+
+
+def test_explain_with_a_grid_alone_cuts_the_axes_of_the_grid(capsys):
+    """``darray explain 4096 4096 -n 4 --grid 2,2`` (split 'auto'): the grid's axes are chosen, no traceback."""
+    assert cli.main(["explain", "4096", "4096", "-n", "4", "--grid", "2,2"]) == 0
+    assert "grid=(2, 2) split=(0, 1)" in capsys.readouterr().out
+
+
+def test_explain_prints_one_line_for_bad_options(capsys):
+    assert cli.main(["explain", "4096", "4096", "-n", "4", "--grid", "3,2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("darray explain: grid dims must be positive and multiply to the number of ranks")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert cli.main(["explain", "64", "-n", "4", "--grid", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("darray explain: ") and len(err.splitlines()) == 1
+
+
+def test_run_names_a_missing_script_in_one_line(capsys, tmp_path):
+    assert cli.main(["run", "-n", "2", str(tmp_path / "nothere.py")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"darray run: no such script: {tmp_path / 'nothere.py'}\n"

@@ -893,3 +893,16 @@ def test_repeated_asarray_of_numpy_arrays(monkeypatch):
         assert da.asarray(a, halo=1).layout.halo == (1, 1)
         with pytest.raises(TypeError):
             da.asarray(np.array(["a", "b"]))
+
+
+def test_two_named_split_axes_cut_both_at_four_ranks(comm):
+    """``split=(0, 1)`` without a grid: both axes are cut where the ranks allow it (2 x 2 at 4 ranks)."""
+    g = np.arange(64.0 * 64).reshape(64, 64)
+    x = da.asarray(g, split=(0, 1))
+    want = {1: (1, 1), 2: (2, 1), 3: (3, 1), 4: (2, 2)}.get(comm.size)
+    if want is not None:
+        assert x._layout.dims == want
+    assert_equal(x, g)
+    y = da.zeros((64, 64), split="auto", grid=(comm.size,))  # 'auto' with a grid: the grid kept, an axis chosen
+    if comm.size > 1:  # (one rank: nothing is cut)
+        assert (y._layout.dims, y._layout.split) == ((comm.size,), (0,))

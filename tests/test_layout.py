@@ -487,7 +487,7 @@ def test_flat_sizes_on_a_grid_of_one():
     ((8,), dict(split=1), ValueError, "axis out of bounds"),
     ((8,), dict(split=-2), ValueError, "axis out of bounds"),
     ((), dict(split=0), ValueError, "a 0-d array cannot be split"),
-    ((8,), dict(split="auto", grid=(2,)), ValueError, "split='auto' chooses the grid itself"),
+    ((8,), dict(split="auto", grid=(1, 2)), ValueError, "a grid of 2 dims cannot cut a 1-d array"),
     ((8, 8), dict(split=0, grid=(1, 2)), ValueError, "an integer split needs a 1-d grid"),
     ((8, 8), dict(split=(0, None)), ValueError, "a split with None entries needs explicit grid dims"),
     ((8, 8), dict(split=(0, 1), grid=(2,)), ValueError, "split needs one entry per grid dimension"),
@@ -505,3 +505,27 @@ def test_create_remembers_layouts_but_not_across_spec_types():
     for bad in (dict(halo=(1.0, 0)), dict(halo=(True, 0)), dict(split=0.0)):  # equal hashes, other types: refused
         with pytest.raises((TypeError, ValueError)):
             Layout.create("t", (10, 4), nprocs=3, **{"split": 0, "halo": (1, 0), **bad})
+
+
+@pytest.mark.parametrize("shape, nprocs, grid, split", [
+    ((4096, 4096), 4, (2, 2), (0, 1)),
+    ((4096, 4096), 2, (2,), (0,)),
+    ((3, 1000, 1000), 4, (2, 2), (1, 2)),
+    ((1000, 3), 4, (4,), (0,)),
+])
+def test_auto_split_with_a_grid_cuts_the_axes_that_suit_it(shape, nprocs, grid, split):
+    """``split='auto'`` with ``grid=``: the grid is kept and the axes are chosen (``darray explain --grid 2,2``)."""
+    layout = Layout.create(FUNC, shape, nprocs, split="auto", grid=grid)
+    assert (layout.dims, layout.split) == (grid, split)
+
+
+@pytest.mark.parametrize("shape, nprocs, dims", [
+    ((4096, 4096), 4, (2, 2)),   # equal load either way: both named axes are cut
+    ((4096, 1024), 4, (2, 2)),
+    ((64, 64, 64), 8, (4, 2)),   # split=(0, 1) of a 3-d array
+    ((1, 4096), 4, (1, 4)),      # cutting the 1-long axis would make blocks larger: one axis only
+    ((4096, 4096), 3, (3, 1)),   # a prime number of ranks cuts one axis
+])
+def test_two_named_split_axes_are_both_cut(shape, nprocs, dims):
+    layout = Layout.create(FUNC, shape, nprocs, split=(0, 1))
+    assert layout.dims == dims

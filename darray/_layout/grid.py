@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from math import prod
 
-__all__ = ["coords_of", "rank_of", "plan_grid", "factorizations"]
+__all__ = ["coords_of", "rank_of", "plan_grid", "plan_axes", "factorizations"]
 
 
 def coords_of(rank: int, dims: Sequence[int]) -> tuple[int, ...]:
@@ -65,11 +65,14 @@ def _cost(shape: Sequence[int], parts: Sequence[int], halo: Sequence[int]) -> tu
     return (largest, surface, nsplit, tuple(-p for p in parts))
 
 
-def plan_grid(shape: Sequence[int], nprocs: int, halo: Sequence[int] | None = None) -> tuple[int, ...]:
+def plan_grid(shape: Sequence[int], nprocs: int, halo: Sequence[int] | None = None,
+              every_axis: bool = False) -> tuple[int, ...]:
     """Number of blocks along every axis of ``shape`` for ``nprocs`` processes.
 
     Minimises, in order: the largest block, the halo surface a block exchanges,
-    the number of split axes; ties go to leading axes.
+    the number of split axes; ties go to leading axes. ``every_axis`` (the user
+    named these axes to cut): after the largest block, prefer cutting every
+    axis (``split=(0, 1)`` on 4 ranks for 4096 x 4096 gives 2 x 2, not 4 x 1).
 
     Examples
     --------
@@ -78,6 +81,10 @@ def plan_grid(shape: Sequence[int], nprocs: int, halo: Sequence[int] | None = No
     >>> plan_grid((1024, 1024), 16, halo=(1, 1))
     (4, 4)
     >>> plan_grid((3, 1000), 4)
+    (1, 4)
+    >>> plan_grid((4096, 4096), 4), plan_grid((4096, 4096), 4, every_axis=True)
+    ((4, 1), (2, 2))
+    >>> plan_grid((1, 4096), 4, every_axis=True)  # cutting axis 0 too would make blocks larger
     (1, 4)
     """
     shape = tuple(shape)
@@ -88,4 +95,33 @@ def plan_grid(shape: Sequence[int], nprocs: int, halo: Sequence[int] | None = No
     if not shape:
         return ()
     halo = tuple(halo) if halo is not None else (0,) * len(shape)
-    return min(factorizations(nprocs, len(shape)), key=lambda parts: _cost(shape, parts, halo))
+
+    def cost(parts):
+        largest, *rest = _cost(shape, parts, halo)
+        return (largest, every_axis and any(p == 1 for p in parts), *rest)
+
+    return min(factorizations(nprocs, len(shape)), key=cost)
+
+
+def plan_axes(shape: Sequence[int], dims: Sequence[int], halo: Sequence[int] | None = None) -> tuple[int, ...]:
+    """The axes of ``shape`` (ascending) that grid dims ``dims`` should cut: the cheapest by :func:`plan_grid`'s costs.
+
+    ``len(dims)`` must not exceed ``len(shape)``.
+
+    >>> plan_axes((4096, 4096), (2, 2))
+    (0, 1)
+    >>> plan_axes((3, 1000, 1000), (2, 2))
+    (1, 2)
+    """
+    from itertools import combinations
+
+    shape = tuple(shape)
+    halo = tuple(halo) if halo is not None else (0,) * len(shape)
+
+    def parts(axes):
+        out = [1] * len(shape)
+        for axis, d in zip(axes, dims):
+            out[axis] = d
+        return out
+
+    return min(combinations(range(len(shape)), len(dims)), key=lambda axes: _cost(shape, parts(axes), halo))

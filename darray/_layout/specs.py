@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from math import prod
 
 from .._errors import AxisError, message
-from .grid import plan_grid
+from .grid import plan_axes, plan_grid
 
 __all__ = ["BOUNDARIES", "normalize_axis", "normalize_halo", "normalize_boundary", "normalize_split"]
 
@@ -74,6 +74,9 @@ def normalize_split(func: str, split, grid, shape: tuple[int, ...], nprocs: int,
     ``split`` is ``"auto"``, ``None`` (replicated), an axis (1-d grid over all
     ranks) or a tuple with one axis-or-None per grid dimension. ``grid`` is the
     grid dims (their product must be ``nprocs``) or None to choose them.
+    ``"auto"`` with a grid cuts the axes that suit the grid best
+    (:func:`~darray._layout.grid.plan_axes`); a tuple of axes without a grid
+    cuts every axis named where that keeps the blocks as small.
     """
     ndim = len(shape)
     if grid is not None:
@@ -87,9 +90,13 @@ def normalize_split(func: str, split, grid, shape: tuple[int, ...], nprocs: int,
     if isinstance(split, str):
         if split != "auto":
             raise ValueError(message(func, "unknown split", split, "'auto', None, an axis or a tuple"))
-        if grid is not None:
-            raise ValueError(message(func, "split='auto' chooses the grid itself; pass an explicit split with grid",
-                                     grid))
+        if grid is not None:  # the grid is given: cut the axes that suit it best
+            if ndim == 0:
+                return grid, (None,) * len(grid)
+            if len(grid) > ndim:
+                raise ValueError(message(func, f"a grid of {len(grid)} dims cannot cut a {ndim}-d array", grid,
+                                         f"at most {ndim} grid dims, or split= naming the axis of each"))
+            return grid, plan_axes(shape, grid, halo)
         if ndim == 0 or prod(shape) < min_size or nprocs == 1:
             return (nprocs,), (None,)
         parts = plan_grid(shape, nprocs, halo)
@@ -138,5 +145,5 @@ def _dims_for(func, shape, entries, nprocs, halo):
                                  "grid=(p0, p1, ...)"))
     sub_shape = tuple(shape[a] for a in axes)
     sub_halo = tuple(halo[a] for a in axes)
-    parts = plan_grid(sub_shape, nprocs, sub_halo)
+    parts = plan_grid(sub_shape, nprocs, sub_halo, every_axis=True)  # the user named them: cut them all
     return tuple(parts)
