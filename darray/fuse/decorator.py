@@ -12,6 +12,7 @@ from array_api_compat import is_cupy_array
 
 from .. import _recorder
 from .._core.array import DArray
+from .._core.replication import warn_replicated
 from .cache import signature
 from .execute import Plan, run
 from .tracing import trace
@@ -68,6 +69,7 @@ class Fused:
     def __call__(self, *args, **kwargs):
         chosen = mode()
         arrays = [a for a in (*args, *kwargs.values()) if type(a) is DArray]
+        warn_replicated("darray.fuse", f"the fused function {self.__name__}", arrays)
         if chosen == "eager" or not arrays:
             return self._eager(args, kwargs)
         if not jit_available() and not all(is_cupy_array(a.local) for a in arrays):  # (CuPy: no numba needed)

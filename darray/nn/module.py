@@ -14,11 +14,15 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 
 from .._core import DArray
+from .._core.replication import warn_replicated
 from .._errors import message
 from ..autodiff import Variable
 from ..autodiff.rules import restored
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
+
+#: Module calls in progress (a layer called inside another's forward is not the model's input).
+_depth = 0
 
 
 class Parameter(Variable):
@@ -174,11 +178,19 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     def __call__(self, *args, **kwargs):
+        global _depth
         for a in args:
             if isinstance(a, np.ndarray) or type(a) is list:  # (a NumPy input has no layout to cut it by)
                 raise TypeError(message(type(self).__name__, "inputs must be DArrays (or autodiff Variables)",
                                         type(a).__name__, "darray.asarray(x) (cut over the ranks) first"))
-        return self.forward(*args, **kwargs)
+        if _depth == 0:  # the model's input (a layer inside may take replicated values: pooled features)
+            inputs = [a.data if isinstance(a, Variable) else a for a in args]
+            warn_replicated("darray.nn", type(self).__name__, [a for a in inputs if isinstance(a, DArray)])
+        _depth += 1
+        try:
+            return self.forward(*args, **kwargs)
+        finally:
+            _depth -= 1
 
     def extra_repr(self) -> str:
         return ""
