@@ -10,6 +10,7 @@ in a class body (``self`` first); a property is a :class:`property` object.
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
 from types import GenericAlias, ModuleType
 from typing import Any
@@ -27,7 +28,7 @@ from . import reductions as _reductions, redistribute as _redistribute
 from .array import DArray
 from .dtypes import to_numpy_dtype
 from .elementwise import astype as _astype
-from .foreign import refuse_foreign_writer
+from .foreign import refuse_foreign_writer, warn_library_gather
 from .halo import exchange_halos as _exchange_halos
 
 __all__ = ["DArray"]  # (the functions are installed on DArray, not imported from here)
@@ -220,6 +221,7 @@ def to_dask(self, *, via_zarr=None):
 def __array__(self, dtype=None, copy=None):
     if self._comm.size > 1:
         refuse_foreign_writer(self._comm.size)  # xarray's own to_zarr / to_netcdf: name the collective writers
+        warn_library_gather(self, sys._getframe(1))  # scipy.ndimage.gaussian_filter(x), numpy.vectorize, ...
     if self.size > config.gather_warn_size:
         warnings.warn(f"numpy.asarray: gathering a DArray of {self.size} elements onto every rank "
                       f"(more than darray.config.gather_warn_size={config.gather_warn_size})",

@@ -1,4 +1,4 @@
-"""A distributed DArray refuses to be written by xarray's own ``to_zarr`` / ``to_netcdf`` (2+ ranks).
+"""Other libraries converting a DArray with ``numpy.asarray``: refused for xarray's writers, warned otherwise (2+ ranks).
 
 xarray's writers open the store or file on every rank and then convert the
 data with ``numpy.asarray`` (a gather, collective):
@@ -16,14 +16,29 @@ lives on more than one rank, recognises both (zarr's thread; xarray's
 :func:`darray.interop.to_zarr` / :func:`darray.interop.to_netcdf`, the
 collective writers. The same check runs on every rank at the same point, so
 every rank that gets there raises it (no rank waits for the others).
+
+Any other library function that converts a cut DArray through
+``__array__`` (``scipy.ndimage.gaussian_filter(x, 2)``, ``numpy.vectorize``,
+``numpy.lib.stride_tricks.as_strided``, ``matplotlib``'s ``imshow``, ...)
+gathers the whole array onto every rank and runs on it there, whole:
+correct, but nothing is distributed. :func:`warn_library_gather` says so
+(a :class:`~darray._core.element_reads.PerformanceWarning`, once per line of
+the user's code, on rank 0), naming the library function. The user's own
+``numpy.asarray(x)`` is the documented explicit gather and does not warn (it
+warns above ``darray.config.gather_warn_size`` elements, as any gather).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import sysconfig
 import threading
+import warnings
 
-__all__ = ["refuse_foreign_writer", "ZARR_THREAD"]
+from .element_reads import PerformanceWarning
+
+__all__ = ["refuse_foreign_writer", "warn_library_gather", "library_caller", "ZARR_THREAD"]
 
 #: The name of the thread on which zarr (v3) runs its event loop: every array read of a zarr write happens there.
 ZARR_THREAD = "zarr_io"
@@ -61,3 +76,64 @@ def refuse_foreign_writer(size: int) -> None:
                          f"got a write by xarray's backend on every rank (every rank would write the whole file to "
                          f"one path), expected darray.interop.to_netcdf(ds, path), which gathers onto rank 0 and "
                          f"writes there alone (or darray.interop.to_zarr(ds, path), which writes in parallel)")
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_LIBRARIES = tuple(sorted({os.path.abspath(path) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                           if (path := sysconfig.get_paths().get(key))}))
+_warned: set[tuple[str, int]] = set()
+
+
+def _darray(frame) -> bool:
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep)
+
+
+def _library(frame) -> bool:
+    filename = frame.f_code.co_filename
+    return filename.startswith("<frozen") or os.path.abspath(filename).startswith(_LIBRARIES) or (
+        os.sep + "site-packages" + os.sep in filename or os.sep + "dist-packages" + os.sep in filename)
+
+
+def library_caller(frame):
+    """``(library frame, user frame)`` when ``frame`` (the Python caller of ``__array__``) is a library's
+    code called from the user's, else None (the user's own ``numpy.asarray(x)``, or darray's own gathers)."""
+    if frame is None or _darray(frame) or not _library(frame):
+        return None
+    outer = frame
+    while frame is not None and _library(frame) and not _darray(frame):
+        outer, frame = frame, frame.f_back
+    if frame is None or _darray(frame):
+        return None
+    return outer, frame
+
+
+def warn_library_gather(x, frame) -> None:
+    """Warn (rank 0, once per user line) when a library function gathers the cut DArray ``x`` through ``__array__``.
+
+    ``frame`` is the Python frame that called ``__array__`` (NumPy's C calls it from there).
+
+    Examples
+    --------
+    >>> import darray as da
+    >>> warn_library_gather(da.ones(4), sys._getframe())  # one rank, or a replicated array: nothing moves
+    """
+    if x._comm.size == 1 or x._layout.is_replicated:
+        return
+    found = library_caller(frame)
+    if found is None:
+        return
+    library, user = found
+    site = (user.f_code.co_filename, user.f_lineno)
+    if site in _warned:
+        return
+    _warned.add(site)
+    if x._comm.rank != 0:
+        return
+    module = library.f_globals.get("__name__", "?")
+    name = getattr(library.f_code, "co_qualname", library.f_code.co_name)
+    warnings.warn_explicit(
+        f"numpy.asarray: {module}.{name} gathered a DArray of shape {x.shape} cut over {x._comm.size} ranks "
+        f"(through its __array__): every rank now holds the whole array and runs {name} on all of it. Use "
+        f"darray's own function if there is one, apply it per block (darray.map_overlap, or x.local), or gather "
+        f"in your code first (numpy.asarray(x) or x.gather(), which do not warn)",
+        PerformanceWarning, site[0], site[1])

@@ -7,7 +7,9 @@ and ``reduceat`` go to the darray ufunc registered for the NumPy ufunc
 (:data:`UFUNCS`, filled by :mod:`darray._api.ufuncs`): one implementation for
 ``numpy.add.reduce(x)`` and ``darray.add.reduce(x)``. ``__array_function__``
 looks functions up in a registry (``implements(np.foo)``); anything
-unregistered returns NotImplemented: nothing is silently gathered.
+unregistered returns NotImplemented, so NumPy raises instead of gathering.
+Functions that do not dispatch and call ``numpy.asarray`` themselves gather
+through ``__array__``, with a warning (:mod:`darray._core.foreign`).
 """
 
 from __future__ import annotations
