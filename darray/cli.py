@@ -90,11 +90,18 @@ def _available(module: str, function: str) -> str:
 def _threads_per_rank() -> str:
     from darray import _threads
 
-    darray.default_communicator()  # under mpiexec: creating it settles the threads (every rank runs info)
-    if _threads.applied is not None:
-        return f"{_threads.applied} (set by darray for the ranks sharing this node; DARRAY_THREADS to choose)"
     chosen = [f"{name}={os.environ[name]}" for name in _threads.THREAD_VARIABLES if os.environ.get(name)]
-    return ", ".join(chosen) if chosen else "libraries' defaults (one rank on this node)"
+    darray.default_communicator()  # creating it settles the threads (under mpiexec every rank runs info)
+    load = f"load average {os.getloadavg()[0]:.1f} on {_threads._cores()} cores" if hasattr(os, "getloadavg") else ""
+    if _threads.applied is not None:
+        why = {"ranks": f"for the {_threads.local_ranks} ranks sharing this node",
+               "load": f"for one process on a loaded machine: {load}",
+               "DARRAY_THREADS": "from DARRAY_THREADS"}.get(_threads.reason, "")
+        return f"{_threads.applied} (set by darray {why}; DARRAY_THREADS to choose)"
+    if chosen:
+        return ", ".join(chosen)
+    return (f"libraries' defaults (one rank on this node; machine not loaded: {load}; darray limits them when the "
+            f"load average is {_threads.LOADED} or more)")
 
 
 #: The optional libraries ``darray info`` reports, each with the distributions that provide it (the extras of

@@ -23,6 +23,40 @@ def test_plan_threads(local, cores, env, want):
     assert _threads.plan_threads(local, cores, env) == want
 
 
+@pytest.mark.parametrize("cores, load, env, want", [
+    (2, 0, {}, None), (16, 0, {}, None),             # a quiet machine: the libraries' defaults
+    (2, 1, {}, 1), (2, 5, {}, 1), (16, 1, {}, 8), (16, 3, {}, 4), (64, 1, {}, 32),
+    (2, 4, {"OMP_NUM_THREADS": "2"}, None),           # the user's choice wins
+    (2, 4, {"DARRAY_THREADS": "2"}, 2), (16, 4, {"DARRAY_THREADS": "0"}, None),
+])
+def test_one_process_on_a_loaded_machine_counts_the_load_as_ranks(cores, load, env, want):
+    assert _threads.plan_threads(1, cores, env, load=load) == want
+
+
+def test_settle_threads_alone_limits_the_pools_when_loaded(monkeypatch):
+    """What a one-process run does when its communicator is made: the pools get cores // (1 + load)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    for name in (*_threads.THREAD_VARIABLES, "DARRAY_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("applied", "reason", "local_ranks"):
+        monkeypatch.setattr(_threads, name, getattr(_threads, name))
+    before = [pool["num_threads"] for pool in threadpool_info()]
+    monkeypatch.setattr(_threads, "_cores", lambda: 4)
+    monkeypatch.setattr(_threads, "other_load", lambda: 1)
+    try:
+        assert _threads.settle_threads_alone() == 2
+        assert (_threads.applied, _threads.reason) == (2, "load")
+        assert os.environ["OMP_NUM_THREADS"] == "2"
+        assert all(pool["num_threads"] <= 2 for pool in threadpool_info())
+        monkeypatch.setattr(_threads, "applied", None)
+        monkeypatch.setattr(_threads, "other_load", lambda: 0)
+        monkeypatch.delenv("OMP_NUM_THREADS")
+        assert _threads.settle_threads_alone() is None and _threads.applied is None
+    finally:
+        threadpool_limits(limits=max(before, default=1))  # (the pools as they were, for the tests after)
+
+
 def test_bad_darray_threads_is_refused():
     with pytest.raises(ValueError, match="DARRAY_THREADS"):
         _threads.plan_threads(2, 8, {"DARRAY_THREADS": "many"})
@@ -40,8 +74,8 @@ def test_ranks_sharing_this_node_got_their_share_of_the_cores():
     from threadpoolctl import threadpool_info
 
     comm = da.default_communicator()
-    if comm.size == 1:
-        assert _threads.applied is None  # one process: the libraries' defaults
+    if comm.size == 1:  # one process: the libraries' defaults, or a share of a loaded machine
+        assert _threads.applied is None or _threads.reason in ("load", "DARRAY_THREADS")
         return
     if _threads.applied is None:  # the launch environment chose thread counts itself (OMP_NUM_THREADS, ...)
         assert not agree(comm, any(os.environ.get(name, "").strip() for name in _threads.THREAD_VARIABLES))

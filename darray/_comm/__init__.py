@@ -42,6 +42,9 @@ def launched_by_mpi() -> bool:
 def make_communicator(name: str) -> Communicator:
     """Create a communicator over all processes with transport ``name``."""
     if name == "self":
+        from .._threads import settle_threads_alone
+
+        settle_threads_alone()  # one process on a loaded machine: the pools must not fight the other jobs
         return SelfCommunicator()
     if name in ("mpi", "nccl"):
         if importlib.util.find_spec("mpi4py") is None:
