@@ -198,7 +198,7 @@ def _launch(nprocs: int, argv: list[str]) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if code != 0 and not interrupted:  # Ctrl-C: the interrupted rank said so in one line already
-        print(f"darray: the job on {nprocs} rank(s) exited with status {code} (the ranks' messages are above)",
+        print(f"darray: the job on {nprocs} rank(s) exited with status {code} (its report is above)",
               file=sys.stderr)
     return code
 
