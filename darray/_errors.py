@@ -1,4 +1,4 @@
-"""Error messages in one format: ``"<function>: <problem>; got <value>, expected <...>"``; tracebacks without darray's frames."""
+"""Error messages in one format (``"<function>: <problem>; got <value>, expected <...>"``) and tracebacks."""
 
 from __future__ import annotations
 

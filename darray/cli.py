@@ -92,7 +92,7 @@ def _threads_per_rank() -> str:
 
     chosen = [f"{name}={os.environ[name]}" for name in _threads.THREAD_VARIABLES if os.environ.get(name)]
     darray.default_communicator()  # creating it settles the threads (under mpiexec every rank runs info)
-    load = f"load average {os.getloadavg()[0]:.1f} on {_threads._cores()} cores" if hasattr(os, "getloadavg") else ""
+    load = f"load average {os.getloadavg()[0]:.1f} on {_threads.cores()} cores" if hasattr(os, "getloadavg") else ""
     if _threads.applied is not None:
         why = {"ranks": f"for the {_threads.local_ranks} ranks sharing this node",
                "load": f"for one process on a loaded machine: {load}",

@@ -1,4 +1,4 @@
-"""Library functions that gather a cut DArray through ``__array__`` warn (rank 0, once per line); explicit gathers don't.
+"""Library functions that gather a cut DArray through ``__array__`` warn (rank 0, once per line); explicit ones don't.
 
 ``scipy.ndimage.gaussian_filter(x)``, ``numpy.vectorize(f)(x)`` and
 ``numpy.lib.stride_tricks.as_strided(x)`` are not darray functions: NumPy's

@@ -1,4 +1,4 @@
-"""Other libraries converting a DArray with ``numpy.asarray``: refused for xarray's writers, warned otherwise (2+ ranks).
+"""Other libraries converting a DArray with ``numpy.asarray`` (2+ ranks): xarray's writers refused, others warned.
 
 xarray's writers open the store or file on every rank and then convert the
 data with ``numpy.asarray`` (a gather, collective):
