@@ -18,9 +18,8 @@ MPI launcher, and again when the MPI communicator is made) replaces
 3. the lowest rank that raised prints one report: each distinct traceback
    once, with the ranks that raised it (``the same error on ranks 1-3``), and
    the ranks that raised nothing (where they wait, when they said);
-4. if every rank raised, they meet and exit with status 1 together (no
-   ``MPI_Abort`` banner); otherwise the printing rank calls ``MPI_Abort``, so
-   no rank waits forever for one that failed.
+4. the printing rank calls ``MPI_Abort``, which ends every rank at once
+   (status 1), so no rank waits forever for one that failed.
 
 Ctrl-C (``KeyboardInterrupt`` on every rank) prints one line,
 ``darray: interrupted on rank 0; job aborted``, and every rank exits with
@@ -163,23 +162,30 @@ def report(kind, value, tb) -> None:
         _interrupted(comm)
     departures = comm.departures
     reports, waiting = _gather(departures, format_error(value, _debug.enabled))
-    everyone = len(reports) == departures.size
+    sys.stdout.flush()
     if departures.rank == min(reports):
         sys.stderr.write(compose(reports, departures.size, waiting))
-        sys.stderr.flush()
-        sys.stdout.flush()
-        if not everyone:
-            comm.comm.Abort(1)
-    elif not everyone:  # the lowest rank that raised prints and aborts the job; it ends this rank too
+    else:  # the lowest rank that raised prints and aborts the job, which ends this rank too
         time.sleep(PRINTER_PATIENCE)
         sys.stderr.write(f"darray: uncaught exception on rank {departures.rank}; aborting the job\n"
                          f"{reports[departures.rank]}")
-        sys.stderr.flush()
-        comm.comm.Abort(1)
-    sys.stdout.flush()
-    if departures.meet(PRINTER_PATIENCE):  # every rank raised: they leave together, after the report
-        os._exit(1)
-    comm.comm.Abort(1)
+    sys.stderr.flush()
+    _abort(comm)
+
+
+def _abort(comm) -> None:
+    """``MPI_Abort`` with status 1, without MPICH's own line about it (the report said it all).
+
+    One rank's ``MPI_Abort`` ends the job at once and alike under every
+    launcher; ranks that each exit by themselves race the launcher, which
+    kills the ones still running (with a banner) as soon as one has gone.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+    except OSError:
+        pass
+    comm.MPI.COMM_WORLD.Abort(1)  # (the job's world: MPICH's abort of a duplicate may race its launcher)
 
 
 def _gather(departures, text: str) -> tuple[dict[int, str], dict[int, str]]:
