@@ -96,7 +96,7 @@ def _threads_per_rank() -> str:
     if _threads.applied is not None:
         why = {"ranks": f"for the {_threads.local_ranks} ranks sharing this node",
                "load": f"for one process on a loaded machine: {load}",
-               "DARRAY_THREADS": "from DARRAY_THREADS"}.get(_threads.reason, "")
+               "DARRAY_THREADS": "from DARRAY_THREADS"}.get(_threads.reason or "", "")
         return f"{_threads.applied} (set by darray {why}; DARRAY_THREADS to choose)"
     if chosen:
         return ", ".join(chosen)
@@ -279,8 +279,8 @@ def _explain(args: argparse.Namespace) -> int:
         text = darray.explain(tuple(args.shape), nprocs=args.nprocs, split=split, grid=grid, halo=args.halo,
                               boundary=args.boundary, itemsize=args.itemsize)
     except (ValueError, TypeError) as error:  # bad options: one line, not a traceback
-        text = str(error)
-        print(f"darray {text if text.startswith('explain') else 'explain: ' + text}", file=sys.stderr)
+        said = str(error)
+        print(f"darray {said if said.startswith('explain') else 'explain: ' + said}", file=sys.stderr)
         return 2
     print(text)
     return 0

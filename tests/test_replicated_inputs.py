@@ -88,7 +88,7 @@ def test_a_fused_kernel_on_replicated_inputs_says_so_once(comm):
     assert not agree(comm, len(first) == expected and not second)
     assert not agree(comm, np.array_equal(np.asarray(out.local), 2 * g + g + 1))
     if first:
-        assert str(first[0].message).startswith(f"darray.fuse: the fused function axpy got a replicated input")
+        assert str(first[0].message).startswith("darray.fuse: the fused function axpy got a replicated input")
     replication._warned.clear()
     _, cut = _caught(lambda: axpy(da.asarray(g, split=0), other))  # one input cut: the kernel is shared out
     assert not agree(comm, not cut)

@@ -121,7 +121,7 @@ def install_error_hook() -> None:
     def hook(kind, value, tb):
         try:
             report(kind, value, tb)
-        except Exception:  # noqa: BLE001 - the report failed (no MPI after all?): Python's own traceback
+        except Exception:  # (the report failed: no MPI after all?) Python's own traceback
             previous(kind, value, tb)
 
     sys.excepthook = hook
