@@ -324,6 +324,27 @@ def test_ndenumerate(layout):
     assert list(np.ndenumerate(layout.array(x))) == list(numpy.ndenumerate(x))
 
 
+@pytest.mark.parametrize("layout", named((3, 1)), ids=str)
+def test_nditer_allocates_none_operands(layout):
+    """numpy-100 #62: a None operand is allocated by nditer and written through; DArray operands are read."""
+    a, b = numpy.arange(3).reshape(3, 1), numpy.arange(3).reshape(1, 3)
+    it = np.nditer([layout.array(a), b, None])
+    for x, y, z in it:
+        z[...] = x + y
+    want = numpy.nditer([a, b, None])
+    for x, y, z in want:
+        z[...] = x + y
+    assert type(it.operands[2]) is numpy.ndarray
+    numpy.testing.assert_array_equal(it.operands[2], want.operands[2])
+    assert it.operands[2].dtype == want.operands[2].dtype
+    target = numpy.zeros(3)
+    for x, z in np.nditer([layout.array(a).reshape(-1), target], op_flags=[["readonly"], ["writeonly"]]):
+        z[...] = 2 * x
+    numpy.testing.assert_array_equal(target, 2 * a.reshape(-1))
+    assert_raises_everywhere(TypeError, np.nditer, [numpy.zeros(3), layout.array(a).reshape(-1)],
+                             op_flags=[["readonly"], ["readwrite"]], match="nditer: writing through nditer into a")
+
+
 # ------------------------------------------------------------------ the rest of NumPy's everyday names
 def test_ndarray_is_the_darray_class():
     x = np.arange(7)

@@ -256,21 +256,39 @@ def nditer(op, flags=None, op_flags=None, *args, **kwargs) -> numpy.nditer:
     """NumPy's ``nditer`` over the GATHERED array(s): local-only, for reading small arrays.
 
     Every rank gathers each DArray operand (one allgather each) and iterates
-    alike. Writing through the iterator (``op_flags`` ``readwrite`` /
-    ``writeonly``) would change the gathered copy only, so it is refused:
-    assign with ``x[...] = ...`` or vectorise instead.
+    alike. Writing through the iterator into a DArray operand (``op_flags``
+    ``readwrite`` / ``writeonly``) would change the gathered copy only, so it
+    is refused: assign with ``x[...] = ...`` or vectorise instead. ``None``
+    operands are NumPy's: the iterator allocates them (a NumPy array, the same
+    on every rank, read back from ``it.operands``), and NumPy arrays are
+    iterated (and written) as they are.
 
     >>> import darray as np
     >>> [int(v) for v in np.nditer(np.arange(3))]
     [0, 1, 2]
+    >>> it = np.nditer([np.arange(3).reshape(3, 1), np.arange(3).reshape(1, 3), None])
+    >>> for a, b, c in it:
+    ...     c[...] = a + b
+    >>> it.operands[2].tolist()
+    [[0, 1, 2], [1, 2, 3], [2, 3, 4]]
     """
-    names = [f for group in ([op_flags] if op_flags and isinstance(op_flags[0], str) else op_flags or [])
-             for f in group] if op_flags else []
-    if any(f in ("readwrite", "writeonly") for f in names):
-        raise TypeError(message("nditer", "writing through nditer would change a gathered copy", op_flags,
-                                "read-only iteration; assign with x[...] = value or vectorise"))
-    gathered = [numpy.asarray(o) for o in op] if isinstance(op, (list, tuple)) else numpy.asarray(op)
-    return numpy.nditer(gathered, flags, op_flags, *args, **kwargs)
+    ops = list(op) if isinstance(op, (list, tuple)) else [op]
+    for operand, wanted in zip(ops, _operand_flags(op_flags, len(ops))):
+        if isinstance(operand, DArray) and any(f in ("readwrite", "writeonly") for f in wanted):
+            raise TypeError(message("nditer", "writing through nditer into a DArray would change a gathered copy",
+                                    op_flags, "read-only iteration of DArrays; assign with x[...] = value, "
+                                    "vectorise, or iterate over a None operand (allocated by nditer)"))
+    gathered = [o if o is None else numpy.asarray(o) for o in ops]
+    return numpy.nditer(gathered if isinstance(op, (list, tuple)) else gathered[0], flags, op_flags, *args, **kwargs)
+
+
+def _operand_flags(op_flags, n: int) -> list:
+    """Each operand's ``op_flags`` (NumPy's forms: None, one list of flags for all, or one list per operand)."""
+    if not op_flags:
+        return [()] * n
+    if all(isinstance(f, str) for f in op_flags):
+        return [tuple(op_flags)] * n
+    return [tuple(f) if isinstance(f, (list, tuple)) else (f,) for f in op_flags]
 
 
 def isfortran(a) -> bool:
