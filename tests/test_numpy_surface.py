@@ -9,6 +9,7 @@ with one message on every rank.
 
 from __future__ import annotations
 
+import array
 import importlib.util
 import os
 from pathlib import Path
@@ -150,6 +151,9 @@ def test_like_functions_take_array_likes():
 ARRAY_LIKES = {
     "nonzero([1, 2, 0])": (lambda: np.nonzero([1, 2, 0])[0], lambda: numpy.nonzero([1, 2, 0])[0]),
     "sum([1, 2])": (lambda: np.sum([1, 2]), lambda: numpy.sum([1, 2])),
+    "sum(range(5), -1)": (lambda: np.sum(range(5), -1), lambda: numpy.sum(range(5), -1)),  # numpy-100 #26
+    "sort(range)": (lambda: np.sort(range(3, 0, -1)), lambda: numpy.sort(range(3, 0, -1))),
+    "max(array.array)": (lambda: np.max(array.array("d", [1, 5, 2])), lambda: numpy.max(array.array("d", [1, 5, 2]))),
     "sum(2-d, 0)": (lambda: np.sum([[1, 2], [3, 4]], 0), lambda: numpy.sum([[1, 2], [3, 4]], 0)),
     "sum(2-d, 1, None, None, True)": (lambda: np.sum([[1, 2], [3, 4]], 1, None, None, True),
                                       lambda: numpy.sum([[1, 2], [3, 4]], 1, None, None, True)),
@@ -220,6 +224,7 @@ def test_array_likes_next_to_a_darray_take_its_layout_and_ranks(layout):
 def test_array_like_bad_input_raises_everywhere():
     assert_raises_everywhere(TypeError, np.sum, "ab", match="sum: expected a DArray or array-like; got str")
     assert_raises_everywhere(TypeError, np.sort, object(), match="sort: expected a DArray or array-like")
+    assert_raises_everywhere(TypeError, np.sum, {1, 2}, match="sum: expected a DArray or array-like; got set")
     assert_raises_everywhere(ValueError, np.mean, [[1], [2, 3]], match="mean: expected a DArray or array-like")
     assert_raises_everywhere(TypeError, np.sum, np.zeros(3), 0, None, numpy.zeros(1), match="out must be a DArray")
     assert_raises_everywhere(ValueError, np.sort, np.zeros(3), 0, "bogus", match="sort: sort kind must be one of")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import math
 import numbers
+from collections.abc import Sequence
 
 import array_api_compat
 import numpy as np
@@ -332,7 +333,8 @@ _DTYPE_SET = frozenset(DTYPES.values())
 
 
 def as_darray(func: str, x, like: DArray | None = None) -> DArray:
-    """``x`` as a DArray: a DArray as it is; an array-like (list, tuple, number, NumPy array) through :func:`asarray`.
+    """``x`` as a DArray: a DArray as it is; an array-like (list, tuple, range, number, NumPy array) through
+    :func:`asarray`.
 
     The one conversion of array-likes for darray's functions (see
     :mod:`darray._api.array_likes`). Next to a DArray ``like``, the data is
@@ -346,7 +348,8 @@ def as_darray(func: str, x, like: DArray | None = None) -> DArray:
     if isinstance(x, DArray):
         return x
     if x is None or isinstance(x, (str, bytes)) or not (
-            isinstance(x, (bool, numbers.Number, np.generic, list, tuple, np.ndarray)) or hasattr(x, "__array__")
+            isinstance(x, (bool, numbers.Number, np.generic, list, tuple, np.ndarray, Sequence))
+            or hasattr(x, "__array__")
             or hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__")):
         raise TypeError(message(func, "expected a DArray or array-like", type(x).__name__,
                                 "a DArray, a NumPy array, a nested sequence or a number"))
