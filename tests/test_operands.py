@@ -8,6 +8,7 @@ NumPy array as replicated input.
 
 from __future__ import annotations
 
+import array
 import operator
 
 import numpy as np
@@ -25,7 +26,9 @@ LAYOUTS = layouts((6, 2), "split0", "uneven0", "split1", "replicated", "grid2x2"
 #: Operand forms of the same two numbers, one per row of a (6, 2) array. (Integers meet floats on NumPy blocks
 #: only: the standard's strict libraries refuse to promote across kinds.)
 FORMS = {"list": [2.0, -3.0], "tuple": (2, -3) if da.config.backend == "numpy" else (2.0, -3.0),
-         "ndarray": np.array([2.5, 0.5]), "nested list": [[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]]}
+         "ndarray": np.array([2.5, 0.5]), "nested list": [[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]],
+         "array.array": array.array("d", [2.0, -3.0]),
+         **({"range": range(2, 4)} if da.config.backend == "numpy" else {})}
 OPERATORS = (operator.add, operator.sub, operator.mul, operator.truediv, operator.eq, operator.lt, operator.pow,
              operator.floordiv, operator.mod, operator.ge)
 

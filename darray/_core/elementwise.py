@@ -318,8 +318,13 @@ def numbers_array(func: str, x) -> np.ndarray:
 
 
 def sequence_operand(func: str, x):
-    """``x``, or a list or tuple operand as :func:`numbers_array` makes it."""
-    return numbers_array(func, x) if type(x) is list or type(x) is tuple else x
+    """``x``, or an operand without an array's shape (a list, tuple, range, ``array.array``) as
+    :func:`numbers_array` makes it (TypeError for what makes no array of numbers: a set, an object)."""
+    if type(x) is list or type(x) is tuple:
+        return numbers_array(func, x)
+    if x is None or isinstance(x, (DArray, *_SCALARS)) or hasattr(x, "shape"):  # (None: clip's open bound)
+        return x
+    return numbers_array(func, x)
 
 
 def _temporary_output(row: Elementwise, f, args: tuple, parts: list, layout: Layout, temps: int):
