@@ -125,6 +125,10 @@ def __getattr__(name: str):
         function = getattr(_importlib.import_module(f"{__name__}.{_FUNCTIONS_ON_FIRST_USE[name]}"), name)
         globals()[name] = function
         return function
+    from ._api.numpy.coverage import EXCLUDED  # (a miss only: NumPy's names left out say why and what instead)
+
+    if name in EXCLUDED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}: {EXCLUDED[name]}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

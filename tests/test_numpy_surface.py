@@ -615,6 +615,16 @@ def test_no_stale_exclusions():
         "names in darray/_api/numpy/coverage.py EXCLUDED that darray now has (or NumPy lacks): remove them")
 
 
+def test_names_left_out_say_why_when_used():
+    """numpy-100 #5 (np.info): a name of the table raises AttributeError with its reason and alternative."""
+    for name in ("info", "show_config", "rec", "core"):
+        with pytest.raises(AttributeError, match=f"^module 'darray' has no attribute '{name}': .*use "):
+            getattr(np, name)
+    assert not hasattr(np, "info")
+    with pytest.raises(AttributeError, match="^module 'darray' has no attribute 'no_such_name'$"):
+        np.no_such_name  # noqa: B018
+
+
 def test_local_only_names_exist_and_say_so_in_their_docstrings():
     for key in numpy_coverage.LOCAL_ONLY:
         obj = np
