@@ -245,6 +245,49 @@ def test_sliding_window_view_bad_input(comm):
     assert_raises_everywhere(ValueError, swv, x, 2, 0, writeable=True, match="copy")
 
 
+def test_sliding_window_view_is_read_only(comm):
+    """NumPy's windows are read-only: a write raises rather than change a copy only."""
+    w = da.lib.stride_tricks.sliding_window_view(da.asarray(np.arange(13.0), split=0), 3)
+    assert not w.flags.writeable
+    assert_raises_everywhere(ValueError, w.__setitem__, (0, 0), 1.0, match="read-only")
+
+
+STRIDED = {  # id -> (global array, as_strided keywords from its strides); numpy-100 exercises 76, 81, 84
+    "rolling-rows": (np.arange(13), lambda s: dict(shape=(11, 3), strides=(s[0], s[0]))),
+    "uint32-bytes": (np.arange(1, 15, dtype=np.uint32), lambda s: dict(shape=(11, 4), strides=(4, 4))),
+    "blocks-3x3": (np.arange(91).reshape(13, 7) % 5, lambda s: dict(shape=(11, 5, 3, 3), strides=s + s)),
+    "defaults": (np.arange(91.0).reshape(13, 7), lambda s: {}),
+    "transpose": (np.arange(91.0).reshape(13, 7), lambda s: dict(shape=(7, 13), strides=(s[1], s[0]))),
+    "diagonal": (np.arange(91.0).reshape(13, 7), lambda s: dict(shape=(7,), strides=(s[0] + s[1],))),
+    "broadcast-row": (np.arange(91.0).reshape(13, 7), lambda s: dict(shape=(4, 7), strides=(0, s[1]))),
+    "empty": (np.arange(91.0).reshape(13, 7), lambda s: dict(shape=(0, 3), strides=s)),
+    "0-d": (np.arange(91.0).reshape(13, 7), lambda s: dict(shape=(), strides=())),
+}
+
+
+@pytest.mark.parametrize("case", STRIDED)
+@pytest.mark.parametrize("split", [0, None], ids=["split0", "replicated"])
+def test_as_strided_reads_numpy_cells(case, split, comm):
+    ref, keywords = STRIDED[case]
+    x = da.asarray(ref, split=split if ref.ndim else None)
+    want = np.lib.stride_tricks.as_strided(ref, **keywords(ref.strides))
+    got = da.lib.stride_tricks.as_strided(x, **keywords(x.strides))
+    assert_equal(got, want, err_msg=case)
+    assert not got.flags.writeable, case  # a copy: writes could not reach x
+    assert_equal(da.lib.stride_tricks.as_strided(ref, **keywords(ref.strides)), want, err_msg=case)
+
+
+def test_as_strided_bad_input(comm):
+    x = da.asarray(np.arange(13.0), split=0)
+    strided = da.lib.stride_tricks.as_strided
+    assert_raises_everywhere(ValueError, strided, x, (14,), (8,), match="as_strided: the strides reach outside")
+    assert_raises_everywhere(ValueError, strided, x, (2,), (-8,), match="as_strided: the strides reach outside")
+    assert_raises_everywhere(ValueError, strided, x, (2,), (4,), match="as_strided: strides must be whole items")
+    assert_raises_everywhere(ValueError, strided, x, (2, 2), (8,), match="as_strided: mismatch in length")
+    assert_raises_everywhere(ValueError, strided, x, (-1,), (8,), match="as_strided: negative dimensions")
+    assert_raises_everywhere(TypeError, strided, x, (2.5,), (8,), match="as_strided: shape must hold integers")
+
+
 PADS = {  # id -> numpy.pad keywords (mode constant)
     "nan-y": dict(pad_width=((4, 0), (0, 0)), constant_values=np.nan),
     "both-axes": dict(pad_width=((1, 2), (3, 0))),

@@ -9,8 +9,9 @@ so a symmetric halo of ``ceil((w-1)/2)`` cells is all a block needs: about
 ``w - 1`` cells cross each block boundary, the least any layout allows.
 
 Unlike NumPy's, the result is not a view: it holds ``w`` times the data
-(``prod(window_shape)`` times for several window axes), and writing to it
-does not write to ``x``.
+(``prod(window_shape)`` times for several window axes); like NumPy's, it is
+read-only. :func:`as_strided` reads the cells NumPy's strides would address
+in ``x``'s C-ordered global array, as a read-only copy too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .._errors import message
 from .._layout import Layout, normalize_axis
 from .overlap import with_halo
 
-__all__ = ["sliding_window_view"]
+__all__ = ["as_strided", "sliding_window_view"]
 
 _FUNC = "sliding_window_view"
 
@@ -86,7 +87,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok: bool = False, writ
     one axis per window (``out[..., i, ..., k] == x[..., i + k, ...]``). It is
     cut like ``x``; along a cut axis one halo exchange of about ``w - 1``
     cells per block boundary brings the cells the windows reach into the next
-    block. NumPy returns a read-only view; this result is a copy holding
+    block. NumPy returns a read-only view; this result is a read-only copy holding
     ``w`` times the data (``prod(window_shape)`` times for several axes), so
     keep windows short or reduce them right away (``.sum(axis=-1)``).
     ``writeable=True`` is refused: writes could not reach ``x``.
@@ -111,7 +112,7 @@ def sliding_window_view(x, window_shape, axis=None, *, subok: bool = False, writ
         from .creation import empty
 
         out_shape = tuple(n - r for n, r in zip(x.shape, reach)) + shape
-        return empty(out_shape, dtype=x.dtype, split=x._layout.split, grid=x._layout.dims, comm=x._comm)
+        return _read_only(empty(out_shape, dtype=x.dtype, split=x._layout.split, grid=x._layout.dims, comm=x._comm))
     layout = x._layout
     out = _output_layout(layout, reach, shape)
     rank = x._comm.rank
@@ -124,7 +125,14 @@ def sliding_window_view(x, window_shape, axis=None, *, subok: bool = False, writ
         block = src._block[cells]
     else:
         block = x.local
-    return wrap_like(_local_windows(x._xp, block, out.block_shape(rank), shape, axes, x.device), out, x)
+    return _read_only(wrap_like(_local_windows(x._xp, block, out.block_shape(rank), shape, axes, x.device), out, x))
+
+
+def _read_only(out: DArray) -> DArray:
+    """``out`` with ``flags.writeable`` False: NumPy's windows are read-only views, and writes to a copy would
+    not reach the input."""
+    out.flags.writeable = False
+    return out
 
 
 def _local_windows(xp, block, out_shape, window_shape, axes, device):
@@ -137,3 +145,70 @@ def _local_windows(xp, block, out_shape, window_shape, axes, device):
         m = block.shape[a] - w + 1
         block = xp.stack([block[(slice(None),) * a + (slice(k, k + m), ...)] for k in range(w)], axis=-1)
     return block
+
+
+def as_strided(x, shape=None, strides=None, subok: bool = False, writeable: bool = True) -> DArray:
+    """``numpy.lib.stride_tricks.as_strided`` for DArrays: the cells NumPy's strides address, as a read-only copy.
+
+    A DArray has no single buffer; its ``strides`` are those of its C-ordered
+    global array, and so are the ``strides`` this function reads: cell
+    ``out[i0, i1, ...]`` is the element at byte offset ``sum(i_k * strides[k])``
+    of ``x`` laid out in C order (NumPy's answer for a C-contiguous ``x``).
+    Offsets must be whole items inside ``x`` (NumPy would read outside the
+    buffer: ValueError here). The result is gathered by index (one
+    all-to-all, ``O(prod(shape))`` indices): prefer
+    :func:`sliding_window_view`, which moves only the block edges, for
+    windows. It is a copy, so it is read-only whatever ``writeable`` says:
+    writes could not reach ``x`` (and overlapping windows make them unsafe
+    in NumPy too). A NumPy array gets NumPy's own ``as_strided``, copied
+    into a DArray.
+
+    Examples
+    --------
+    >>> import darray as np
+    >>> from darray.lib import stride_tricks
+    >>> z = np.arange(1, 8, dtype=np.uint32)
+    >>> stride_tricks.as_strided(z, (4, 4), (4, 4)).tolist()  # numpy-100 exercise 81
+    [[1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6], [4, 5, 6, 7]]
+    """
+    from .creation import arange, asarray, empty
+    from .manipulation import reshape
+    from .._core.advanced import take
+
+    func = "as_strided"
+    if not isinstance(x, DArray):
+        x = np.asarray(x)
+        return _read_only(asarray(np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False).copy()))
+    shape = tuple(x.shape) if shape is None else _ints(func, "shape", shape)
+    strides = tuple(x.strides) if strides is None else _ints(func, "strides", strides)
+    if any(n < 0 for n in shape):
+        raise ValueError(message(func, "negative dimensions are not allowed", shape))
+    if len(strides) != len(shape):
+        raise ValueError(message(func, "mismatch in length of strides and shape", (shape, strides),
+                                 f"{len(shape)} strides"))
+    size = x.dtype.itemsize
+    if any(s % size for s in strides):
+        raise ValueError(message(func, "strides must be whole items", strides,
+                                 f"multiples of the itemsize {size} (a DArray's strides are its C-ordered array's)"))
+    steps = [s // size for s in strides]
+    if any(n == 0 for n in shape):
+        return _read_only(empty(shape, dtype=x.dtype, comm=x._comm, device=x.device))
+    low = sum((n - 1) * k for n, k in zip(shape, steps) if k < 0)
+    high = sum((n - 1) * k for n, k in zip(shape, steps) if k > 0)
+    if low < 0 or high >= x.size:
+        raise ValueError(message(func, "the strides reach outside the array", (shape, strides),
+                                 f"item offsets within 0..{x.size - 1} of x's C-ordered cells (reached {low}..{high})"))
+    flat = None
+    for a, (n, k) in enumerate(zip(shape, steps)):
+        term = reshape(arange(n, dtype="int64", comm=x._comm) * k, (n,) + (1,) * (len(shape) - 1 - a))
+        flat = term if flat is None else flat + term
+    cells = reshape(x, (-1,))
+    out = take(cells, flat if flat is not None else asarray(0, comm=x._comm)) if shape else cells[0:1].reshape(())
+    return _read_only(out)
+
+
+def _ints(func: str, name: str, values) -> tuple[int, ...]:
+    values = tuple(values) if np.iterable(values) else (values,)
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        raise TypeError(message(func, f"{name} must hold integers", values))
+    return tuple(int(v) for v in values)
