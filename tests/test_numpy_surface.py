@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import array
 import importlib.util
+import io
 import os
 from pathlib import Path
 
@@ -593,6 +594,35 @@ def test_frombuffer_fromstring_genfromtxt(shared, comm):
     assert_equal(np.genfromtxt(path, delimiter=","), numpy.genfromtxt(path, delimiter=","))
     assert_equal(np.genfromtxt(path, delimiter=",", filling_values=-1, dtype=int),
                  numpy.genfromtxt(path, delimiter=",", filling_values=-1, dtype=int))
+
+
+TEXT = "1, 2, 3, 4, 5\n\n6,  ,  , 7, 8\n\n ,  , 9,10,11\n"  # numpy-100 exercise 54
+
+
+def test_text_readers_take_open_files_and_lines(shared, comm):
+    """NumPy's other sources: an open file (StringIO, BytesIO, open()) and lines, every rank holding its own."""
+    for ours, theirs in [(np.genfromtxt, numpy.genfromtxt), (np.loadtxt, numpy.loadtxt)]:
+        keywords = dict(delimiter=",", dtype=int) if ours is np.genfromtxt else dict(delimiter=",")
+        text = TEXT if ours is np.genfromtxt else "1, 2\n3, 4\n"
+        want = theirs(io.StringIO(text), **keywords)
+        assert_equal(ours(io.StringIO(text), **keywords), want)
+        assert_equal(ours(io.BytesIO(text.encode()), **keywords), want)
+        assert_equal(ours(text.splitlines(), **keywords), want)
+        assert_equal(ours((line for line in text.splitlines()), **keywords), want)
+    path = shared / "opened.txt"
+    if comm.rank == 0:
+        path.write_text("1 2\n3 4\n")
+    comm.barrier()
+    with open(path) as f:
+        assert_equal(np.loadtxt(f), numpy.loadtxt(path))
+
+
+def test_text_readers_refuse_ranks_reading_different_text(comm):
+    if comm.size > 1:
+        mine = io.StringIO("1 2" if comm.rank == 0 else "1 3")
+        assert_raises_everywhere(ValueError, np.loadtxt, mine, match="loadtxt: the ranks read different text")
+    assert_raises_everywhere(TypeError, np.genfromtxt, [1, 2], match="genfromtxt: lines must be str or bytes")
+    assert_raises_everywhere(TypeError, np.loadtxt, 3.5, match="loadtxt: file must be a path, an open file")
 
 
 def test_savetxt_refuses_big_arrays_before_communicating(shared, monkeypatch):

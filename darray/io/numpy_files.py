@@ -17,7 +17,10 @@ function is collective: every rank calls it with the same arguments.
   elements are refused (use :func:`save`).
 - :func:`loadtxt` and :func:`genfromtxt` parse the text file on EVERY rank
   (``O(file)`` memory per rank; the file must be visible to every rank),
-  then each rank keeps its block: for small files, as :func:`savetxt`.
+  then each rank keeps its block: for small files, as :func:`savetxt`. They
+  also take what NumPy takes besides a path: an open file (``io.StringIO``)
+  or a list of lines, which every rank holds and reads whole; the ranks
+  check that they read the same text.
 - :func:`fromfile` of raw binary data reads only each rank's region (one
   ``numpy.fromfile`` at its byte offset); with a text separator every rank
   parses the whole file.
@@ -37,6 +40,8 @@ Examples
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 
 import numpy as np
@@ -64,6 +69,39 @@ def _path(func: str, file, suffix: str | None = None) -> str:
     if suffix is not None and not path.endswith(suffix):
         path += suffix  # as numpy.save
     return path
+
+
+def _text(func: str, fname, comm):
+    """A text source for NumPy's parsers: a path as it is; an open file or lines, read whole on every rank.
+
+    NumPy's loadtxt and genfromtxt also take an open file (``io.StringIO``,
+    ``open(...)``) and a list (or generator) of lines. Every rank holds its
+    own (SPMD: each rank ran the same ``open``), reads it whole, and the
+    ranks compare a digest of what they read, so that ranks holding
+    different text raise ValueError everywhere instead of mixing blocks.
+    """
+    if isinstance(fname, (str, bytes, os.PathLike)):
+        return _path(func, fname)
+    if hasattr(fname, "read"):
+        content = collective(comm, fname.read, func=func)
+        raw = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else bytes(content)
+        source = io.StringIO(content) if isinstance(content, str) else io.BytesIO(raw)
+    elif isinstance(fname, (list, tuple)) or hasattr(fname, "__next__"):
+        source = list(fname)
+        if not all(isinstance(line, (str, bytes)) for line in source):
+            raise TypeError(f"{func}: lines must be str or bytes; got "
+                            f"{sorted({type(v).__name__ for v in source})}, expected a list of text lines")
+        raw = b"\0".join(v.encode("utf-8", "surrogatepass") if isinstance(v, str) else b"b" + v for v in source)
+    else:
+        raise TypeError(f"{func}: file must be a path, an open file or a list of lines; got {type(fname).__name__}, "
+                        f"expected a str, os.PathLike, a file object (every rank its own) or a list of str")
+    digests = np.asarray(comm.allgather(np.frombuffer(hashlib.sha256(raw).digest(), dtype=np.uint8)))
+    if not (digests == digests[:1]).all():
+        differ = [r for r in range(len(digests)) if (digests[r] != digests[0]).any()]
+        raise ValueError(f"{func}: the ranks read different text; got other text than rank 0's on rank(s) "
+                         f"{differ}, expected the same file contents on every rank (every rank reads the whole "
+                         f"text: open the same file, or build the same lines, on every rank)")
+    return source
 
 
 def _darray(func: str, x):
@@ -148,10 +186,12 @@ def loadtxt(fname, dtype=float, comments="#", delimiter=None, converters=None, s
     EVERY rank parses the whole file with ``numpy.loadtxt`` (``O(file)``
     memory per rank, the file visible to every rank), then keeps its block:
     for small files. Every rank raises the same error for a missing or bad
-    file. ``unpack=True`` returns the columns (a tuple of DArrays).
+    file. ``unpack=True`` returns the columns (a tuple of DArrays). ``fname``
+    may also be an open file or lines that every rank holds, as NumPy's (read
+    whole on every rank; the ranks check that the text is the same).
     """
-    path = _path("loadtxt", fname)
     comm = resolve_comm(comm)
+    path = _text("loadtxt", fname, comm)
 
     def read():
         return np.loadtxt(path, dtype=dtype, comments=comments, delimiter=delimiter, converters=converters,
@@ -179,9 +219,17 @@ def genfromtxt(fname, dtype=float, *, split="auto", comm=None, **kwargs):
     EVERY rank parses the whole file (``O(file)`` memory per rank), then keeps
     its block: for small files. NumPy's keywords pass through
     (``delimiter``, ``skip_header``, ``filling_values``, ``usecols``, ...).
+    ``fname`` is a path, or an open file or lines that every rank holds (read
+    whole on every rank; the ranks check that the text is the same).
+
+    >>> import io, darray as np
+    >>> np.genfromtxt(["1, 2, 3", "4,  , 6"], delimiter=",", filling_values=0, dtype=int).tolist()
+    [[1, 2, 3], [4, 0, 6]]
+    >>> np.genfromtxt(io.StringIO("7 8 9")).tolist()
+    [7.0, 8.0, 9.0]
     """
-    path = _path("genfromtxt", fname)
     comm = resolve_comm(comm)
+    path = _text("genfromtxt", fname, comm)
     data = collective(comm, lambda: _numbers("genfromtxt", np.genfromtxt(path, dtype=dtype, **kwargs)),
                       func="genfromtxt")
     return darray.asarray(data, split=split, comm=comm)
