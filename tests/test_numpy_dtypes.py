@@ -192,6 +192,9 @@ RECORD_CASES = {
     "argsort by t": lambda m, r: m.argsort(r.ravel(), order="t", kind="stable"),
     "transpose": lambda m, r: r.T.copy(), "reshape": lambda m, r: r.reshape(5, 7), "roll": lambda m, r: m.roll(r, 2),
     "concat": lambda m, r: m.concatenate([r, r], axis=1), "take": lambda m, r: m.take(r, [6, 0, 3], axis=0),
+    "unique": lambda m, r: m.unique(r), "unique of a column": lambda m, r: m.unique(r[:, 2]),
+    "unique with index, inverse, counts": lambda m, r: m.unique(r, return_index=True, return_inverse=True,
+                                                                return_counts=True),
 }
 
 
@@ -199,6 +202,23 @@ RECORD_CASES = {
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 def test_records_compute_as_numpy(layout):
     _check(RECORD_CASES, (_records(),), layout)
+
+
+@numpy_only
+@pytest.mark.parametrize("layout", layouts((13, 2), "replicated", "split0", "uneven0", "first-empty0"), ids=str)
+def test_unique_of_records_viewed_from_pairs(layout):
+    """numpy-100 exercise 73: sorted pairs viewed as records, then unique (segments); a NaN field is distinct."""
+    pairs = numpy.sort(numpy.random.default_rng(73).integers(0, 6, (13, 2)), axis=1)
+    record = [("p0", pairs.dtype), ("p1", pairs.dtype)]
+    want = numpy.unique(pairs.view(dtype=record))
+    assert_equal(np.unique(layout.array(pairs).view(dtype=record)), want)
+    nans = numpy.array([(1, 2.0), (1, numpy.nan), (0, 3.0), (1, numpy.nan), (1, 2.0)], [("a", "i4"), ("b", "f8")])
+    values, counts = np.unique(np.asarray(nans, split=0), return_counts=True)
+    want_values, want_counts = numpy.unique(nans, return_counts=True)
+    assert numpy.asarray(values).tobytes() == want_values.tobytes()  # (NaN != NaN: compared as bytes; gathered)
+    assert_equal(counts, want_counts)
+    assert_results_equal(np.unique(np.asarray(nans[:0], split=0), return_inverse=True),
+                         numpy.unique(nans[:0], return_inverse=True))
 
 
 @numpy_only

@@ -35,7 +35,7 @@ from ..statistical import all as _all, any as _any, max as _max, mean, min as _m
 from ..ufunc_methods import NO_VALUE
 from ._common import no_out
 from .reductions import reduction
-from .sets import unique_along
+from .sets import unique_along, unique_records
 
 __all__ = ["implements"]
 
@@ -539,6 +539,8 @@ def _unique(ar, return_index=False, return_inverse=False, return_counts=False, a
     """``numpy.unique`` from the standard's ``unique_*`` (a distributed sort); NaNs merge as NumPy's do."""
     if axis is not None:  # unique slices along axis (rows), lexicographic: see numpy.sets.unique_along
         return unique_along(ar, axis, return_index, return_inverse, return_counts)
+    if isinstance(ar, DArray) and ar.dtype.names is not None:  # records: by their fields, see numpy.sets
+        return unique_records(ar, return_index, return_inverse, return_counts)
     if not (return_index or return_inverse or return_counts):
         values = unique_values(ar)
         return _merge_nans(values, equal_nan)[0]

@@ -1,4 +1,5 @@
-"""NumPy's set routines for DArrays: ``intersect1d``, ``union1d``, ``setdiff1d``, ``setxor1d``, ``isin``.
+"""NumPy's set routines for DArrays: ``intersect1d``, ``union1d``, ``setdiff1d``, ``setxor1d``, ``isin``; ``unique``
+along an axis and of records.
 
 Each has NumPy's signature and result and is registered for ``numpy.f(x)``.
 They follow NumPy's own algorithms (unique, concatenate, sort, compare each
@@ -36,6 +37,7 @@ import numpy as np
 
 from ..._backend import from_numpy, to_numpy
 from ..._core import DArray, redistribute_to
+from ..._core.advanced import take
 from ..._core.fetch import as_rows, fetch_rows, scatter_rows
 from ..._core.protocols import implements
 from ..._errors import AxisError, message
@@ -47,7 +49,7 @@ from ..sets import isin as _isin, unique_all, unique_inverse
 from ..sorting import line_layout, sample_sort
 from ._common import darray_of
 
-__all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_along"]
+__all__ = ["intersect1d", "setdiff1d", "setxor1d", "union1d", "unique_along", "unique_records"]
 
 
 # ---------------------------------------------------------------- helpers
@@ -321,5 +323,48 @@ def unique_along(ar: DArray, axis: int, return_index: bool = False, return_inver
                 ar.comm, ar._xp)
         values = moveaxis(reshape(picked, (picked.shape[0], *rest)), 0, axis)
         parts = [firsts, ranks, found.counts]
+    out = [values] + [p for p, asked in zip(parts, (return_index, return_inverse, return_counts)) if asked]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def unique_records(ar: DArray, return_index: bool = False, return_inverse: bool = False,
+                   return_counts: bool = False):
+    """``numpy.unique(ar)`` of a record (structured) DArray: its distinct records in NumPy's record order.
+
+    Records order by their fields, the first most significant (nested
+    records flattened, a subarray field one key per element: the keys of
+    :func:`~darray._api.numpy.records.field_keys`). Each record's
+    lexicographic rank is refined key by key with the distributed 1-d
+    ``unique_inverse``, as :func:`unique_along` ranks rows; the ranks are the
+    inverse indices (in ``ar``'s shape, as NumPy >= 2.0.1), ``unique_all`` of
+    them gives the first indices and counts, and the records are taken at the
+    first indices. As NumPy's, a record with a NaN field equals no other.
+
+    Examples
+    --------
+    >>> import numpy, darray as da
+    >>> r = numpy.array([(2, 1.0), (1, 5.0), (2, 1.0)], dtype=[("n", "i8"), ("w", "f8")])
+    >>> unique_records(da.asarray(r)).gather().tolist()
+    [(1, 5.0), (2, 1.0)]
+    """
+    from .records import field_keys
+
+    flat = reshape(ar, (-1,))
+    n = flat.shape[0]
+    if n == 0:
+        none = asarray(np.zeros(0, dtype=np.int64), split=None, comm=ar.comm, device=ar.device)
+        parts = [none, reshape(none, ar.shape), none]
+        values = flat
+    else:
+        ranks = None
+        for key in field_keys("numpy.unique", flat):
+            column = unique_inverse(key)
+            r = column.inverse_indices
+            ranks = r if ranks is None else unique_inverse(ranks * column.values.shape[0] + r).inverse_indices
+        if ranks is None:  # a record of no fields: all equal
+            ranks = zeros(n, dtype=np.int64, comm=ar.comm, device=ar.device)
+        found = unique_all(ranks)
+        values = take(flat, found.indices)
+        parts = [found.indices, reshape(ranks, ar.shape), found.counts]
     out = [values] + [p for p, asked in zip(parts, (return_index, return_inverse, return_counts)) if asked]
     return out[0] if len(out) == 1 else tuple(out)
