@@ -267,6 +267,16 @@ def test_strings_objects_and_long_doubles_are_refused():
 
 
 @numpy_only
+@pytest.mark.parametrize("layout", layouts((6, 3), "replicated", "split0", "uneven0"), ids=str)
+def test_raw_void_views_are_refused_naming_unique_rows(layout):
+    """numpy-100 exercise 96 views each row as one raw void item; the refusal names unique(x, axis=0)."""
+    z = layout.array(numpy.arange(18).reshape(6, 3) % 2)
+    raw = numpy.dtype((numpy.void, z.dtype.itemsize * z.shape[1]))
+    assert_raises_everywhere(TypeError, z.view, raw, match="view: unsupported dtype; got |V24 (raw bytes")
+    assert_raises_everywhere(TypeError, z.view, raw, match="for unique rows use numpy.unique(x, axis=0)")
+
+
+@numpy_only
 @pytest.mark.filterwarnings("ignore:The data type")  # (zarr: records have no zarr 3 specification yet)
 @pytest.mark.parametrize("ext", [".npy", ".zarr", ".h5"])
 def test_files_keep_halves_dates_and_records(shared, ext):

@@ -114,6 +114,10 @@ def check_dtype(func: str, dtype: Any) -> np.dtype:
         return found
     if is_extra(found):
         return found
+    if found.kind == "V" and found.names is None:  # raw bytes, e.g. a row viewed as one item (unique rows)
+        raise TypeError(f"{func}: unsupported dtype; got {found} (raw bytes without fields are not distributed), "
+                        f"expected a bool, numeric, datetime64, timedelta64 or record dtype of those; for unique "
+                        f"rows use numpy.unique(x, axis=0), or view the row as a record dtype with named fields")
     if found.kind in "SUOV":  # (MPI moves numbers; strings and objects have no block form here)
         raise TypeError(f"{func}: unsupported dtype; got {found} (strings and objects are not distributed), "
                         f"expected a bool, numeric, datetime64, timedelta64 or record dtype of those; for text, "

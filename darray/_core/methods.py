@@ -190,6 +190,9 @@ def view(self, dtype=None, type=None):  # NumPy's parameter name
     if dtype is None:
         return DArray._wrap(block, self._layout, self._comm, self._xp)
     dtype = numpy.dtype(dtype)
+    from .dtypes import check_dtype
+
+    check_dtype("view", dtype)  # before anything moves: raw bytes, strings and objects have no blocks
     layout = self._layout
     if dtype.itemsize != self.dtype.itemsize:
         moved = _bytes_aligned(self, dtype)
