@@ -261,6 +261,10 @@ def test_strings_objects_and_long_doubles_are_refused():
         assert_raises_everywhere(TypeError, x.astype, spec, match="astype: unsupported dtype")
         assert_raises_everywhere(TypeError, np.zeros, 3, spec, match="zeros: unsupported dtype")
     assert_raises_everywhere(TypeError, np.asarray, ["a", "b"], match="asarray: unsupported data")
+    # PDSH 02.09: a record with a text field is refused saying why (not "expected one of" the standard's dtypes)
+    people = {"names": ("name", "age"), "formats": ("U10", "i4")}
+    assert_raises_everywhere(TypeError, np.zeros, 4, people, match="zeros: unsupported dtype; got [('name', '<U10')")
+    assert_raises_everywhere(TypeError, np.zeros, 4, people, match="(strings and objects are not distributed)")
     if np.config.backend != "numpy":  # float16 where the local library has none; records on NumPy blocks only
         assert_raises_everywhere(TypeError, np.zeros, 3, np.float16, match="does not have")
         assert_raises_everywhere(TypeError, np.zeros, 3, RECORD, match="NumPy blocks")

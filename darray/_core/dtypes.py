@@ -73,10 +73,7 @@ def to_backend_dtype(xp: ModuleType, dtype: Any, func: str = "dtype") -> Any:
         return _backend_dtypes[xp, dtype]
     except (KeyError, TypeError):  # not seen yet, or unhashable
         pass
-    try:
-        checked = check_dtype(func, dtype)
-    except TypeError:
-        raise TypeError(f"{func}: unsupported dtype; got {dtype!r}, expected one of {sorted(DTYPES)}") from None
+    checked = check_dtype(func, dtype)  # (its message says why: strings, objects, raw bytes, long doubles)
     if checked.kind in NUMPY_ONLY_KINDS:
         if not (is_numpy_namespace(xp) or xp is np):
             raise TypeError(f"{func}: unsupported dtype; got {checked} on {getattr(xp, '__name__', xp)} blocks, "
