@@ -652,7 +652,7 @@ def test_names_left_out_say_why_when_used():
             getattr(np, name)
     assert not hasattr(np, "info")
     with pytest.raises(AttributeError, match="^module 'darray' has no attribute 'no_such_name'$"):
-        np.no_such_name  # noqa: B018
+        np.no_such_name
 
 
 def test_local_only_names_exist_and_say_so_in_their_docstrings():

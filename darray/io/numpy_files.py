@@ -82,6 +82,7 @@ def _text(func: str, fname, comm):
     """
     if isinstance(fname, (str, bytes, os.PathLike)):
         return _path(func, fname)
+    source: io.StringIO | io.BytesIO | list
     if hasattr(fname, "read"):
         content = collective(comm, fname.read, func=func)
         raw = content.encode("utf-8", "surrogatepass") if isinstance(content, str) else bytes(content)
