@@ -50,6 +50,21 @@ def test_operators_with_sequences(layout):
     assert_results_equal([1.0, 2.0, 3.0, 4.0, 5.0, 6.0] @ x, np.arange(1.0, 7.0) @ g, err_msg="list @ x")
 
 
+@pytest.mark.parametrize("layout", [*LAYOUTS, *layouts((6, 2), "halo0")], ids=str)
+def test_equality_with_objects_is_elementwise(layout):
+    """``x == None`` (or a string, or any object): NumPy compares element by element, no element equals it (a
+    boolean array, never a lone ``False``); other operators give Python's TypeError."""
+    g = values(layout.shape, "float64")
+    x = layout.array(g)
+    for other in (None, "abc", object()):
+        for op in (operator.eq, operator.ne):
+            assert_equal(op(x, other), op(g, other))
+            assert_equal(op(other, x), op(other, g))
+        with pytest.raises(TypeError):
+            operator.lt(x, other)
+    assert_equal(x[x == None], g[g == None])  # noqa: E711 (NumPy's elementwise meaning is what is tested)
+
+
 @pytest.mark.parametrize("layout", LAYOUTS, ids=str)
 def test_functions_with_sequences(layout):
     g = values(layout.shape, "float64")

@@ -180,9 +180,13 @@ def _general_method(row: Elementwise, kernels: dict, reflected: bool):
                 return apply(row, (other, self), temporaries(other, self) & 2)
             return apply(row, (self, other), temporaries(self, other))
         except TypeError:
-            if _foreign(other):  # an object NumPy cannot take: let it try the reflected operator
-                return NotImplemented
-            raise
+            if not _foreign(other):
+                raise
+            if row.name in ("equal", "not_equal"):  # (``x == None``: NumPy compares as objects, no element equals it)
+                out = apply(row, (self, self))  # (the result's layout and dtype, then every element set)
+                out._block[...] = row.name == "not_equal"
+                return out
+            return NotImplemented  # an object NumPy cannot take: let it try the reflected operator
 
     return general
 
