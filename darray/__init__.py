@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from math import e, inf, nan, pi
 
+from ._api import methods as _api_methods  # first: hands DArray's methods implemented in _api down to _core
 from ._api import fft, linalg
 from ._api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from ._api.creation import (arange, asarray, empty, empty_like, eye, from_dlpack, from_local, full, full_like, identity,

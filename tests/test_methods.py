@@ -21,7 +21,8 @@ import pytest
 
 import darray as da
 from darray import DArray
-from darray._core.methods import DIRECT, EXCLUDED, METHODS
+from darray._core.dispatch import register_method, register_target, unregistered
+from darray._core.methods import ABOVE, DIRECT, EXCLUDED, METHODS
 from darray.testing import agree, assert_equal, assert_raises_everywhere
 
 from _cases import COMM, P, generator, layouts, values
@@ -350,6 +351,18 @@ def test_round_of_zero_d(layout):
     x, g = made(layout)
     assert round(x.max()) == round(g.max()) and type(round(x.max())) is int
     same(round(x.max(), 2), np.round(g.max(), 2), "round(0-d, 2)")
+
+
+def test_the_layer_above_registered_everything():
+    """Every row marked ABOVE and every target came down from _api (darray._api.methods) when darray was imported."""
+    assert unregistered() == []
+    above = sorted(name for name, row in METHODS.items() if row.target is ABOVE)
+    assert above and all(inspect.signature(getattr(DArray, name)) == inspect.signature(getattr(np.ndarray, name))
+                         for name in above if name != "ptp")
+    with pytest.raises(ValueError, match="register_method"):
+        register_method("cumsum", np.cumsum, "numpy.cumsum")  # _core's own row: nothing to hand down
+    with pytest.raises(ValueError, match="register_target"):
+        register_target("sum", np.sum)
 
 
 def test_tables_name_real_methods():

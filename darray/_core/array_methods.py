@@ -376,8 +376,8 @@ def exchange_halos(self, wait: bool = True, force: bool = False):
 
 
 # The reductions NumPy users reach for, written out with NumPy's signatures and calling their engines; the rest
-# are generated from the table in darray._core.methods. NumPy's ``where=`` / ``initial=`` go to
-# darray._api.numpy.reductions (masked reductions).
+# are generated from the table in darray._core.methods. NumPy's ``where=`` / ``initial=`` go to the masked
+# reductions of the layer above (``targets.numpy_reduction``, handed down with register_target).
 def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     if kwargs:
         return _methods.targets.numpy_reduction("sum", self, axis, dtype, out, keepdims, **kwargs)
@@ -460,7 +460,7 @@ def reshape(self, *shape, order="C", copy=None) -> DArray:
     if order != "F":
         raise ValueError(message("reshape", "order must be one of 'C', 'F', 'A'", order))
     shape = (shape,) if isinstance(shape, (int, _np_integer)) else tuple(shape)
-    reverse = _methods.targets.permute_dims
+    reverse = _manipulation.permute_dims
     flipped = _methods.targets.reshape(reverse(self, tuple(range(self.ndim - 1, -1, -1))), shape[::-1],
                                        copy=copy)
     return reverse(flipped, tuple(range(len(shape) - 1, -1, -1)))
@@ -570,7 +570,7 @@ def __iter__(self):
 
 def __contains__(self, value) -> bool:
     """``value in x``: whether any element equals ``value`` (an allreduce)."""
-    return bool(_methods.targets.any(_methods.targets.equal(self, value)))
+    return bool(_reductions.any(_methods.targets.equal(self, value)))
 
 
 def __divmod__(self, other):

@@ -29,6 +29,19 @@ family          implementation (Python)                               compiled f
 ``generated``   NumPy's other methods: the table in :mod:`darray._core.methods`  --
 ==============  ====================================================  ===========================
 
+From the layer above
+--------------------
+
+``_core`` never imports or names the layers above it. Where a method's
+implementation is a function of ``_api`` (``x.compress``, ``x.conj``; the
+public reshape behind ``x.reshape``, the masked reductions behind
+``x.sum(where=...)``), ``_core`` installs the method and ``_api`` hands the
+function down when darray is imported (:mod:`darray._api.methods`):
+:func:`register_method` for a row of the generated table marked ``ABOVE``,
+:func:`register_target` for a function DArray's written-out methods call
+(``methods.targets.<name>``). :func:`unregistered` lists what is still
+missing.
+
 How an operation travels
 ------------------------
 
@@ -81,9 +94,10 @@ from typing import Any, NamedTuple
 
 from . import array_methods as m, compiled, indexing, methods, operators, temporaries
 from .array import DArray
+from .methods import register_method, register_target, unregistered
 from .table import BINARY_OPERATORS, ELEMENTWISE, UNARY_OPERATORS
 
-__all__ = ["Row", "TABLE", "family_of", "install"]
+__all__ = ["Row", "TABLE", "family_of", "install", "register_method", "register_target", "unregistered"]
 
 PROPERTY, METHOD, ATTRIBUTE, CONVERT = "property", "method", "attribute", "convert"
 UNARY, BINARY, REFLECTED, INPLACE = "unary", "binary", "reflected", "inplace"

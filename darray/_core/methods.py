@@ -4,9 +4,13 @@
 first: NumPy's own function (``"numpy.cumsum"``: NumPy hands a DArray to
 darray through ``__array_function__``, so ``x.cumsum(0)`` is exactly
 ``numpy.cumsum(x, 0)``, and a function someone registers later works at once),
-a darray function named by its dotted path (imported on the first call, then
-cached: ``_core`` imports no upper layer at import time), or a helper of this
-module. The generated method carries NumPy's signature
+a helper of this module, or :data:`ABOVE`: a function of the layer above,
+which hands it down with :func:`register_method` when it is imported
+(``_core`` never imports or names the layers above it). The functions
+DArray's own methods call from above (``x.reshape`` is the public reshape,
+``x.sum(where=...)`` the masked reduction, ...) are handed down alike, with
+:func:`register_target`, and read as attributes of :data:`targets`; the
+names expected are :data:`TARGETS`. The generated method carries NumPy's signature
 (``inspect.signature(DArray.cumsum)`` is ``ndarray.cumsum``'s) and costs the
 function's call plus one cached lookup:
 
@@ -47,43 +51,33 @@ import numpy
 from .._backend import is_numpy_namespace, to_numpy
 from .._errors import message
 
-__all__ = ["Method", "METHODS", "DIRECT", "Excluded", "EXCLUDED", "FlatIter", "targets", "generated", "into",
-           "item", "fill", "flatten", "transpose", "view", "squeeze", "take", "tolist", "tobytes"]
+__all__ = ["Method", "METHODS", "ABOVE", "DIRECT", "Excluded", "EXCLUDED", "FlatIter", "TARGETS", "targets",
+           "register_method", "register_target", "unregistered", "generated", "into", "item", "fill", "flatten",
+           "transpose", "view", "squeeze", "take", "tolist", "tobytes"]
 
 
 _TYPE = type
 
 
-class _Targets:
-    """Functions of darray's upper layers, imported on first use and then cached as attributes.
+#: The functions of the layer above that DArray's own methods call, by the name they are read under.
+TARGETS = ("reshape", "conj", "real", "imag", "zeros_like", "equal", "numpy_reduction")
 
-    ``targets.reshape`` costs one attribute lookup once resolved; ``_core``
-    never imports ``_api`` at module level.
+
+class _Targets:
+    """Functions of darray's upper layers, handed down with :func:`register_target` (attributes once registered).
+
+    ``targets.reshape`` costs one attribute lookup; reading one that was not
+    registered raises :class:`AttributeError` naming what is missing.
     """
 
-    PATHS = {
-        "reshape": "darray._api.manipulation.reshape",
-        "permute_dims": "darray._core.manipulation.permute_dims",
-        "conj": "darray._api.elementwise.conj",
-        "real": "darray._api.elementwise.real",
-        "imag": "darray._api.elementwise.imag",
-        "any": "darray._core.reductions.any",
-        "zeros_like": "darray._api.creation.zeros_like",
-        "equal": "darray._api.elementwise.equal",
-        "numpy_reduction": "darray._api.numpy.reductions.reduction",
-    }
-
     def __getattr__(self, name: str):
-        path = self.PATHS.get(name)
-        if path is None:
-            raise AttributeError(name)
-        found = resolve(path)
-        setattr(self, name, found)
-        return found
+        raise AttributeError(f"darray._core.methods.targets.{name}: not registered"
+                             + (" (the layer above _core registers it when darray is imported)" if name in TARGETS
+                                else f" (not one of {TARGETS})"))
 
 
 def resolve(path: str):
-    """The object at a dotted ``path`` (``"numpy.cumsum"``, ``"darray._api.elementwise.conj"``)."""
+    """The object at a dotted ``path`` below NumPy (``"numpy.cumsum"``, ``"numpy.linalg.norm"``)."""
     try:
         return importlib.import_module(path)
     except ImportError:
@@ -92,6 +86,21 @@ def resolve(path: str):
 
 
 targets = _Targets()
+
+
+def register_target(name: str, implementation: Callable) -> None:
+    """Hand down ``implementation`` as ``targets.<name>``, one of :data:`TARGETS` (called by the layer above).
+
+    Examples
+    --------
+    >>> import darray
+    >>> targets.real(darray.asarray([1 + 2j, 3 - 4j])).tolist()
+    [1.0, 3.0]
+    """
+    if name not in TARGETS:
+        raise ValueError(message("register_target", "not a target DArray's methods call", name,
+                                 f"one of {TARGETS}"))
+    setattr(targets, name, implementation)
 
 
 def into(func: str, out, result):
@@ -360,10 +369,13 @@ class FlatIter:
 class Method(NamedTuple):
     """A NumPy method on DArray: the function it calls with the array first."""
 
-    target: str | Callable  # "numpy.<name>", a dotted darray path, or a function of this module
+    target: str | Callable  # "numpy.<name>", a function of this module, or ABOVE (handed down: register_method)
     inplace: bool = False  # NumPy's method changes the array and returns None (sort, partition)
     note: str = ""
 
+
+#: A row's target for a function of the layer above, handed down with :func:`register_method` when it is imported.
+ABOVE = "above"
 
 #: method name -> what it calls. NumPy functions dispatch to darray through ``__array_function__``.
 METHODS: dict[str, Method] = {
@@ -373,9 +385,9 @@ METHODS: dict[str, Method] = {
     "argsort": Method("numpy.argsort", note="``kind=`` is ignored: the sort is stable, or ``stable=False``."),
     "choose": Method("numpy.choose"),
     "clip": Method("numpy.clip"),
-    "compress": Method("darray._api.numpy.select.ndarray_compress"),
-    "conj": Method("darray._api.elementwise.conj"),
-    "conjugate": Method("darray._api.elementwise.conj"),
+    "compress": Method(ABOVE),
+    "conj": Method(ABOVE),
+    "conjugate": Method(ABOVE),
     "cumprod": Method("numpy.cumprod"),
     "cumsum": Method("numpy.cumsum"),
     "diagonal": Method("numpy.diagonal"),
@@ -386,7 +398,7 @@ METHODS: dict[str, Method] = {
     "nonzero": Method("numpy.nonzero"),
     "partition": Method("numpy.partition", inplace=True),
     "ptp": Method("numpy.ptp", note="removed from ndarray in NumPy 2; kept as ``numpy.ptp(x)``."),
-    "put": Method("numpy.put", note="In place, like NumPy (``darray._api.numpy.arrange.put``)."),
+    "put": Method(ABOVE),  # numpy.put, with the layer above's note on where it lands
     "ravel": Method("numpy.ravel"),
     "repeat": Method("numpy.repeat"),
     "round": Method("numpy.round"),
@@ -476,9 +488,13 @@ def _method(name: str, row: Method) -> Callable:
     positional, parameters = _numpy_parameters(name)
     out_at = positional.index("out") if "out" in positional else None  # where ``out`` sits after ``self``
     takes_out = "out" in parameters
+    above = row.target is ABOVE
     cache: list = [row.target] if callable(row.target) else []
 
     def target():
+        if above:
+            raise TypeError(f"DArray.{name}: its implementation was not registered (the layer above _core "
+                            "registers it with darray._core.dispatch.register_method when darray is imported)")
         if not cache:
             cache.append(resolve(row.target))
         return cache[0]
@@ -498,16 +514,63 @@ def _method(name: str, row: Method) -> Callable:
         def method(self, *args, **kwargs):
             return (cache[0] if cache else target())(self, *args, **kwargs)
 
-    shown = row.target if isinstance(row.target, str) else f"darray._core.methods.{row.target.__name__}"
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"NumPy's ``ndarray.{name}`` for the global array: ``{shown}(x, ...)``"
-                      f"{' written back into x (in place)' if row.inplace else ''}.\n\n"
-                      + (f"{row.note}\n\n" if row.note else "")
-                      + (f"{row.target.__doc__}\n" if callable(row.target) and row.target.__doc__ else "")
-                      + ("``out=`` receives the result (``out[...] = result``).\n" if takes_out else ""))
+    if above:
+        _PENDING[name] = (cache, method)
+        method.__doc__ = f"NumPy's ``ndarray.{name}`` for the global array (registered by the layer above _core)."
+    else:
+        shown = row.target if isinstance(row.target, str) else f"darray._core.methods.{row.target.__name__}"
+        method.__doc__ = _doc(name, shown, row, callable(row.target) and row.target.__doc__ or "", takes_out)
     if hasattr(numpy.ndarray, name):
         method.__wrapped__ = getattr(numpy.ndarray, name)  # inspect.signature shows NumPy's, parsed when asked
     return method
+
+
+def _doc(name: str, shown: str, row: Method, target_doc: str, takes_out: bool) -> str:
+    """A generated method's docstring: what it calls, in place or not, the note, the helper's doc, ``out=``."""
+    return (f"NumPy's ``ndarray.{name}`` for the global array: ``{shown}(x, ...)``"
+            f"{' written back into x (in place)' if row.inplace else ''}.\n\n"
+            + (f"{row.note}\n\n" if row.note else "")
+            + (f"{target_doc}\n" if target_doc else "")
+            + ("``out=`` receives the result (``out[...] = result``).\n" if takes_out else ""))
+
+
+#: The generated methods of :data:`ABOVE` rows: name -> (their implementation's cache, the method).
+_PENDING: dict[str, tuple[list, Callable]] = {}
+
+
+def register_method(name: str, implementation: Callable, shown: str, note: str = "") -> None:
+    """Hand down ``x.<name>``'s implementation, a row of :data:`METHODS` marked :data:`ABOVE` (by the layer above).
+
+    The method already on DArray (NumPy's signature; ``out=`` and in-place
+    as its row says) calls ``implementation(x, ...)`` from now on; its
+    docstring names ``shown`` (the implementation's public dotted path) and
+    carries ``note``. A name registered twice keeps the first.
+
+    Examples
+    --------
+    >>> import darray
+    >>> darray.DArray.compress.__doc__.splitlines()[0]
+    "NumPy's ``ndarray.compress`` for the global array: ``darray._api.numpy.select.ndarray_compress(x, ...)``."
+    """
+    if name not in _PENDING or METHODS[name].target is not ABOVE:
+        raise ValueError(message("register_method", "not a method DArray leaves to the layer above", name,
+                                 f"one of {sorted(n for n, row in METHODS.items() if row.target is ABOVE)}"))
+    if not callable(implementation):
+        raise TypeError(message("register_method", "the implementation must be callable",
+                                type(implementation).__name__, "a function taking the array first"))
+    cache, method = _PENDING[name]
+    if cache:
+        return
+    row = METHODS[name]._replace(note=note)
+    method.__doc__ = _doc(name, shown, row, "", "out" in _numpy_parameters(name)[1])
+    cache.append(implementation)
+
+
+def unregistered() -> list[str]:
+    """The names the layer above has not handed down yet: :data:`ABOVE` methods, then :data:`TARGETS`."""
+    return ([name for name, (cache, _) in _PENDING.items() if not cache]
+            + [name for name in TARGETS if name not in vars(targets)])
 
 
 def _excluded(name: str, entry: Excluded):
