@@ -141,6 +141,9 @@ from .tracer import _trace_script
 
 _trace_script()  # DARRAY_TRACE=1 traces the whole script: recording must start at import
 output._silence_if_asked()  # DARRAY_PRINT=rank0
+from ._excepthook import install as _install_excepthook
+
+_install_excepthook()  # an uncaught error: darray's frames folded into a line (DARRAY_DEBUG=1 shows them)
 if _launched_by_mpi():  # one report for an error raised on several ranks (darray._comm.failure)
     from ._comm.failure import install_error_hook as _install_error_hook
 

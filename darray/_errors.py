@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["message", "AxisError", "names_errors", "naming", "format_error", "is_internal_frame"]
+__all__ = ["message", "AxisError", "names_errors", "naming", "format_error", "fold_internal", "is_internal_frame"]
 
 import os
 import traceback
@@ -76,19 +76,17 @@ def is_internal_frame(filename: str) -> bool:
     >>> is_internal_frame(__file__), is_internal_frame("job.py"), is_internal_frame("<frozen runpy>")
     (True, False, True)
     """
-    if filename.startswith("<frozen runpy") or filename.endswith(_LAUNCHERS):
-        return True
-    return os.path.abspath(filename).startswith(_PACKAGE + os.sep)
+    return _is_launcher(filename) or os.path.abspath(filename).startswith(_PACKAGE + os.sep)
 
 
 def format_error(error: BaseException, debug: bool = False) -> str:
-    """The traceback of ``error`` as Python prints it, without darray's internal frames unless ``debug``.
+    """The traceback of ``error`` as Python prints it, darray's internal frames folded unless ``debug``.
 
-    The frames of darray's modules (and of ``python -m mpi4py``, ``runpy``)
-    are left out, with a last line saying how many and that ``DARRAY_DEBUG=1``
-    shows them; an exception chained to ``error`` that happened wholly inside
-    darray (``raise ... from`` a helper's error) is left out too. A traceback
-    with no frame of the user's keeps them all.
+    Each run of frames of darray's modules (or of ``python -m mpi4py``,
+    ``runpy``) prints as one line where it was, saying how many and that
+    ``DARRAY_DEBUG=1`` shows them (:func:`fold_internal`); the frames of the
+    user's code around them (the line that called darray, a function darray
+    called back) stay.
 
     Examples
     --------
@@ -97,31 +95,72 @@ def format_error(error: BaseException, debug: bool = False) -> str:
     ... except ValueError as error:
     ...     text, full = format_error(error), format_error(error, debug=True)
     >>> print(text.splitlines()[-2])
+      [1 frame inside darray hidden, and the error darray raised it from; DARRAY_DEBUG=1 shows them]
+    >>> print(text.splitlines()[-1])
     ValueError: parse: invalid literal for int() with base 10: 'x'
-    >>> text.splitlines()[-1]
-    '(2 internal frames hidden; DARRAY_DEBUG=1 shows them)'
     >>> "_errors.py" in text, "_errors.py" in full
     (False, True)
     """
+    if debug:
+        return "".join(traceback.TracebackException.from_exception(error).format())
+    return fold_internal(error)[0]
+
+
+def fold_internal(error: BaseException) -> tuple[str, int]:
+    """The traceback of ``error`` with each run of internal frames folded into one line, and how many were folded.
+
+    A frame is internal when :func:`is_internal_frame` says so; frames of
+    other files (the user's script, a ``map_overlap`` function or a fused
+    function's body that darray called back) are never folded. An exception
+    chained to ``error`` (``raise ... from``, or raised while handling
+    another) is folded alike; one that happened wholly inside darray (a
+    helper's error that darray renamed) is left out, and the line before the
+    error says so. A traceback with no frame of the user's keeps them all.
+    Zero folded frames: the text is Python's own traceback.
+    """
     summary = traceback.TracebackException.from_exception(error)
-    hidden = 0 if debug else _hide(summary, set())
-    text = "".join(summary.format())
-    if hidden:
-        text += f"({hidden} internal frame{'s' if hidden > 1 else ''} hidden; DARRAY_DEBUG=1 shows them)\n"
-    return text
+    hidden = _fold(summary, set())
+    return "".join(summary.format()), hidden
 
 
-def _hide(summary: traceback.TracebackException, seen: set) -> int:
-    """Drop the internal frames of ``summary`` and of the exceptions chained to it; return how many went."""
+#: The line in place of a run of internal frames.
+FOLD = "  [{count} {frames} {where} hidden{more}; DARRAY_DEBUG=1 shows them]\n"
+
+
+class _Folded(traceback.StackSummary):
+    """Frames to print, with lines in place of the runs of internal frames left out (:func:`fold_internal`)."""
+
+    runs: list = []  # lists of the frames kept, and the lines in place of the others, in order
+
+    def format(self, *args, **kwargs) -> list[str]:  # (3.13 passes colorize=)
+        lines: list[str] = []
+        for run in self.runs:
+            if isinstance(run, str):
+                lines.append(run)
+            else:
+                lines.extend(traceback.StackSummary.from_list(run).format(*args, **kwargs))
+        return lines
+
+
+def _fold_line(run: list, more: str = "") -> str:
+    ours = sum(not _is_launcher(frame.filename) for frame in run)
+    where = ("inside darray" if ours == len(run) else "of the launcher" if ours == 0
+             else "inside darray and the launcher")
+    count = len(run)
+    return FOLD.format(count=count, frames="frame" if count == 1 else "frames", where=where, more=more)
+
+
+def _is_launcher(filename: str) -> bool:
+    return filename.startswith("<frozen runpy") or filename.endswith(_LAUNCHERS)
+
+
+def _fold(summary: traceback.TracebackException, seen: set) -> int:
+    """Fold the internal frames of ``summary`` and of the exceptions chained to it; return how many went."""
     if id(summary) in seen:
         return 0
     seen.add(id(summary))
-    frames = list(summary.stack)
-    kept = [frame for frame in frames if not is_internal_frame(frame.filename)]
     hidden = 0
-    if kept:
-        hidden = len(frames) - len(kept)
-        summary.stack = traceback.StackSummary.from_list(kept)
+    dropped = ""  # a chained exception left out whole: what the fold line says of it
     for link in ("__cause__", "__context__"):
         chained = getattr(summary, link, None)
         if chained is None:
@@ -129,6 +168,33 @@ def _hide(summary: traceback.TracebackException, seen: set) -> int:
         if chained.stack and all(is_internal_frame(frame.filename) for frame in chained.stack):
             setattr(summary, link, None)  # an error of darray's own helper, renamed or wrapped by darray
             hidden += len(chained.stack)
+            dropped = dropped or ("the error darray raised it from" if link == "__cause__"
+                                  else "the error darray was handling")
         else:
-            hidden += _hide(chained, seen)
+            hidden += _fold(chained, seen)
+    for member in getattr(summary, "exceptions", None) or ():  # an ExceptionGroup's members
+        hidden += _fold(member, seen)
+    frames = list(summary.stack)
+    if not any(not is_internal_frame(frame.filename) for frame in frames):
+        return hidden  # no frame of the user's: keep them all
+    runs: list = []
+    for frame in frames:
+        internal = is_internal_frame(frame.filename)
+        if runs and isinstance(runs[-1], list) and runs[-1][0] is internal:
+            runs[-1][1].append(frame)
+        else:
+            runs.append([internal, [frame]])
+    lines: list = []
+    for index, (internal, run) in enumerate(runs):
+        if internal:
+            last = index == len(runs) - 1
+            lines.append(_fold_line(run, f", and {dropped}" if last and dropped else ""))
+            hidden += len(run)
+        else:
+            lines.append(run)
+    if dropped and not runs[-1][0]:
+        lines.append(f"  [{dropped} hidden; DARRAY_DEBUG=1 shows it]\n")
+    folded = _Folded(frame for frame in frames if not is_internal_frame(frame.filename))
+    folded.runs = lines
+    summary.stack = folded
     return hidden

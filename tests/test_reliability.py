@@ -158,7 +158,7 @@ def test_the_same_error_on_every_rank_prints_one_traceback(nprocs):
     same = "rank 1" if nprocs == 2 else f"ranks 1-{nprocs - 1}"
     assert f"uncaught exception on rank 0 of {nprocs} (the same error on {same}); aborting the job" in out, out
     assert "y = x[:, :10] + x" in out and "ValueError: add: shapes cannot be broadcast together" in out, out
-    assert "darray/_core" not in out and "internal frames hidden; DARRAY_DEBUG=1 shows them" in out, out
+    assert "darray/_core" not in out and "frames inside darray hidden; DARRAY_DEBUG=1 shows them" in out, out
     assert "MPI_Abort" not in out and "BAD TERMINATION" not in out, out  # one report, no launcher banner
     assert len(out.splitlines()) <= 10, out
 

@@ -4,11 +4,13 @@ Under ``mpiexec -n 4 python job.py`` (or ``darray run``) every rank runs the
 script, so an error in replicated metadata (``x[:, :10] + x``) is raised on
 every rank at once, and each rank printing its traceback tangles four of them
 on the terminal. :func:`install_error_hook` (run by ``import darray`` under an
-MPI launcher, and again when the MPI communicator is made) replaces
-``sys.excepthook`` on every rank by :func:`report`:
+MPI launcher, and again when the MPI communicator is made) makes
+:func:`report` report first in darray's ``sys.excepthook``
+(:mod:`darray._excepthook`) on every rank:
 
-1. the rank formats its traceback without darray's internal frames
-   (:func:`darray._errors.format_error`; ``DARRAY_DEBUG=1`` keeps them) and
+1. the rank formats its traceback with darray's internal frames folded
+   into a line (:func:`darray._errors.format_error`; ``DARRAY_DEBUG=1``
+   keeps them) and
    sends it to every other rank on the job's private communicator
    (:class:`~darray._comm.watch.Departures`, tag :data:`ERROR_TAG`);
 2. it collects the others' reports until every other rank has reported,
@@ -23,7 +25,8 @@ MPI launcher, and again when the MPI communicator is made) replaces
 
 Ctrl-C (``KeyboardInterrupt`` on every rank) prints one line,
 ``darray: interrupted on rank 0; job aborted``, and every rank exits with
-status 130. ``DARRAY_ABORT_ON_ERROR=0`` leaves ``sys.excepthook`` alone.
+status 130. ``DARRAY_ABORT_ON_ERROR=0`` leaves the report out: every rank
+prints its own traceback, darray's frames folded as on one process.
 
 >>> ranges([1, 2, 3, 5])
 'ranks 1-3, 5'
@@ -37,6 +40,7 @@ import sys
 import time
 
 from .. import _debug
+from .. import _excepthook as excepthook
 from .._errors import format_error
 
 __all__ = ["install_error_hook", "install_abort_hook", "report", "ranges", "compose", "ERROR_TAG", "GATHER",
@@ -53,7 +57,6 @@ PRINTER_PATIENCE = 10.0
 INTERRUPT_MEET = 2.0
 
 _communicator = None  # the job's MPICommunicator, once made (install_abort_hook)
-_installed = False
 
 
 def ranges(ranks) -> str:
@@ -112,20 +115,15 @@ def compose(reports: dict[int, str], size: int, waiting: dict[int, str] | None =
 
 
 def install_error_hook() -> None:
-    """Install :func:`report` as ``sys.excepthook`` (once; not with ``DARRAY_ABORT_ON_ERROR=0``)."""
-    global _installed
-    if _installed or os.environ.get("DARRAY_ABORT_ON_ERROR", "1") == "0":
+    """Make :func:`report` report first in darray's ``sys.excepthook`` (not with ``DARRAY_ABORT_ON_ERROR=0``).
+
+    The hook (:mod:`darray._excepthook`) is the one that folds darray's
+    frames on one process and hands what it does not print to the hook it
+    replaced.
+    """
+    if os.environ.get("DARRAY_ABORT_ON_ERROR", "1") == "0":
         return
-    previous = sys.excepthook
-
-    def hook(kind, value, tb):
-        try:
-            report(kind, value, tb)
-        except Exception:  # (the report failed: no MPI after all?) Python's own traceback
-            previous(kind, value, tb)
-
-    sys.excepthook = hook
-    _installed = True
+    excepthook.install(report)
 
 
 def install_abort_hook(comm) -> None:
@@ -147,17 +145,18 @@ def _job():
     return _communicator
 
 
-def report(kind, value, tb) -> None:
-    """``sys.excepthook`` under MPI: one report for the job's ranks, then end the job (module docstring)."""
+def report(kind, value, tb) -> bool:
+    """``sys.excepthook`` under MPI: one report for the job's ranks, then end the job (module docstring).
+
+    Returns False, having printed nothing, on one rank (:mod:`darray._excepthook` prints there).
+    """
     if value is None:
         value = kind()
     if value.__traceback__ is None and tb is not None:
         value = value.with_traceback(tb)
     comm = _job()
-    if comm is None:  # one rank: the traceback without darray's frames
-        sys.stderr.write(format_error(value, _debug.enabled))
-        sys.stderr.flush()
-        return
+    if comm is None:  # one rank: darray's hook for one process prints
+        return False
     if issubclass(kind, KeyboardInterrupt) and not _debug.enabled:
         _interrupted(comm)
     departures = comm.departures
@@ -171,6 +170,7 @@ def report(kind, value, tb) -> None:
                          f"{reports[departures.rank]}")
     sys.stderr.flush()
     _abort(comm)
+    return True  # (not reached: the job ends)
 
 
 def _abort(comm) -> None:
