@@ -82,11 +82,12 @@ def is_internal_frame(filename: str) -> bool:
 def format_error(error: BaseException, debug: bool = False) -> str:
     """The traceback of ``error`` as Python prints it, darray's internal frames folded unless ``debug``.
 
-    Each run of frames of darray's modules (or of ``python -m mpi4py``,
-    ``runpy``) prints as one line where it was, saying how many and that
-    ``DARRAY_DEBUG=1`` shows them (:func:`fold_internal`); the frames of the
-    user's code around them (the line that called darray, a function darray
-    called back) stay.
+    Each run of frames of darray's modules prints as one line where it was,
+    saying how many and that ``DARRAY_DEBUG=1`` shows them
+    (:func:`fold_internal`); the frames of the launcher that ran the script
+    (``python -m mpi4py``, ``runpy``: ``darray run``) are left out without a
+    line; the frames of the user's code around them (the line that called
+    darray, a function darray called back) stay.
 
     Examples
     --------
@@ -124,7 +125,7 @@ def fold_internal(error: BaseException) -> tuple[str, int]:
 
 
 #: The line in place of a run of internal frames.
-FOLD = "  [{count} {frames} {where} hidden{more}; DARRAY_DEBUG=1 shows them]\n"
+FOLD = "  [{count} {frames} inside darray hidden{more}; DARRAY_DEBUG=1 shows them]\n"
 
 
 class _Folded(traceback.StackSummary):
@@ -142,12 +143,12 @@ class _Folded(traceback.StackSummary):
         return lines
 
 
-def _fold_line(run: list, more: str = "") -> str:
-    ours = sum(not _is_launcher(frame.filename) for frame in run)
-    where = ("inside darray" if ours == len(run) else "of the launcher" if ours == 0
-             else "inside darray and the launcher")
-    count = len(run)
-    return FOLD.format(count=count, frames="frame" if count == 1 else "frames", where=where, more=more)
+def _fold_line(run: list, more: str = "") -> str | None:
+    """The line in place of ``run``; None for the launcher's frames alone (``runpy``, ``python -m mpi4py``)."""
+    count = sum(not _is_launcher(frame.filename) for frame in run)
+    if count == 0:
+        return None
+    return FOLD.format(count=count, frames="frame" if count == 1 else "frames", more=more)
 
 
 def _is_launcher(filename: str) -> bool:
@@ -180,7 +181,7 @@ def _fold(summary: traceback.TracebackException, seen: set) -> int:
     runs: list = []
     for frame in frames:
         internal = is_internal_frame(frame.filename)
-        if runs and isinstance(runs[-1], list) and runs[-1][0] is internal:
+        if runs and runs[-1][0] is internal:
             runs[-1][1].append(frame)
         else:
             runs.append([internal, [frame]])
@@ -188,11 +189,13 @@ def _fold(summary: traceback.TracebackException, seen: set) -> int:
     for index, (internal, run) in enumerate(runs):
         if internal:
             last = index == len(runs) - 1
-            lines.append(_fold_line(run, f", and {dropped}" if last and dropped else ""))
+            line = _fold_line(run, f", and {dropped}" if last and dropped else "")
+            lines.extend([line] if line else [])
+            dropped = "" if line and last else dropped
             hidden += len(run)
         else:
             lines.append(run)
-    if dropped and not runs[-1][0]:
+    if dropped:
         lines.append(f"  [{dropped} hidden; DARRAY_DEBUG=1 shows it]\n")
     folded = _Folded(frame for frame in frames if not is_internal_frame(frame.filename))
     folded.runs = lines

@@ -25,11 +25,11 @@ PACKAGE = str(ROOT / "darray") + os.sep
 FOLD = re.compile(r"^  \[\d+ frames? inside darray hidden(, and [a-z ]+)?; DARRAY_DEBUG=1 shows them\]$", re.M)
 
 
-def _run(case: str, nprocs: int = 1, env: dict | None = None) -> str:
+def _run(case: str, nprocs: int = 1, env: dict | None = None, launcher: tuple = ()) -> str:
     environ = {k: v for k, v in os.environ.items() if k not in ("DARRAY_TEST_CHILD", "DARRAY_DEBUG")}
     environ["PYTHONPATH"] = str(ROOT) + os.pathsep + environ.get("PYTHONPATH", "")
     environ.update(env or {})
-    command = [sys.executable, str(SCRIPT), case]
+    command = [sys.executable, *launcher, str(SCRIPT), case]
     if nprocs > 1:
         pytest.importorskip("mpi4py")
         here = Path(sys.executable).parent / "mpiexec"
@@ -90,6 +90,14 @@ def test_chained_exceptions_fold_each_traceback(nprocs):
     assert "    x[:, :10] + x\n" in out and 'raise RuntimeError("my step failed") from err' in out, out
     assert len(FOLD.findall(out)) == 1 and PACKAGE not in out, out
     assert "RuntimeError: my step failed" in out, out
+
+
+def test_the_launcher_s_frames_are_left_out():
+    """``python -m mpi4py`` (what ``darray run`` launches): runpy's and mpi4py's frames go without a line."""
+    pytest.importorskip("mpi4py")
+    out = _run("shape", launcher=("-m", "mpi4py"))
+    assert "runpy" not in out and "mpi4py" not in out and len(FOLD.findall(out)) == 1, out
+    assert _user_frames(out)[0].startswith(f'  File "{SCRIPT}"'), out
 
 
 def test_keyboard_interrupt_is_left_as_python_prints_it():
