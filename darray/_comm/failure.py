@@ -53,6 +53,9 @@ ERROR_TAG = 3
 GATHER = 5.0
 #: Seconds a rank that does not print waits for the printing rank to end the job before it ends it itself.
 PRINTER_PATIENCE = 10.0
+#: Seconds between the report and the abort: MPICH's launcher forwards each rank's output from a pipe, and an
+#: abort right after the write can end the job before the report reached the terminal.
+FORWARDING = 0.5
 #: Seconds an interrupted rank waits for the others to be interrupted too, so that they all exit together.
 INTERRUPT_MEET = 2.0
 
@@ -169,6 +172,7 @@ def report(kind, value, tb) -> bool:
         sys.stderr.write(f"darray: uncaught exception on rank {departures.rank}; aborting the job\n"
                          f"{reports[departures.rank]}")
     sys.stderr.flush()
+    time.sleep(FORWARDING)  # (the launcher forwards what the ranks wrote; an abort at once may drop it)
     _abort(comm)
     return True  # (not reached: the job ends)
 
