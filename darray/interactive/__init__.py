@@ -196,6 +196,9 @@ def start(n: int = 2, *, timeout: float = 60.0, mpiexec: str | None = None, acti
     cluster_options.setdefault("log_level", logging.ERROR)  # (not every engine's log when the cluster stops)
     config = Config()
     config.MPILauncher.mpi_cmd = [launcher]
+    # (an engine's errors come back to this notebook; darray's MPI report-and-abort hook, meant for scripts, would
+    # end the engines' whole job when they are stopped or restarted)
+    config.MPIEngineSetLauncher.environment = {"DARRAY_ABORT_ON_ERROR": "0"}
     cluster = ipp.Cluster(engines="mpi", n=n, config=config, engine_timeout=int(timeout), **cluster_options)
     cluster.start_cluster_sync()
     try:
