@@ -177,8 +177,8 @@ def report(kind, value, tb) -> bool:
     return True  # (not reached: the job ends)
 
 
-def _abort(comm) -> None:
-    """``MPI_Abort`` with status 1, without MPICH's own line about it (the report said it all).
+def _abort(comm, status: int = 1) -> None:
+    """``MPI_Abort`` with ``status``, without MPICH's own line about it (the report said it all).
 
     One rank's ``MPI_Abort`` ends the job at once and alike under every
     launcher; ranks that each exit by themselves race the launcher, which
@@ -189,7 +189,7 @@ def _abort(comm) -> None:
         os.dup2(devnull, 2)
     except OSError:
         pass
-    comm.MPI.COMM_WORLD.Abort(1)  # (the job's world: MPICH's abort of a duplicate may race its launcher)
+    comm.MPI.COMM_WORLD.Abort(status)  # (the job's world: MPICH's abort of a duplicate may race its launcher)
 
 
 def _gather(departures, text: str) -> tuple[dict[int, str], dict[int, str]]:
@@ -227,11 +227,11 @@ def _gather(departures, text: str) -> tuple[dict[int, str], dict[int, str]]:
 def _interrupted(comm) -> None:
     """Ctrl-C: rank 0 prints one line; every rank leaves with status 130 (128 + SIGINT), all at once.
 
-    No ``MPI_Abort``: ``mpiexec`` kills the other ranks then and may print a banner for each; every rank got
-    the signal anyway. It does the same when one rank exits before the others, so the interrupted ranks first
-    meet (:meth:`~darray._comm.watch.Departures.meet`, after rank 0 has printed) and then exit together. A rank
-    interrupted alone waits :data:`INTERRUPT_MEET` seconds for the others, then leaves and the ranks waiting for
-    it raise :class:`~darray._debug.RanksLeft`.
+    Ranks that exit one by one race ``mpiexec``, which kills those still running as soon as one has gone (and
+    prints a banner for each), so the interrupted ranks first meet (:meth:`~darray._comm.watch.Departures.meet`,
+    after rank 0 has printed), then rank 0 ends the job with one ``MPI_Abort`` (status 130, MPICH's own line
+    left out, as :func:`report` does). A rank interrupted alone waits :data:`INTERRUPT_MEET` seconds for the
+    others, then leaves and the ranks waiting for it raise :class:`~darray._debug.RanksLeft`.
     """
     import signal
 
@@ -242,4 +242,9 @@ def _interrupted(comm) -> None:
     sys.stderr.flush()
     if not comm.departures.meet(INTERRUPT_MEET):
         comm.departures.announce()
+        os._exit(130)  # (interrupted alone: the others raise RanksLeft)
+    if comm.rank == 0:  # one abort ends the met ranks at once: ranks exiting one by one race the launcher's banner
+        time.sleep(FORWARDING)
+        _abort(comm, 130)
+    time.sleep(INTERRUPT_MEET + 10 * FORWARDING)  # (rank 0's abort ends this rank)
     os._exit(130)
