@@ -70,13 +70,22 @@ def names_errors(func: str):
     return decorate
 
 
+def in_darray(filename: str) -> bool:
+    """Whether ``filename`` (a code object's, a frame's) is a module of darray's own.
+
+    >>> in_darray(__file__), in_darray("job.py")
+    (True, False)
+    """
+    return os.path.abspath(filename).startswith(_PACKAGE + os.sep)
+
+
 def is_internal_frame(filename: str) -> bool:
     """Whether a traceback frame of ``filename`` is darray's own (or the launcher's) rather than the user's.
 
     >>> is_internal_frame(__file__), is_internal_frame("job.py"), is_internal_frame("<frozen runpy>")
     (True, False, True)
     """
-    return _is_launcher(filename) or os.path.abspath(filename).startswith(_PACKAGE + os.sep)
+    return _is_launcher(filename) or in_darray(filename)
 
 
 def format_error(error: BaseException, debug: bool = False) -> str:

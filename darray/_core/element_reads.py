@@ -12,15 +12,15 @@ integer increment per element read; only every
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
+
+from .._errors import in_darray
 
 __all__ = ["PerformanceWarning", "READS_BEFORE_WARNING", "count_element_read"]
 
 #: Element reads of cut arrays between two looks at the calling line.
 READS_BEFORE_WARNING = 1000
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _reads = 0
 _warned: set[tuple[str, int]] = set()
 
@@ -31,7 +31,7 @@ class PerformanceWarning(UserWarning):
 
 def _user_frame():
     frame = sys._getframe(2)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+    while frame is not None and in_darray(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 

@@ -36,6 +36,7 @@ import sysconfig
 import threading
 import warnings
 
+from .._errors import in_darray
 from .element_reads import PerformanceWarning
 
 __all__ = ["refuse_foreign_writer", "warn_library_gather", "library_caller", "ZARR_THREAD"]
@@ -78,14 +79,13 @@ def refuse_foreign_writer(size: int) -> None:
                          f"writes there alone (or darray.interop.to_zarr(ds, path), which writes in parallel)")
 
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LIBRARIES = tuple(sorted({os.path.abspath(path) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
                            if (path := sysconfig.get_paths().get(key))}))
 _warned: set[tuple[str, int]] = set()
 
 
 def _darray(frame) -> bool:
-    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep)
+    return in_darray(frame.f_code.co_filename)
 
 
 def _library(frame) -> bool:
